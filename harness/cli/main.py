@@ -1,0 +1,39 @@
+"""The ``apex-voice`` command line: a thin layer over the library (one module per verb)."""
+
+from __future__ import annotations
+
+import typer
+
+from harness import __version__
+
+from . import index_cmd, validate_cmd
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="apex-voice",
+    help=(
+        "Benchmark harness for realtime, full-duplex voice agents doing professional work.\n\n"
+        "Start with `apex-voice validate` (checks the bundled demo tasks, no keys needed)."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+app.command("validate")(validate_cmd.validate)
+app.command("index")(index_cmd.index)
+
+
+@app.command("version")
+def version() -> None:
+    """Print the harness and benchmark versions."""
+    typer.echo(f"apex-voice {__version__} (benchmark v1.0)")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()
