@@ -1,0 +1,91 @@
+"""The dataset's ``SHA256SUMS``: detect task files changed after the dataset was published.
+
+Format (published): one line per file under ``tasks/`` and ``data/``, sorted by path,
+``<sha256 hex><two spaces><POSIX path relative to the dataset root>\\n``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .atomic_files import write_text_atomic
+from .errors import TaskLoadError
+
+__all__ = ["CHECKSUM_FILE", "ChecksumManifest"]
+
+CHECKSUM_FILE = "SHA256SUMS"
+_COVERED_DIRS = ("tasks", "data")
+
+
+@dataclass
+class ChecksumManifest:
+    """Expected digests of a dataset's files, keyed by root-relative POSIX path."""
+
+    root: Path
+    digests: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, root: Path) -> ChecksumManifest:
+        """Parse ``root/SHA256SUMS``; a malformed line is an error naming its number."""
+        digests: dict[str, str] = {}
+        text = (root / CHECKSUM_FILE).read_text(encoding="utf-8")
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            digest, sep, rel = line.partition("  ")
+            if not sep or len(digest) != 64 or not rel:
+                raise TaskLoadError(
+                    root.name, CHECKSUM_FILE, "expected '<sha256 hex>  <path>'", line=number
+                )
+            digests[rel] = digest.lower()
+        return cls(root=root, digests=digests)
+
+    @classmethod
+    def write(cls, root: Path) -> ChecksumManifest:
+        """Hash every file under ``tasks/`` and ``data/`` and (re)write ``root/SHA256SUMS``."""
+        files = sorted(
+            p for sub in _COVERED_DIRS if (root / sub).is_dir() for p in (root / sub).rglob("*") if p.is_file()
+        )
+        manifest = cls(root=root, digests={p.relative_to(root).as_posix(): _sha256(p) for p in files})
+        lines = "".join(f"{digest}  {rel}\n" for rel, digest in sorted(manifest.digests.items()))
+        write_text_atomic(root / CHECKSUM_FILE, lines)
+        return manifest
+
+    def verify(self, paths: Iterable[Path]) -> None:
+        """Check every listed file that lies under one of ``paths`` (files or directories).
+
+        Raises :class:`TaskLoadError` naming the first listed file that is missing or differs.
+        """
+        prefixes = [self._relative(Path(p)) for p in paths]
+        for rel, expected in sorted(self.digests.items()):
+            if not any(rel == prefix or rel.startswith(prefix + "/") for prefix in prefixes):
+                continue
+            target = self.root / rel
+            if not target.is_file():
+                raise self._error(rel, f"SHA256SUMS lists {rel} but the file is missing")
+            if _sha256(target) != expected:
+                raise self._error(rel, f"SHA256SUMS mismatch for {rel} (file changed after publication)")
+
+    def _relative(self, path: Path) -> str:
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            raise ValueError(f"{path} is not inside the dataset root {self.root}") from None
+
+    @staticmethod
+    def _error(rel: str, reason: str) -> TaskLoadError:
+        parts = rel.split("/")
+        in_package = parts[0] == "tasks" and len(parts) > 2
+        task_id = parts[1] if in_package else "-"
+        return TaskLoadError(task_id, "/".join(parts[2:]) if in_package else rel, reason)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
