@@ -145,6 +145,8 @@ def _ordered_list(pred: Any, gold: Any, _tol: float | None) -> float:
 
 def _interval(pred: Any, gold: Any, _tol: float | None) -> float:
     """Jaccard of two ``[start, end]`` intervals; anything unparsable scores 0."""
+    if not isinstance(pred, list | tuple) or not isinstance(gold, list | tuple):
+        return 0.0
     try:
         p_start, p_end = sorted(float(x) for x in pred)
         g_start, g_end = sorted(float(x) for x in gold)

@@ -1,0 +1,103 @@
+"""The semantic field judge: an LLM asked, as a last resort, whether two field values agree.
+
+Any OpenAI-compatible Chat Completions endpoint works. Verdicts are cached by
+:func:`judge_cache_key`; failed calls answer FAIL, are counted in ``errors`` and never cached, so a
+later run with a working endpoint can still grade the field.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any, Protocol
+
+import httpx
+
+from .judge_cache import JudgeCache, judge_cache_key
+from .judge_prompt import JUDGE_VERSION, build_judge_prompt, parse_verdict
+
+__all__ = ["DEFAULT_BASE_URL", "DEFAULT_MODEL", "JUDGE_VERSION", "FieldJudge", "SemanticJudge"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_MODEL = "gpt-4o-mini"
+_TIMEOUT_S = 45.0
+_MAX_TOKENS = 120
+
+
+class FieldJudge(Protocol):
+    """Anything that can rule on one field value; :class:`SemanticJudge` is the real one."""
+
+    async def __call__(self, field: str, pred: Any, gold: Any, context: str) -> bool: ...
+
+
+def _is_blank(pred: Any) -> bool:
+    return pred is None or not str(pred).strip()
+
+
+class SemanticJudge:
+    """Judge backed by a chat-completions model at temperature 0 (prompt ``JUDGE_VERSION``)."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        model: str = DEFAULT_MODEL,
+        cache: JudgeCache | None = None,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.api_key = api_key
+        self.model = model
+        self.cache = cache
+        self._client = client
+        self.errors = 0
+        self.calls = 0
+        self.cache_hits = 0
+
+    @classmethod
+    def from_env(cls) -> SemanticJudge | None:
+        """A judge configured from the environment, or ``None`` when no API key is set."""
+        api_key = os.environ.get("APEX_VOICE_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        if not api_key:
+            return None
+        base_url = os.environ.get("APEX_VOICE_LLM_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+        return cls(base_url=base_url, api_key=api_key, cache=JudgeCache())
+
+    async def __call__(self, field: str, pred: Any, gold: Any, context: str) -> bool:
+        """PASS/FAIL for ``pred`` against ``gold``; cache first, blank values fail without a call."""
+        if _is_blank(pred):
+            return False
+        key = judge_cache_key(field, pred, gold)
+        if self.cache is not None:
+            cached = self.cache.get(key)
+            if cached is not None:
+                self.cache_hits += 1
+                return cached
+        self.calls += 1
+        try:
+            reply = await self._complete(build_judge_prompt(field, pred, gold, context))
+            verdict = parse_verdict(reply)
+        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
+            self.errors += 1
+            return False
+        if self.cache is not None:
+            await asyncio.to_thread(self.cache.put, key, verdict)
+        return verdict
+
+    async def _complete(self, prompt: str) -> str:
+        body = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": prompt}],
+            "temperature": 0.0,
+            "max_tokens": _MAX_TOKENS,
+        }
+        headers = {"Authorization": f"Bearer {self.api_key or ''}"}
+        url = f"{self.base_url}/chat/completions"
+        if self._client is not None:
+            response = await self._client.post(url, json=body, headers=headers, timeout=_TIMEOUT_S)
+        else:
+            async with httpx.AsyncClient(timeout=_TIMEOUT_S) as client:
+                response = await client.post(url, json=body, headers=headers)
+        response.raise_for_status()
+        return response.json()["choices"][0]["message"]["content"]

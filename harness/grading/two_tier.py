@@ -1,0 +1,83 @@
+"""Two-tier field grading: the deterministic grader first, the semantic judge only as a fallback.
+
+Only identifier-like graders (exact, casefold_exact, enum), ``semantic`` and ``numeric_tolerance``
+may fall back to the judge; dates, phones, addresses, sets, lists and intervals are deterministic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mcp_servers.public_models import FieldGrader
+
+from .field_graders import grade_field, grader_name
+from .judge import FieldJudge
+
+__all__ = ["JUDGE_CONTEXT_FIELDS", "FieldVerdict", "grade_two_tier", "judge_context"]
+
+#: How many artifact fields are shown to the judge as context.
+JUDGE_CONTEXT_FIELDS = 40
+
+_JUDGED_AS_TEXT = {
+    FieldGrader.semantic.value,
+    FieldGrader.exact.value,
+    FieldGrader.casefold_exact.value,
+    FieldGrader.enum.value,
+}
+_JUDGED_AS_NUMBER = FieldGrader.numeric_tolerance.value
+
+Tier = Literal["deterministic", "judge", "none"]
+
+
+@dataclass(frozen=True)
+class FieldVerdict:
+    """A field score and which tier decided it (``none``: the field was not graded at all)."""
+
+    score: float
+    tier: Tier
+
+
+def judge_context(context: str, artifact: dict[str, Any] | None) -> str:
+    """``context`` plus the first 40 ``k=v`` pairs of the artifact, for disambiguation."""
+    if not artifact:
+        return context
+    pairs = ", ".join(f"{k}={v}" for k, v in list(artifact.items())[:JUDGE_CONTEXT_FIELDS])
+    return f"{context} | other fields in the same artifact: {pairs}"
+
+
+def _numeric_preamble(gold: Any, tolerance: float | None) -> str:
+    return (
+        f"This field is numeric: the reference value is {gold!r} (tolerance ±{tolerance or 0}). "
+        "Spoken, spelled-out or hedged forms of the same number are equivalent (for example "
+        "'around eight years' = 8, 'half a million' = 500000); a different number must FAIL. "
+    )
+
+
+async def grade_two_tier(
+    grader: str | FieldGrader,
+    pred: Any,
+    gold: Any,
+    tolerance: float | None,
+    *,
+    field: str,
+    judge: FieldJudge | None,
+    context: str,
+    artifact: dict[str, Any] | None,
+) -> FieldVerdict:
+    """Score ``pred`` against ``gold``; the judge is asked only when the deterministic tier fails."""
+    name = grader_name(grader)
+    base = FieldGrader.casefold_exact.value if name == FieldGrader.semantic.value else name
+    score = grade_field(base, pred, gold, tolerance)
+    judgeable = name in _JUDGED_AS_TEXT or name == _JUDGED_AS_NUMBER
+    if not judgeable:
+        return FieldVerdict(score, "deterministic")
+    if score >= 1.0:
+        return FieldVerdict(1.0, "deterministic")
+    if not str(pred).strip() or judge is None:
+        return FieldVerdict(0.0, "deterministic")
+    ctx = judge_context(context, artifact)
+    if name == _JUDGED_AS_NUMBER:
+        ctx = _numeric_preamble(gold, tolerance) + ctx
+    passed = await judge(field, pred, gold, ctx)
+    return FieldVerdict(1.0 if passed else 0.0, "judge")

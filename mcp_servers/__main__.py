@@ -1,0 +1,47 @@
+"""``python -m mcp_servers --task DIR --port N --token-file F``: serve one task's environment.
+
+``--task`` is a public bundle directory (see :mod:`mcp_servers.public_bundle`): the harness writes it
+from a task package and never includes grading, reference or user-simulator files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import uvicorn
+
+from .public_bundle import PublicBundle
+from .server import TaskServer, build_app
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m mcp_servers", description=__doc__.splitlines()[0])
+    parser.add_argument("--task", type=Path, required=True, help="public bundle directory of the task")
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--host", default="127.0.0.1", help="bind address (0.0.0.0 inside a container)")
+    parser.add_argument("--token-file", type=Path, required=True, help="file holding the control bearer token")
+    parser.add_argument("--state-file", type=Path, default=None, help="persist the environment here after every change")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        token = args.token_file.read_text(encoding="utf-8").strip()
+        bundle = PublicBundle.read(args.task)
+    except (OSError, ValueError) as exc:
+        print(f"mcp_servers: {exc}", file=sys.stderr)
+        return 2
+    if not token:
+        print(f"mcp_servers: token file {args.token_file} is empty", file=sys.stderr)
+        return 2
+    server = TaskServer(bundle, state_file=args.state_file)
+    app = build_app(server, token=token, host=args.host)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""Checking untrusted JSON from the agent against declared types before any handler runs.
+
+Tool arguments are checked against ``ToolSpec.params`` and artifact field values against the
+artifact schema, with one type vocabulary (the one the model is shown, see ``tool_schema``), so what
+the schema advertises is exactly what is accepted. Messages name the tool, the parameter or field,
+and the offending value, because the agent reads them and must be able to correct itself.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .public_models import ArtifactSchema, ToolSpec
+
+__all__ = [
+    "MAX_ARGS_BYTES",
+    "canonical_type",
+    "json_size",
+    "type_problem",
+    "validate_field_values",
+    "validate_tool_args",
+]
+
+#: Arguments whose JSON encoding is larger than this are refused unread.
+MAX_ARGS_BYTES = 64 * 1024
+
+_TYPE_ALIASES: dict[str, str] = {
+    "string": "string",
+    "str": "string",
+    "text": "string",
+    "number": "number",
+    "float": "number",
+    "int": "integer",
+    "integer": "integer",
+    "bool": "boolean",
+    "boolean": "boolean",
+    "object": "object",
+    "dict": "object",
+    "array": "array",
+}
+
+
+def canonical_type(declared: str) -> str:
+    """The JSON-schema type for a declared type name (case-insensitive; unknown names are strings)."""
+    return _TYPE_ALIASES.get(declared.strip().lower(), "string")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_integer(value: Any) -> bool:
+    return _is_number(value) and float(value).is_integer()
+
+
+_TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "number": _is_number,
+    "integer": _is_integer,
+    "boolean": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+}
+
+_ARTICLES = {"integer": "an integer", "array": "an array", "object": "an object"}
+
+
+def json_type_name(value: Any) -> str:
+    """What the agent sent, in JSON vocabulary."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def preview(value: Any, limit: int = 60) -> str:
+    """A short rendering of a value for an error message."""
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def type_problem(value: Any, declared: str) -> str | None:
+    """``None`` when ``value`` fits the declared type, else "must be …, got …"."""
+    expected = canonical_type(declared)
+    if _TYPE_CHECKS[expected](value):
+        return None
+    article = _ARTICLES.get(expected, f"a {expected}")
+    return f"must be {article}, got {json_type_name(value)} ({preview(value)})"
+
+
+def json_size(value: Any) -> int:
+    """Bytes of the UTF-8 JSON encoding (non-JSON values are rendered with ``str``)."""
+    return len(json.dumps(value, default=str, ensure_ascii=False).encode("utf-8"))
+
+
+def validate_tool_args(spec: ToolSpec, args: Any) -> list[str]:
+    """Every problem with ``args`` for ``spec`` (empty when the call is well formed)."""
+    if not isinstance(args, dict):
+        return [f"arguments must be a JSON object, got {json_type_name(args)} ({preview(args)})"]
+    declared = {param.name: param for param in spec.params}
+    valid_names = ", ".join(declared) or "none"
+    problems = [
+        f"unknown parameter '{name}' (valid parameters: {valid_names})" for name in args if name not in declared
+    ]
+    for name, param in declared.items():
+        if name not in args:
+            if param.required:
+                problems.append(f"missing required parameter '{name}'")
+            continue
+        value = args[name]
+        problem = type_problem(value, param.type)
+        if problem is not None:
+            problems.append(f"parameter '{name}' {problem}")
+        elif param.enum is not None and value not in param.enum:
+            problems.append(f"parameter '{name}' must be one of {preview(param.enum, 200)}, got {preview(value)}")
+    return problems
+
+
+def validate_field_values(artifact_id: str, schema: ArtifactSchema | None, fields: dict[str, Any]) -> list[str]:
+    """Unknown field keys and ill-typed values for a schema'd artifact (none without a schema)."""
+    if schema is None:
+        return []
+    valid_keys = ", ".join(spec.name for spec in schema.fields)
+    problems: list[str] = []
+    for name, value in fields.items():
+        spec = schema.field(name)
+        if spec is None:
+            problems.append(f"unknown field '{name}' for {artifact_id}; valid field keys: {valid_keys}")
+            continue
+        problem = type_problem(value, spec.type)
+        if problem is not None:
+            problems.append(f"field '{name}' of {artifact_id} {problem}")
+    return problems

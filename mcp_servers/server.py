@@ -1,0 +1,112 @@
+"""One task's environment served over MCP (streamable HTTP at ``/mcp``) plus a control API.
+
+The model-facing side lists exactly the task's tools and nothing else. The control side
+(``/control/...``) is for the harness only: every route except health needs the bearer token given
+at start, compared in constant time. After every call the whole environment is persisted to a
+state file (write-then-rename), so the harness can still grade a session whose server hangs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as mcp_types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+
+from .call_stream import CallStream
+from .control_api import control_routes
+from .environment import TaskEnvironment
+from .public_bundle import PublicBundle
+from .state_file import StateFile
+
+__all__ = ["MEDIA_TIME_META_KEY", "TaskServer", "build_app"]
+
+#: ``_meta`` key a bridging harness sets on ``tools/call`` to stamp the call with media time.
+MEDIA_TIME_META_KEY = "apex_voice/media_time_ms"
+
+#: Tool arguments larger than this are refused by the environment; the HTTP body cap sits above it.
+MAX_REQUEST_BODY = 1024 * 1024
+
+
+class TaskServer:
+    """The environment, its media clock, its persisted state and its call stream, for one session."""
+
+    def __init__(self, bundle: PublicBundle, *, state_file: Path | None = None) -> None:
+        self.bundle = bundle
+        self.env = TaskEnvironment(bundle)
+        self.media_time_ms = 0
+        self.calls = CallStream()
+        self.state_file = StateFile(state_file) if state_file else None
+        # Calls are applied one at a time so the log order is the execution order.
+        self._lock = asyncio.Lock()
+
+    async def call_tool(self, name: str, args: Any, media_time_ms: int | None) -> mcp_types.CallToolResult:
+        async with self._lock:
+            at = self.media_time_ms if media_time_ms is None else media_time_ms
+            record = self.env.call_tool(name, args, at)
+            await self.persist()
+            self.calls.publish(record.model_dump(mode="json"))
+        output = record.output
+        text = json.dumps(output, ensure_ascii=False, default=str)
+        return mcp_types.CallToolResult(
+            content=[mcp_types.TextContent(type="text", text=text)],
+            structured_content=output if isinstance(output, dict) else None,
+            is_error=not record.ok,
+        )
+
+    async def persist(self) -> None:
+        if self.state_file is not None:
+            snapshot = self.env.snapshot().model_dump(mode="json")
+            await anyio.to_thread.run_sync(self.state_file.write, snapshot)
+
+    def mcp_server(self) -> Server[Any]:
+        tools = [
+            mcp_types.Tool(name=s["name"], description=s.get("description", ""), input_schema=s["parameters"])
+            for s in self.env.tool_schemas()
+        ]
+
+        async def list_tools(
+            ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
+        ) -> mcp_types.ListToolsResult:
+            return mcp_types.ListToolsResult(tools=tools)
+
+        async def call_tool(
+            ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
+        ) -> mcp_types.CallToolResult:
+            return await self.call_tool(params.name, params.arguments, _media_time_from_meta(params))
+
+        return Server(f"apex-voice-task-{self.bundle.task_id}", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def _media_time_from_meta(params: mcp_types.CallToolRequestParams) -> int | None:
+    meta = params.meta
+    if meta is None:
+        return None
+    data = meta if isinstance(meta, dict) else meta.model_dump(by_alias=True)
+    value = data.get(MEDIA_TIME_META_KEY)
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def build_app(server: TaskServer, *, token: str, host: str = "127.0.0.1") -> Starlette:
+    """The ASGI app: ``/mcp`` for the agent, ``/control/...`` for the harness."""
+    if host in ("127.0.0.1", "localhost", "::1"):
+        security = None  # the SDK's DNS-rebinding protection for loopback binds
+    else:
+        # Inside the sandbox the harness reaches us by container address; the network itself is
+        # internal, and the control plane is token-protected.
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    return server.mcp_server().streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        json_response=True,
+        host=host,
+        transport_security=security,
+        max_request_body_size=MAX_REQUEST_BODY,
+        custom_starlette_routes=control_routes(server, token),
+    )
