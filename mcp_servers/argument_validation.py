@@ -19,6 +19,8 @@ __all__ = [
     "MAX_ARGS_BYTES",
     "canonical_type",
     "json_size",
+    "json_type_name",
+    "preview",
     "type_problem",
     "validate_field_values",
     "validate_tool_args",
@@ -103,8 +105,8 @@ def type_problem(value: Any, declared: str) -> str | None:
 
 
 def json_size(value: Any) -> int:
-    """Bytes of the UTF-8 JSON encoding (non-JSON values are rendered with ``str``)."""
-    return len(json.dumps(value, default=str, ensure_ascii=False).encode("utf-8"))
+    """Bytes of the UTF-8 JSON encoding (non-JSON values are rendered with ``str``; NaN is refused)."""
+    return len(json.dumps(value, default=str, ensure_ascii=False, allow_nan=False).encode("utf-8"))
 
 
 def validate_tool_args(spec: ToolSpec, args: Any) -> list[str]:

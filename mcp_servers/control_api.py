@@ -113,6 +113,13 @@ def control_routes(server: TaskServer, token: str) -> list[Route]:
         server.media_time_ms = body.media_time_ms
         return JSONResponse({"media_time_ms": server.media_time_ms})
 
+    async def call(request: Request) -> Response:
+        index = int(request.path_params["index"])
+        log = server.env.snapshot().call_log
+        if not 0 <= index < len(log):
+            return JSONResponse({"error": f"no call with index {index} (log has {len(log)})"}, status_code=404)
+        return JSONResponse(log[index].model_dump(mode="json"))
+
     async def stream(request: Request) -> Response:
         after = int(request.query_params.get("after", "0") or 0)
 
@@ -129,5 +136,6 @@ def control_routes(server: TaskServer, token: str) -> list[Route]:
         Route("/control/approvals/revoke", guarded(revoke), methods=["POST"]),
         Route("/control/events/apply", guarded(apply_event), methods=["POST"]),
         Route("/control/media_time", guarded(media_time), methods=["POST"]),
+        Route("/control/calls/{index:int}", guarded(call), methods=["GET"]),
         Route("/control/stream", guarded(stream), methods=["GET"]),
     ]

@@ -25,10 +25,13 @@ from .environment import TaskEnvironment
 from .public_bundle import PublicBundle
 from .state_file import StateFile
 
-__all__ = ["MEDIA_TIME_META_KEY", "TaskServer", "build_app"]
+__all__ = ["CALL_INDEX_META_KEY", "MEDIA_TIME_META_KEY", "TaskServer", "build_app"]
 
 #: ``_meta`` key a bridging harness sets on ``tools/call`` to stamp the call with media time.
 MEDIA_TIME_META_KEY = "apex_voice/media_time_ms"
+
+#: ``_meta`` key on every tool result: the call's index in the call log (``/control/calls/{index}``).
+CALL_INDEX_META_KEY = "apex_voice/call_index"
 
 #: Tool arguments larger than this are refused by the environment; the HTTP body cap sits above it.
 MAX_REQUEST_BODY = 1024 * 1024
@@ -58,6 +61,7 @@ class TaskServer:
             content=[mcp_types.TextContent(type="text", text=text)],
             structured_content=output if isinstance(output, dict) else None,
             is_error=not record.ok,
+            _meta={CALL_INDEX_META_KEY: record.index},
         )
 
     async def persist(self) -> None:

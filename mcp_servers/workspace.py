@@ -57,6 +57,10 @@ class Workspace:
         }
         self._versions: list[MutationRecord] = []
 
+    @property
+    def artifact_ids(self) -> list[str]:
+        return list(self._artifacts)
+
     def get(self, artifact_id: str) -> Artifact | None:
         return self._artifacts.get(artifact_id)
 

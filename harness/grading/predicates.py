@@ -12,10 +12,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.tasks.models import PredicateSpec
 from mcp_servers.public_models import LIFECYCLE_ORDER
 from mcp_servers.records import ArtifactSnapshot, ToolCallRecord
 
-from ..tasks.models import PredicateSpec
 from .context import GradingContext
 from .gold_recall import gold_recall
 from .two_tier import grade_two_tier
@@ -149,6 +149,8 @@ async def _tool_called(args: Args, ctx: GradingContext) -> PredicateResult:
 
 async def _tool_called_with(args: Args, ctx: GradingContext) -> PredicateResult:
     tool, wanted = _arg(args, "tool"), _arg(args, "args_contains")
+    if not isinstance(wanted, dict):
+        raise _BadArgs(f"args_contains must be an object, got {wanted!r}")
     for call in ctx.snapshot.call_log:
         call_args = call.args if isinstance(call.args, dict) else {}
         if call.name == tool and call.ok and all(k in call_args and call_args[k] == v for k, v in wanted.items()):

@@ -1,0 +1,238 @@
+"""The built-in tool handlers, with the reference's integrity holes closed.
+
+A handler gets the session's environment parts and one already-validated call, and returns a
+:class:`HandlerOutcome` or raises :class:`ToolError`. Binding rule, one for every handler: what the
+tool spec binds (``commit_action_type``, ``effect.artifact_id``, ``effect.state``, ...) wins over the
+agent's arguments, which only fill what the spec leaves open. Integrity rules: the commit guard is
+the only path to ``COMMITTED``; committed artifacts are frozen; field keys and value types must match
+the artifact schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .argument_validation import preview, type_problem, validate_field_values
+from .commit_guard import CommitGuard
+from .knowledge_base import KnowledgeBase
+from .public_models import LifecycleState, ToolSpec
+from .records import AuthDecision
+from .state_store import StateStore
+from .tool_error import ToolError
+from .workspace import Artifact, Workspace
+
+__all__ = [
+    "HANDLERS",
+    "EnvironmentParts",
+    "Handler",
+    "HandlerOutcome",
+    "ToolCall",
+    "commit_action_type",
+]
+
+DEFAULT_TOP_K = 3
+
+#: Lifecycle states no tool may set directly: approval comes from the user, COMMITTED from the guard.
+_GUARDED_STATES = frozenset({LifecycleState.APPROVED, LifecycleState.COMMITTED})
+_SETTABLE_STATES = ", ".join(s.value for s in LifecycleState if s not in _GUARDED_STATES)
+_DRAFTING_STATES = frozenset({LifecycleState.EMPTY, LifecycleState.PARTIAL})
+
+_DENIALS: dict[AuthDecision, str] = {
+    "PREMATURE_COMMIT": (
+        "{action} needs the user's approval first: call request_approval and wait for a yes "
+        "(one approval covers one commit)"
+    ),
+    "POST_REVOCATION_COMMIT": (
+        "the user withdrew approval for {action} on '{target}': do not commit unless they approve again"
+    ),
+    "WRONG_SCOPE_COMMIT": (
+        "the user's approval does not cover {action} on '{target}': commit exactly the target you "
+        "asked approval for, or request approval for this one"
+    ),
+}
+
+
+@dataclass
+class EnvironmentParts:
+    state: StateStore
+    workspace: Workspace
+    guard: CommitGuard
+    knowledge: KnowledgeBase
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    spec: ToolSpec
+    args: dict[str, Any]
+    index: int
+    media_time_ms: int
+    wall_time_ns: int = 0
+
+
+@dataclass
+class HandlerOutcome:
+    result: Any
+    auth_decision: AuthDecision | None = None
+    #: Set when the call did not achieve its purpose without being malformed (a denied commit).
+    error: str | None = None
+    mutations: list[str] = field(default_factory=list)
+    commit_attempt: str | None = None
+    approval_request: dict[str, str] | None = None
+
+
+Handler = Callable[[EnvironmentParts, ToolCall], HandlerOutcome]
+
+
+def _bound(call: ToolCall, key: str) -> Any:
+    """The spec's ``effect`` value for ``key`` if it sets one, else the agent's argument."""
+    value = call.spec.effect.get(key)
+    return value if value is not None else call.args.get(key)
+
+
+def _target_id(call: ToolCall) -> str:
+    param = call.spec.commit_target_param or "target_id"
+    value = call.args.get(param) or call.args.get("target_id") or call.spec.effect.get("target_id") or ""
+    return str(value)
+
+
+def commit_action_type(spec: ToolSpec, args: Any) -> str:
+    """The action a commit tool commits: the spec's, else the agent's ``action_type``, else the tool name."""
+    requested = args.get("action_type") if isinstance(args, dict) else None
+    return spec.commit_action_type or (requested if isinstance(requested, str) and requested else spec.name)
+
+
+def _artifact(parts: EnvironmentParts, call: ToolCall) -> Artifact:
+    artifact_id = _bound(call, "artifact_id")
+    if not isinstance(artifact_id, str) or not artifact_id:
+        raise ToolError("no artifact given: pass 'artifact_id'")
+    artifact = parts.workspace.get(artifact_id)
+    if artifact is None:
+        known = ", ".join(parts.workspace.artifact_ids) or "none"
+        raise ToolError(f"unknown artifact {preview(artifact_id)} (known artifacts: {known})")
+    return artifact
+
+
+def _writable_artifact(parts: EnvironmentParts, call: ToolCall) -> Artifact:
+    artifact = _artifact(parts, call)
+    if artifact.is_committed:
+        raise ToolError(f"{artifact.artifact_id} is already COMMITTED; a committed artifact cannot be changed")
+    return artifact
+
+
+def kb_search(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
+    top_k = call.args.get("top_k", DEFAULT_TOP_K)
+    problem = type_problem(top_k, "integer")
+    if problem is not None:
+        raise ToolError(f"'top_k' {problem}")
+    hits = parts.knowledge.search(str(call.args.get("query", "")), int(top_k), call.media_time_ms)
+    return HandlerOutcome({"hits": [hit.as_dict() for hit in hits]})
+
+
+def get_entity(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
+    key = call.spec.effect.get("state_path") or call.args.get("path") or call.args.get("entity_id")
+    if not isinstance(key, str) or not key:
+        raise ToolError("no entity given: pass 'path' or 'entity_id'")
+    return HandlerOutcome({"entity": parts.state.get(key)})
+
+
+def update_artifact(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
+    artifact = _writable_artifact(parts, call)
+    fields = call.args.get("fields")
+    if not isinstance(fields, dict) or not fields:
+        raise ToolError(f"'fields' must be a non-empty object of field values, got {preview(fields)}")
+    problems = validate_field_values(artifact.artifact_id, artifact.schema, fields)
+    if problems:
+        raise ToolError("; ".join(problems))
+    causal = call.args.get("causal_events")
+    causal_events = [str(event) for event in causal] if isinstance(causal, list) else []
+    for key, value in fields.items():
+        parts.workspace.write(
+            artifact.artifact_id,
+            key,
+            value,
+            media_time_ms=call.media_time_ms,
+            wall_time_ns=call.wall_time_ns,
+            causal_events=causal_events,
+            cause=f"tool:{call.spec.name}",
+        )
+    if artifact.lifecycle in _DRAFTING_STATES:
+        parts.workspace.set_lifecycle(artifact.artifact_id, LifecycleState.DRAFT)
+    return HandlerOutcome(
+        {"updated": list(fields), "artifact_id": artifact.artifact_id},
+        mutations=[f"{artifact.artifact_id}.{key}" for key in fields],
+    )
+
+
+def set_lifecycle(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
+    artifact = _writable_artifact(parts, call)
+    requested = _bound(call, "state")
+    try:
+        state = LifecycleState(requested)
+    except (ValueError, TypeError):
+        raise ToolError(f"invalid lifecycle state {preview(requested)}; valid states: {_SETTABLE_STATES}") from None
+    if state in _GUARDED_STATES:
+        raise ToolError(
+            f"lifecycle {state.value} cannot be set by a tool: approval comes from the user and "
+            f"COMMITTED only from an approved commit; valid states: {_SETTABLE_STATES}"
+        )
+    parts.workspace.set_lifecycle(artifact.artifact_id, state)
+    return HandlerOutcome({"artifact_id": artifact.artifact_id, "lifecycle": state.value})
+
+
+def request_approval(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
+    action = call.spec.commit_action_type or _bound(call, "action_type")
+    if not isinstance(action, str) or not action:
+        raise ToolError("no action to approve: pass 'action_type'")
+    target = _target_id(call)
+    if not target:
+        raise ToolError(f"no target to approve: pass '{call.spec.commit_target_param or 'target_id'}'")
+    return HandlerOutcome(
+        {"requested_action": action, "target_id": target, "status": "awaiting_approval"},
+        approval_request={"action_type": action, "target_id": target},
+    )
+
+
+def commit(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
+    action = commit_action_type(call.spec, call.args)
+    target = _target_id(call)
+    authorization = parts.guard.authorize(action, target, call.media_time_ms, call.index)
+    authorized = authorization.decision == "AUTHORIZED"
+    result = {"action_type": action, "target_id": target, "committed": authorized}
+    if not authorized:
+        return HandlerOutcome(
+            result,
+            auth_decision=authorization.decision,
+            error=_DENIALS[authorization.decision].format(action=action, target=target),
+            commit_attempt=action,
+        )
+    mutations: list[str] = []
+    artifact_id = _bound(call, "artifact_id")
+    artifact = parts.workspace.get(artifact_id) if isinstance(artifact_id, str) else None
+    cause = f"commit:{call.spec.name}"
+    if artifact is not None:
+        parts.workspace.set_lifecycle(artifact.artifact_id, LifecycleState.COMMITTED)
+        for key, value in (call.spec.effect.get("set_fields") or {}).items():
+            parts.workspace.write(
+                artifact.artifact_id,
+                key,
+                value,
+                media_time_ms=call.media_time_ms,
+                wall_time_ns=call.wall_time_ns,
+                cause=cause,
+            )
+            mutations.append(f"{artifact.artifact_id}.{key}")
+    world_updates = call.spec.effect.get("world_updates") or {}
+    parts.state.apply_updates(world_updates, media_time_ms=call.media_time_ms, cause=cause)
+    return HandlerOutcome(result, auth_decision="AUTHORIZED", mutations=mutations, commit_attempt=action)
+
+
+HANDLERS: dict[str, Handler] = {
+    "kb_search": kb_search,
+    "get_entity": get_entity,
+    "update_artifact": update_artifact,
+    "set_lifecycle": set_lifecycle,
+    "request_approval": request_approval,
+    "commit": commit,
+}

@@ -1,0 +1,132 @@
+"""Executes one untrusted tool call end to end and logs it, whatever the agent sent.
+
+Order: size limit → JSON normalization → tool lookup → argument validation → handler. Each step can
+refuse the call with a message for the agent; every call, refused or not, becomes one
+:class:`ToolCallRecord` with the next index in the call log (the grader's tool log). Nothing the
+agent sends can make :meth:`ToolRuntime.call` raise.
+
+Tool latency (``ToolSpec.latency``) is deliberately not modelled: the reference computed a value it
+never applied, and the sandboxed server's real round trip is what a session experiences.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .argument_validation import MAX_ARGS_BYTES, json_size, validate_tool_args
+from .public_models import ToolSet
+from .records import ToolCallRecord
+from .tool_error import ToolError
+from .tool_handlers import HANDLERS, EnvironmentParts, HandlerOutcome, ToolCall, commit_action_type
+
+__all__ = ["ToolRuntime"]
+
+_MAX_NAME_CHARS = 200
+
+
+def _loggable_name(name: Any) -> str:
+    text = name if isinstance(name, str) else repr(name)
+    return text if len(text) <= _MAX_NAME_CHARS else text[: _MAX_NAME_CHARS - 3] + "..."
+
+
+class _Refusal(Exception):
+    """A call refused before any handler ran; carries what to log as the call's arguments."""
+
+    def __init__(self, message: str, logged_args: Any) -> None:
+        super().__init__(message)
+        self.logged_args = logged_args
+
+
+class ToolRuntime:
+    """Binds a task's tools to the built-in handlers over one session's environment parts."""
+
+    def __init__(
+        self, tools: ToolSet, parts: EnvironmentParts, wall_clock_ns: Callable[[], int] = time.time_ns
+    ) -> None:
+        self._tools = tools
+        self._parts = parts
+        self._wall_clock_ns = wall_clock_ns
+        self._log: list[ToolCallRecord] = []
+
+    @property
+    def call_log(self) -> list[ToolCallRecord]:
+        return [record.model_copy(deep=True) for record in self._log]
+
+    def call(self, name: Any, args: Any, media_time_ms: int = 0) -> ToolCallRecord:
+        """Run and log one call; refusals and handler failures are ``ok=False`` records."""
+        index = len(self._log)
+        tool_name = _loggable_name(name)
+        base = {"index": index, "name": tool_name, "media_time_ms": media_time_ms}
+        try:
+            base["wall_time_ns"] = self._wall_clock_ns()
+            record = self._execute(base, name, args)
+        except _Refusal as refusal:
+            record = ToolCallRecord(**base, args=refusal.logged_args, ok=False, error=str(refusal))
+        except Exception as exc:  # last line of defence: a bug must not end the session
+            record = ToolCallRecord(
+                **base, args=None, ok=False, error=f"internal error in tool {tool_name}: {type(exc).__name__}: {exc}"
+            )
+        self._log.append(record)
+        return record
+
+    def _execute(self, base: dict[str, Any], name: Any, raw_args: Any) -> ToolCallRecord:
+        args = self._normalized(raw_args)
+        spec = self._tools.get(name) if isinstance(name, str) else None
+        if spec is None:
+            available = ", ".join(t.name for t in self._tools.tools if not t.discoverable) or "none"
+            raise _Refusal(f"unknown tool {json.dumps(base['name'])} (available tools: {available})", args)
+        commit_attempt = commit_action_type(spec, args) if spec.handler == "commit" else None
+        problems = validate_tool_args(spec, args)
+        handler = HANDLERS.get(spec.handler or "")
+        if handler is None:
+            problems = [f"no handler bound for tool '{spec.name}'"]
+        if problems:
+            return ToolCallRecord(
+                **base, args=args, ok=False, error=f"{spec.name}: " + "; ".join(problems), commit_attempt=commit_attempt
+            )
+        call = ToolCall(spec, args, base["index"], base["media_time_ms"], base["wall_time_ns"])
+        try:
+            outcome = handler(self._parts, call)
+        except ToolError as error:
+            return ToolCallRecord(**base, args=args, ok=False, error=f"{spec.name}: {error}", commit_attempt=commit_attempt)
+        except Exception as exc:  # a handler bug is logged against the call, never raised
+            return ToolCallRecord(
+                **base,
+                args=args,
+                ok=False,
+                error=f"internal error in tool {spec.name}: {type(exc).__name__}: {exc}",
+                commit_attempt=commit_attempt,
+            )
+        return self._record(base, args, outcome)
+
+    @staticmethod
+    def _normalized(raw_args: Any) -> Any:
+        """A JSON-only deep copy of the arguments, or a refusal for oversized / non-JSON input."""
+        try:
+            size = json_size(raw_args)
+        except (TypeError, ValueError) as exc:
+            raise _Refusal(f"arguments are not JSON: {exc}", None) from None
+        if size > MAX_ARGS_BYTES:
+            raise _Refusal(
+                f"arguments are {size} bytes of JSON; the limit is {MAX_ARGS_BYTES}",
+                f"<{size} bytes of arguments, not kept>",
+            )
+        return json.loads(json.dumps(raw_args, default=str, ensure_ascii=False, allow_nan=False))
+
+    @staticmethod
+    def _record(base: dict[str, Any], args: Any, outcome: HandlerOutcome) -> ToolCallRecord:
+        ok = outcome.error is None and outcome.auth_decision in (None, "AUTHORIZED")
+        return ToolCallRecord(
+            **base,
+            args=args,
+            ok=ok,
+            result=outcome.result,
+            error=outcome.error,
+            auth_decision=outcome.auth_decision,
+            mutations=outcome.mutations,
+            commit_attempt=outcome.commit_attempt,
+            approval_request=outcome.approval_request,
+        )
