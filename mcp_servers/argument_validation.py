@@ -116,7 +116,9 @@ def validate_tool_args(spec: ToolSpec, args: Any) -> list[str]:
     declared = {param.name: param for param in spec.params}
     valid_names = ", ".join(declared) or "none"
     problems = [
-        f"unknown parameter '{name}' (valid parameters: {valid_names})" for name in args if name not in declared
+        f"unknown parameter '{name}' (valid parameters: {valid_names})"
+        for name in args
+        if name not in declared
     ]
     for name, param in declared.items():
         if name not in args:
@@ -128,11 +130,15 @@ def validate_tool_args(spec: ToolSpec, args: Any) -> list[str]:
         if problem is not None:
             problems.append(f"parameter '{name}' {problem}")
         elif param.enum is not None and value not in param.enum:
-            problems.append(f"parameter '{name}' must be one of {preview(param.enum, 200)}, got {preview(value)}")
+            problems.append(
+                f"parameter '{name}' must be one of {preview(param.enum, 200)}, got {preview(value)}"
+            )
     return problems
 
 
-def validate_field_values(artifact_id: str, schema: ArtifactSchema | None, fields: dict[str, Any]) -> list[str]:
+def validate_field_values(
+    artifact_id: str, schema: ArtifactSchema | None, fields: dict[str, Any]
+) -> list[str]:
     """Unknown field keys and ill-typed values for a schema'd artifact (none without a schema)."""
     if schema is None:
         return []

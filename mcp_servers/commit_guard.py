@@ -95,7 +95,9 @@ class CommitGuard:
         )
         return revoked
 
-    def authorize(self, action_type: str, target_id: str, media_time_ms: int, call_index: int) -> Authorization:
+    def authorize(
+        self, action_type: str, target_id: str, media_time_ms: int, call_index: int
+    ) -> Authorization:
         """Decide a commit attempt; an authorizing token is consumed by ``call_index``."""
         if not self.requires_approval(action_type):
             return Authorization("AUTHORIZED")

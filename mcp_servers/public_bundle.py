@@ -110,7 +110,9 @@ class PublicBundle:
             KNOWLEDGE_FILE: {"documents": _to_json(self.documents)},
         }
         for name, payload in contents.items():
-            _write_atomically(dest_dir / name, json.dumps(payload, indent=2, ensure_ascii=False, sort_keys=True))
+            _write_atomically(
+                dest_dir / name, json.dumps(payload, indent=2, ensure_ascii=False, sort_keys=True)
+            )
 
     @classmethod
     def read(cls, src_dir: Path) -> PublicBundle:
@@ -146,7 +148,9 @@ def _load_json(path: Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise PublicBundleError(f"{path}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
-        raise PublicBundleError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        raise PublicBundleError(
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
 
 
 def _parse(src_dir: Path, name: str, model: type[_Model]) -> _Model:
@@ -155,7 +159,8 @@ def _parse(src_dir: Path, name: str, model: type[_Model]) -> _Model:
         return model.model_validate(_load_json(path))
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(part) for part in error['loc']) or '<root>'}: {error['msg']}" for error in exc.errors()
+            f"{'.'.join(str(part) for part in error['loc']) or '<root>'}: {error['msg']}"
+            for error in exc.errors()
         )
         raise PublicBundleError(f"{path}: {problems}") from None
 

@@ -25,10 +25,15 @@ from .environment import TaskEnvironment
 from .public_bundle import PublicBundle
 from .state_file import StateFile
 
-__all__ = ["CALL_INDEX_META_KEY", "MEDIA_TIME_META_KEY", "TaskServer", "build_app"]
+__all__ = ["CALL_INDEX_META_KEY", "MEDIA_TIME_META_KEY", "RAW_ARGUMENTS_META_KEY", "TaskServer", "build_app"]
 
 #: ``_meta`` key a bridging harness sets on ``tools/call`` to stamp the call with media time.
 MEDIA_TIME_META_KEY = "apex_voice/media_time_ms"
+
+#: ``_meta`` key a bridging harness uses to forward arguments that are not a JSON object (a model
+#: emitted a list or a string). MCP's ``arguments`` must be an object, so they travel here and the
+#: environment refuses them exactly as it would in process: same call log, same grade.
+RAW_ARGUMENTS_META_KEY = "apex_voice/raw_arguments"
 
 #: ``_meta`` key on every tool result: the call's index in the call log (``/control/calls/{index}``).
 CALL_INDEX_META_KEY = "apex_voice/call_index"
@@ -83,17 +88,22 @@ class TaskServer:
         async def call_tool(
             ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
         ) -> mcp_types.CallToolResult:
-            return await self.call_tool(params.name, params.arguments, _media_time_from_meta(params))
+            meta = _meta_dict(params)
+            args = meta[RAW_ARGUMENTS_META_KEY] if params.arguments is None and RAW_ARGUMENTS_META_KEY in meta else params.arguments
+            return await self.call_tool(params.name, args, _media_time(meta))
 
         return Server(f"apex-voice-task-{self.bundle.task_id}", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-def _media_time_from_meta(params: mcp_types.CallToolRequestParams) -> int | None:
+def _meta_dict(params: mcp_types.CallToolRequestParams) -> dict[str, Any]:
     meta = params.meta
     if meta is None:
-        return None
-    data = meta if isinstance(meta, dict) else meta.model_dump(by_alias=True)
-    value = data.get(MEDIA_TIME_META_KEY)
+        return {}
+    return dict(meta) if isinstance(meta, dict) else meta.model_dump(by_alias=True)
+
+
+def _media_time(meta: dict[str, Any]) -> int | None:
+    value = meta.get(MEDIA_TIME_META_KEY)
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 

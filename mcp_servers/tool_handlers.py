@@ -117,7 +117,9 @@ def _artifact(parts: EnvironmentParts, call: ToolCall) -> Artifact:
 def _writable_artifact(parts: EnvironmentParts, call: ToolCall) -> Artifact:
     artifact = _artifact(parts, call)
     if artifact.is_committed:
-        raise ToolError(f"{artifact.artifact_id} is already COMMITTED; a committed artifact cannot be changed")
+        raise ToolError(
+            f"{artifact.artifact_id} is already COMMITTED; a committed artifact cannot be changed"
+        )
     return artifact
 
 
@@ -171,7 +173,9 @@ def set_lifecycle(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
     try:
         state = LifecycleState(requested)
     except (ValueError, TypeError):
-        raise ToolError(f"invalid lifecycle state {preview(requested)}; valid states: {_SETTABLE_STATES}") from None
+        raise ToolError(
+            f"invalid lifecycle state {preview(requested)}; valid states: {_SETTABLE_STATES}"
+        ) from None
     if state in _GUARDED_STATES:
         raise ToolError(
             f"lifecycle {state.value} cannot be set by a tool: approval comes from the user and "

@@ -67,7 +67,10 @@ class ToolRuntime:
             record = ToolCallRecord(**base, args=refusal.logged_args, ok=False, error=str(refusal))
         except Exception as exc:  # last line of defence: a bug must not end the session
             record = ToolCallRecord(
-                **base, args=None, ok=False, error=f"internal error in tool {tool_name}: {type(exc).__name__}: {exc}"
+                **base,
+                args=None,
+                ok=False,
+                error=f"internal error in tool {tool_name}: {type(exc).__name__}: {exc}",
             )
         self._log.append(record)
         return record
@@ -85,13 +88,19 @@ class ToolRuntime:
             problems = [f"no handler bound for tool '{spec.name}'"]
         if problems:
             return ToolCallRecord(
-                **base, args=args, ok=False, error=f"{spec.name}: " + "; ".join(problems), commit_attempt=commit_attempt
+                **base,
+                args=args,
+                ok=False,
+                error=f"{spec.name}: " + "; ".join(problems),
+                commit_attempt=commit_attempt,
             )
         call = ToolCall(spec, args, base["index"], base["media_time_ms"], base["wall_time_ns"])
         try:
             outcome = handler(self._parts, call)
         except ToolError as error:
-            return ToolCallRecord(**base, args=args, ok=False, error=f"{spec.name}: {error}", commit_attempt=commit_attempt)
+            return ToolCallRecord(
+                **base, args=args, ok=False, error=f"{spec.name}: {error}", commit_attempt=commit_attempt
+            )
         except Exception as exc:  # a handler bug is logged against the call, never raised
             return ToolCallRecord(
                 **base,

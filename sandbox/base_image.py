@@ -6,6 +6,7 @@ machines with a registry); otherwise our own Debian base, imported from an mmdeb
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -73,13 +74,14 @@ def _pulled_image(client: docker.DockerClient, reference: str, report: Callable[
 
 
 def _import_debian_base(client: docker.DockerClient, work_dir: Path, report: Callable[[str], None]) -> Image:
-    tarball = build_rootfs_tar(work_dir / "base-rootfs.tar", report)
-    try:
+    work_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="base-rootfs-", dir=work_dir) as scratch:
+        tarball = build_rootfs_tar(Path(scratch) / "rootfs.tar", report)
         repository, tag = DEFAULT_BASE_IMAGE.rsplit(":", 1)
         report(f"base: docker import {tarball} -> {DEFAULT_BASE_IMAGE}")
-        client.api.import_image(src=str(tarball), repository=repository, tag=tag, changes=list(IMPORT_CHANGES))
-    finally:
-        tarball.unlink(missing_ok=True)
+        client.api.import_image(
+            src=str(tarball), repository=repository, tag=tag, changes=list(IMPORT_CHANGES)
+        )
     return client.images.get(DEFAULT_BASE_IMAGE)
 
 

@@ -45,9 +45,12 @@ def source_files(root: Path, relative_paths: Iterable[str]) -> Iterator[tuple[st
         candidates = [top] if top.is_file() else sorted(top.rglob("*"))
         for path in candidates:
             parts = path.relative_to(root).parts
-            if path.is_file() and not IGNORED_PARTS.intersection(parts) and not path.name.endswith(
-                IGNORED_SUFFIXES
-            ) and not any(part.endswith(".egg-info") for part in parts):
+            if (
+                path.is_file()
+                and not IGNORED_PARTS.intersection(parts)
+                and not path.name.endswith(IGNORED_SUFFIXES)
+                and not any(part.endswith(".egg-info") for part in parts)
+            ):
                 yield "/".join(parts), path
 
 
@@ -89,7 +92,9 @@ class ProjectSources:
         wanted = [normalized_name(name) for name in names]
         missing = [name for name in wanted if name not in declared]
         if missing:
-            raise ValueError(f"{', '.join(missing)} not declared in {self.root / 'pyproject.toml'} dependencies")
+            raise ValueError(
+                f"{', '.join(missing)} not declared in {self.root / 'pyproject.toml'} dependencies"
+            )
         return tuple(declared[name] for name in wanted)
 
     @property
@@ -116,7 +121,9 @@ class ProjectSources:
             command = isolated_pip("wheel", "--quiet", "--no-deps", "--wheel-dir", str(destination), scratch)
             completed = subprocess.run(command, stdout=sys.stderr, check=False)
         if completed.returncode != 0:
-            raise RuntimeError(f"building the {self.name} wheel failed (pip exit code {completed.returncode})")
+            raise RuntimeError(
+                f"building the {self.name} wheel failed (pip exit code {completed.returncode})"
+            )
         prefix = f"{self.name.replace('-', '_')}-{self.version}-"
         wheels = sorted(destination.glob(f"{prefix}*.whl"))
         if not wheels:

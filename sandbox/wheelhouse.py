@@ -13,6 +13,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,18 +72,29 @@ class Wheelhouse:
         return [(wheel.name, hashlib.sha256(wheel.read_bytes()).hexdigest()) for wheel in self.wheels()]
 
     def build(self, report: Callable[[str], None]) -> None:
-        """`pip wheel` the requirements into a scratch dir, then move it into place atomically."""
-        scratch = self.directory.with_name(self.directory.name + ".partial")
-        shutil.rmtree(scratch, ignore_errors=True)
-        scratch.mkdir(parents=True)
-        report(f"wheelhouse: pip wheel {' '.join(self.requirements)} -> {self.directory}")
-        command = isolated_pip("wheel", "--quiet", "--wheel-dir", str(scratch), *self.requirements)
-        completed = subprocess.run(command, stdout=sys.stderr, check=False)
-        if completed.returncode != 0:
-            raise RuntimeError(
-                f"pip wheel failed (exit code {completed.returncode}) for {', '.join(self.requirements)}"
-            )
-        (scratch / COMPLETE_MARKER).write_text("\n".join(self.requirements) + "\n", encoding="utf-8")
-        shutil.rmtree(self.directory, ignore_errors=True)
-        scratch.rename(self.directory)
+        """`pip wheel` into a private scratch dir, then move it into place; concurrent builders of
+        the same wheelhouse (parallel test runs) each finish cleanly and the first one wins."""
+        self.directory.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f"{self.directory.name}.", dir=self.directory.parent))
+        try:
+            report(f"wheelhouse: pip wheel {' '.join(self.requirements)} -> {self.directory}")
+            command = isolated_pip("wheel", "--quiet", "--wheel-dir", str(scratch), *self.requirements)
+            completed = subprocess.run(command, stdout=sys.stderr, check=False)
+            if completed.returncode != 0:
+                raise RuntimeError(
+                    f"pip wheel failed (exit code {completed.returncode}) for {', '.join(self.requirements)}"
+                )
+            (scratch / COMPLETE_MARKER).write_text("\n".join(self.requirements) + "\n", encoding="utf-8")
+            self._move_into_place(scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         report(f"wheelhouse: {len(self.wheels())} wheels in {self.directory}")
+
+    def _move_into_place(self, scratch: Path) -> None:
+        if not self.complete:
+            shutil.rmtree(self.directory, ignore_errors=True)
+        try:
+            scratch.rename(self.directory)
+        except OSError:
+            if not self.complete:
+                raise

@@ -40,15 +40,27 @@ def test_pattern_without_field_gives_a_bare_act_key():
 @pytest.mark.parametrize(
     ("task_dir", "tool", "result", "key"),
     [
-        (TOY_FORM, "request_approval",
-         {"status": "awaiting_approval", "requested_action": "submit_expense", "target_id": "expense_1"},
-         "REQUEST_APPROVAL:expense_1"),
-        (TOY_FORM, "submit_expense", {"action_type": "submit_expense", "target_id": "expense_1"},
-         "COMMIT:submit_expense"),
-        (TOY_INTERVIEW, "update_interview", {"artifact_id": "interview_1", "version": 2}, "RECORD:interview_1"),
+        (
+            TOY_FORM,
+            "request_approval",
+            {"status": "awaiting_approval", "requested_action": "submit_expense", "target_id": "expense_1"},
+            "REQUEST_APPROVAL:expense_1",
+        ),
+        (
+            TOY_FORM,
+            "submit_expense",
+            {"action_type": "submit_expense", "target_id": "expense_1"},
+            "COMMIT:submit_expense",
+        ),
+        (
+            TOY_INTERVIEW,
+            "update_interview",
+            {"artifact_id": "interview_1", "version": 2},
+            "RECORD:interview_1",
+        ),
         (TOY_FORM, "submit_expense", None, "COMMIT"),
     ],
-)  # fmt: skip
+)
 def test_tool_acts_take_their_field_from_the_result(task_dir, tool, result, key):
     (act,) = _observer(task_dir).observe_tool(tool, result)
     assert (act.key, act.source) == (key, "tool")
@@ -65,7 +77,11 @@ def test_repetition_counts_count_log_entries_containing_the_key():
     observer.observe_text("Employee id? Your employee id please.")
     observer.observe_text("Sorry, the employee id and the cost center?")
     observer.observe_tool("submit_expense", {"action_type": "submit_expense"})
-    assert observer.repetition_counts == {"ASK:employee_id": 2, "ASK:cost_center": 1, "COMMIT:submit_expense": 1}
+    assert observer.repetition_counts == {
+        "ASK:employee_id": 2,
+        "ASK:cost_center": 1,
+        "COMMIT:submit_expense": 1,
+    }
     assert [e["kind"] for e in observer.log] == ["text", "text", "tool"]
     assert observer.log[2] == {"kind": "tool", "tool": "submit_expense", "acts": ["COMMIT:submit_expense"]}
 

@@ -24,7 +24,11 @@ def test_confirming_the_total_fires_the_correction_once():
     engine = EventEngine(read_user_side(TOY_FORM).events)
     assert engine.fire(**_beat(act_keys=["ASK:total_amount"], media_time_ms=8000)) == []
     (event,) = engine.fire(**_beat(act_keys=["CONFIRM:total_amount"], media_time_ms=10000))
-    assert (event.event_id, event.type, event.media_time_ms) == ("evt_correct_total", "MID_SPEECH_CORRECTION", 10000)
+    assert (event.event_id, event.type, event.media_time_ms) == (
+        "evt_correct_total",
+        "MID_SPEECH_CORRECTION",
+        10000,
+    )
     assert event.stale_fields == ["expense_1.total_amount"]
     assert (event.fact_updates, event.world_updates, event.revokes_pending) == ({}, {}, False)
     assert engine.fire(**_beat(act_keys=["CONFIRM:total_amount"], media_time_ms=12000)) == []
@@ -46,9 +50,12 @@ def test_time_trigger_is_consulted_only_when_asked():
 
 @pytest.mark.parametrize(
     ("field", "value", "beat_key"),
-    [("tool_call", "lookup", "tool_calls"), ("artifact_mutation", "form.total", "artifact_mutations"),
-     ("commit_attempt", "submit", "commit_attempts")],
-)  # fmt: skip
+    [
+        ("tool_call", "lookup", "tool_calls"),
+        ("artifact_mutation", "form.total", "artifact_mutations"),
+        ("commit_attempt", "submit", "commit_attempts"),
+    ],
+)
 def test_beat_trigger_fields(field, value, beat_key):
     engine = _engine({"id": "e", "type": "CLARIFICATION", "trigger": {field: value}})
     assert engine.fire(**_beat(**{beat_key: ["other"]})) == []
@@ -61,11 +68,21 @@ def test_unconsulted_trigger_fields_are_wildcards():
 
 
 def test_forbidden_commits_and_world_updates_are_reported_for_the_runner():
-    engine = _engine({"id": "stop", "type": "CANCELLATION_REVOCATION", "forbidden_tool_commits": ["pay"],
-                      "world_updates": {"account.frozen": True}, "fact_updates": {"amount": 3}})  # fmt: skip
+    engine = _engine(
+        {
+            "id": "stop",
+            "type": "CANCELLATION_REVOCATION",
+            "forbidden_tool_commits": ["pay"],
+            "world_updates": {"account.frozen": True},
+            "fact_updates": {"amount": 3},
+        }
+    )
     (event,) = engine.fire(**_beat())
     assert (event.revokes_pending, event.world_updates, event.fact_updates) == (
-        True, {"account.frozen": True}, {"amount": 3})  # fmt: skip
+        True,
+        {"account.frozen": True},
+        {"amount": 3},
+    )
 
 
 def test_duplicate_event_ids_are_rejected():

@@ -34,11 +34,17 @@ def test_toy_form_worked_example_sequence():
         (Observation(new_act_keys=["ASK:trip_purpose"]), "ans_purpose", ["trip_purpose"]),
         (Observation(new_act_keys=["ASK:cost_center"]), "ans_cc", ["cost_center"]),
         (Observation(new_act_keys=["ASK:total_amount"]), "ans_total", ["total_amount"]),
-        (Observation(new_act_keys=["CONFIRM:total_amount"], fired_events=["evt_correct_total"]),
-         "correct_total", ["total_amount_v2"]),
-        (Observation(new_act_keys=["REQUEST_APPROVAL:expense_1"], approval_requests=["submit_expense"]),
-         "approve_submit", []),
-    ]  # fmt: skip
+        (
+            Observation(new_act_keys=["CONFIRM:total_amount"], fired_events=["evt_correct_total"]),
+            "correct_total",
+            ["total_amount_v2"],
+        ),
+        (
+            Observation(new_act_keys=["REQUEST_APPROVAL:expense_1"], approval_requests=["submit_expense"]),
+            "approve_submit",
+            [],
+        ),
+    ]
     for obs, plan_id, facts in beats:
         assert not engine.done
         plans = engine.drain(obs)
@@ -48,7 +54,11 @@ def test_toy_form_worked_example_sequence():
     assert engine.leakage_violations == []
     assert _ids(engine.plan_log) == [b[1] for b in beats]
     assert users.revealed == {"employee_id", "trip_purpose", "cost_center", "total_amount", "total_amount_v2"}
-    assert engine.observed_act_keys >= {"ASK:employee_id", "CONFIRM:total_amount", "REQUEST_APPROVAL:expense_1"}
+    assert engine.observed_act_keys >= {
+        "ASK:employee_id",
+        "CONFIRM:total_amount",
+        "REQUEST_APPROVAL:expense_1",
+    }
 
 
 def test_correction_plan_carries_barge_in_and_event():
@@ -57,7 +67,11 @@ def test_correction_plan_carries_barge_in_and_event():
         engine.drain(Observation(new_act_keys=[key] if key else []))
     (plan,) = engine.drain(Observation(fired_events=["evt_correct_total"]))
     assert (plan.speech_act, plan.floor_action, plan.event_id, plan.state_id) == (
-        "CORRECT", "BARGE_IN", "evt_correct_total", "S_CORRECTED")  # fmt: skip
+        "CORRECT",
+        "BARGE_IN",
+        "evt_correct_total",
+        "S_CORRECTED",
+    )
 
 
 def test_corrected_total_is_revealable_only_after_the_event_fired():
@@ -69,21 +83,43 @@ def test_corrected_total_is_revealable_only_after_the_event_fired():
 
 
 def test_leaking_plan_is_stripped_and_recorded():
-    facts = [{"id": "secret", "value": 7, "reveal": {"events": ["evt_x"]}},
-             {"id": "asked", "value": 1, "reveal": {"agent_acts": ["ASK:asked"]}}]  # fmt: skip
-    flow = {"states": {
-        "START": {"transitions": [{"when": {"agent_act": "ASK:asked"},
-                                   "do": {"act": "ANSWER", "plan_id": "ans", "facts": ["asked", "secret"]},
-                                   "next": "END"}]},
-        "END": {"terminal": True}}}  # fmt: skip
+    facts = [
+        {"id": "secret", "value": 7, "reveal": {"events": ["evt_x"]}},
+        {"id": "asked", "value": 1, "reveal": {"agent_acts": ["ASK:asked"]}},
+    ]
+    flow = {
+        "states": {
+            "START": {
+                "transitions": [
+                    {
+                        "when": {"agent_act": "ASK:asked"},
+                        "do": {"act": "ANSWER", "plan_id": "ans", "facts": ["asked", "secret"]},
+                        "next": "END",
+                    }
+                ]
+            },
+            "END": {"terminal": True},
+        }
+    }
     engine = _engine(flow, facts)
     (plan,) = engine.drain(Observation(new_act_keys=["ASK:asked"]))
     assert plan.fact_ids == ["asked"]
     assert engine.leakage_violations == ["ans attempted to reveal ineligible fact 'secret'"]
 
 
-APPROVAL_LOOP = {"states": {"START": {"transitions": [
-    {"when": {"approval_request": "pay"}, "do": {"act": "APPROVE", "plan_id": "ok"}, "next": "START"}]}}}
+APPROVAL_LOOP = {
+    "states": {
+        "START": {
+            "transitions": [
+                {
+                    "when": {"approval_request": "pay"},
+                    "do": {"act": "APPROVE", "plan_id": "ok"},
+                    "next": "START",
+                }
+            ]
+        }
+    }
+}
 
 
 def test_approval_transition_fires_once_per_request_and_rearms_after_it_disappears():
@@ -96,8 +132,19 @@ def test_approval_transition_fires_once_per_request_and_rearms_after_it_disappea
 
 
 def test_event_transition_is_permanently_one_shot():
-    flow = {"states": {"START": {"transitions": [
-        {"when": {"external_event": "e1"}, "do": {"act": "CORRECT", "plan_id": "fix"}, "next": "START"}]}}}
+    flow = {
+        "states": {
+            "START": {
+                "transitions": [
+                    {
+                        "when": {"external_event": "e1"},
+                        "do": {"act": "CORRECT", "plan_id": "fix"},
+                        "next": "START",
+                    }
+                ]
+            }
+        }
+    }
     engine = _engine(flow)
     assert _ids(engine.drain(Observation(fired_events=["e1"]))) == ["fix"]
     engine.drain(Observation())
@@ -106,25 +153,40 @@ def test_event_transition_is_permanently_one_shot():
 
 def test_self_loops_guarded_by_fact_unrevealed_answer_bundled_questions_in_one_beat():
     facts = [{"id": f, "value": f.upper(), "reveal": {"agent_acts": [f"ASK:{f}"]}} for f in ("a", "b")]
-    flow = {"states": {"Q": {"transitions": [
-        {"when": {"agent_act": f"ASK:{f}", "fact_unrevealed": f},
-         "do": {"act": "ANSWER", "plan_id": f"ans_{f}", "facts": [f]}, "next": "Q"} for f in ("a", "b")]}},
-        "start": "Q"}  # fmt: skip
+    flow = {
+        "states": {
+            "Q": {
+                "transitions": [
+                    {
+                        "when": {"agent_act": f"ASK:{f}", "fact_unrevealed": f},
+                        "do": {"act": "ANSWER", "plan_id": f"ans_{f}", "facts": [f]},
+                        "next": "Q",
+                    }
+                    for f in ("a", "b")
+                ]
+            }
+        },
+        "start": "Q",
+    }
     engine = _engine(flow, facts)
     assert _ids(engine.drain(Observation(new_act_keys=["ASK:a", "ASK:b"]))) == ["ans_a", "ans_b"]
     assert engine.drain(Observation(new_act_keys=["ASK:a"])) == []
 
 
 def test_drain_respects_its_limit():
-    engine = _engine({"states": {"START": {"transitions": [
-        {"when": {}, "do": {"act": "BACKCHANNEL"}, "next": "START"}]}}})  # fmt: skip
+    engine = _engine(
+        {"states": {"START": {"transitions": [{"when": {}, "do": {"act": "BACKCHANNEL"}, "next": "START"}]}}}
+    )
     assert _ids(engine.drain(Observation(), limit=3)) == ["START:BACKCHANNEL"] * 3
 
 
 def test_transition_without_do_emits_the_entered_states_on_enter_with_default_id():
-    flow = {"states": {
-        "START": {"transitions": [{"when": {"agent_act": "END_CALL"}, "next": "BYE"}]},
-        "BYE": {"on_enter": {"act": "END"}, "terminal": True}}}  # fmt: skip
+    flow = {
+        "states": {
+            "START": {"transitions": [{"when": {"agent_act": "END_CALL"}, "next": "BYE"}]},
+            "BYE": {"on_enter": {"act": "END"}, "terminal": True},
+        }
+    }
     engine = _engine(flow)
     (plan,) = engine.drain(Observation(new_act_keys=["END_CALL"]))
     assert (plan.id, plan.state_id) == ("BYE:END", "BYE")
@@ -138,9 +200,11 @@ def test_barge_arming_events_of_toy_form():
 
 @pytest.mark.parametrize(
     ("flow", "message"),
-    [({"start": "NOPE", "states": {"START": {}}}, "start state 'NOPE'"),
-     ({"states": {"START": {"transitions": [{"when": {}, "next": "GONE"}]}}}, "next 'GONE'")],
-)  # fmt: skip
+    [
+        ({"start": "NOPE", "states": {"START": {}}}, "start state 'NOPE'"),
+        ({"states": {"START": {"transitions": [{"when": {}, "next": "GONE"}]}}}, "next 'GONE'"),
+    ],
+)
 def test_inconsistent_flow_is_rejected_with_the_bad_state_named(flow, message):
     with pytest.raises(ValueError, match=message):
         _engine(flow)

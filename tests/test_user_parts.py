@@ -24,7 +24,10 @@ from harness.tasks.models import (
     TaskSpec,
     UserState,
 )
+from harness.user.flow_engine import Observation
 from harness.user.realization import select_variant
+from harness.user.realization_compiler import compile_bank
+from harness.user.simulator import SimulatedUser
 from harness.user.stable_hash import scenario_id, stable_choice, stable_int, stable_key
 
 
@@ -88,33 +91,99 @@ def test_bank_checksums_and_prompt_hashes_follow_the_published_hashing(task_dir)
 
 
 SELECTIONS = {
-    (TOY_FORM, "C0"): ["open#v2", "ans_emp#v1", "ans_purpose#v2", "ans_cc#v1", "ans_total#v2",
-                       "correct_total#v2", "approve_submit#v2"],
-    (TOY_FORM, "C2"): ["open#v1", "ans_emp#v1", "ans_purpose#v2", "ans_cc#v2", "ans_total#v2",
-                       "correct_total#v2", "approve_submit#v2"],
+    (TOY_FORM, "C0"): [
+        "open#v2",
+        "ans_emp#v1",
+        "ans_purpose#v2",
+        "ans_cc#v1",
+        "ans_total#v2",
+        "correct_total#v2",
+        "approve_submit#v2",
+    ],
+    (TOY_FORM, "C2"): [
+        "open#v1",
+        "ans_emp#v1",
+        "ans_purpose#v2",
+        "ans_cc#v2",
+        "ans_total#v2",
+        "correct_total#v2",
+        "approve_submit#v2",
+    ],
     (TOY_INTERVIEW, "C0"): ["open#v1", "ans_tech#v1", "ans_lead#v2"],
     (TOY_INTERVIEW, "C2"): ["open#v1", "ans_tech#v1", "ans_lead#v1"],
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize(("task_dir", "condition"), list(SELECTIONS), ids=lambda v: getattr(v, "name", v))
 def test_variant_selection_matches_appendix_a(task_dir, condition):
     side = read_user_side(task_dir)
     scenario = scenario_id(side.task.id, side.task.version, condition)
-    chosen = [select_variant(side.realization_bank, plan_id, scenario).variant_id
-              for plan_id in side.realization_bank]  # fmt: skip
+    chosen = [
+        select_variant(side.realization_bank, plan_id, scenario).variant_id
+        for plan_id in side.realization_bank
+    ]
     assert chosen == SELECTIONS[(task_dir, condition)]
 
 
 def test_select_variant_returns_utterance_fields():
-    bank = {"p": RealizationEntry(user_plan_id="p", speech_act="ANSWER",
-                                  variants=[RealizationVariant(variant_id="p#v1", text="It's 4.")])}  # fmt: skip
+    bank = {
+        "p": RealizationEntry(
+            user_plan_id="p",
+            speech_act="ANSWER",
+            variants=[RealizationVariant(variant_id="p#v1", text="It's 4.")],
+        )
+    }
     utterance = select_variant(bank, "p", "t@1:C0:FROZEN_SYNTHETIC")
     assert (utterance.plan_id, utterance.variant_id, utterance.text, utterance.speech_act) == (
-        "p", "p#v1", "It's 4.", "ANSWER")  # fmt: skip
+        "p",
+        "p#v1",
+        "It's 4.",
+        "ANSWER",
+    )
 
 
 def test_select_variant_is_none_without_entry_or_variants():
     bank = {"empty": RealizationEntry(user_plan_id="empty", speech_act="ANSWER", variants=[])}
     assert select_variant(bank, "missing", "s") is None
     assert select_variant(bank, "empty", "s") is None
+
+
+# --- realization compiler -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("task_dir", [TOY_FORM, TOY_INTERVIEW], ids=lambda p: p.name)
+def test_compiler_reproduces_the_shipped_bank_except_the_older_openings(task_dir):
+    side = read_user_side(task_dir)
+    compiled = compile_bank(side.flow, side.user_state)
+    assert list(compiled) == list(side.realization_bank)
+    for plan_id, entry in side.realization_bank.items():
+        if entry.speech_act != "OPENING_REQUEST":
+            assert compiled[plan_id] == entry, plan_id
+
+
+def test_compiled_opening_uses_the_current_templates_and_the_context():
+    side = read_user_side(TOY_FORM)
+    opening = compile_bank(side.flow, side.user_state, minimal_context="file my expenses")["open"]
+    assert [v.text for v in opening.variants] == [
+        "Hi, I need help to file my expenses.",
+        "Hello \u2014 I'd like to file my expenses.",
+    ]
+
+
+def test_compiler_drops_procedural_variants_and_defaults_plan_ids():
+    flow = FlowSpec.model_validate(
+        {"states": {"START": {"on_enter": {"act": "INTENT_SWITCH"}, "terminal": True}}}
+    )
+    entry = compile_bank(flow, UserState(user_id="u"), minimal_context="step 1 is to cancel")[
+        "START:INTENT_SWITCH"
+    ]
+    assert entry.variants == []
+
+
+def test_simulator_compiles_wording_when_the_bank_is_empty():
+    side = read_user_side(TOY_FORM)
+    side.realization_bank = {}
+    user = SimulatedUser(side, condition="C0")
+    user.next_plans(Observation())  # the opening
+    (plan,) = user.next_plans(Observation(new_act_keys=["ASK:employee_id"]))
+    assert user.realize(plan).text in {"E1042.", "It's E1042."}

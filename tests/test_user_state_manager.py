@@ -9,13 +9,25 @@ from harness.user.user_state_manager import UserStateManager
 
 
 def _users() -> UserStateManager:
-    return UserStateManager(UserState.model_validate({"user_id": "u", "facts": [
-        {"id": "name", "value": "Ada", "reveal": {"may_volunteer": True}},
-        {"id": "phone", "value": "555", "reveal": {"agent_acts": ["ASK:phone"]}},
-        {"id": "budget", "value": 10, "reveal": {"events": ["evt_budget"]}},
-        {"id": "deadline", "value": "Friday", "reveal": {"on_state": ["S_PLAN"]}},
-        {"id": "budget_v2", "value": 12, "supersedes": "budget", "reveal": {"events": ["evt_budget"]}},
-    ]}))  # fmt: skip
+    return UserStateManager(
+        UserState.model_validate(
+            {
+                "user_id": "u",
+                "facts": [
+                    {"id": "name", "value": "Ada", "reveal": {"may_volunteer": True}},
+                    {"id": "phone", "value": "555", "reveal": {"agent_acts": ["ASK:phone"]}},
+                    {"id": "budget", "value": 10, "reveal": {"events": ["evt_budget"]}},
+                    {"id": "deadline", "value": "Friday", "reveal": {"on_state": ["S_PLAN"]}},
+                    {
+                        "id": "budget_v2",
+                        "value": 12,
+                        "supersedes": "budget",
+                        "reveal": {"events": ["evt_budget"]},
+                    },
+                ],
+            }
+        )
+    )
 
 
 def test_each_reveal_rule_licenses_its_fact():

@@ -61,8 +61,8 @@ def _print_table(reports: list[ValidationReport]) -> None:
     console.print(table)
     for r in reports:
         if not r.ok:
-            console.print(f"[red]FAIL[/] {r.task_id}: " + "; ".join(r.problems), markup=True, highlight=False)
+            console.print(f"[red]FAIL[/] {r.task_id}: " + "; ".join(r.problems), highlight=False, soft_wrap=True)
         for warning in r.warnings:
-            console.print(f"[yellow]warn[/] {r.task_id}: {warning}", highlight=False)
+            console.print(f"[yellow]warn[/] {r.task_id}: {warning}", highlight=False, soft_wrap=True)
     valid = sum(r.ok for r in reports)
     console.print(f"{valid}/{len(reports)} task packages valid", highlight=False)

@@ -49,6 +49,9 @@ class ArtifactScore:
         reasons = []
         if not self.lifecycle_ok:
             reasons.append(f"{self.artifact_id} lifecycle {self.lifecycle} is below {self.lifecycle_min}")
+        unscored = {row.field for row in self.rows if not row.counted}
+        reasons.extend(f"{self.artifact_id}.{name} missing (required)"
+                       for name in self.missing_required if name in unscored)
         gold_fields = {row.field for row in self.rows}
         reasons.extend(f"{self.artifact_id}.{name} stale (must_not_be_stale)"
                        for name in self.stale_protected if name not in gold_fields)

@@ -17,6 +17,7 @@ from mcp_servers.public_models import LIFECYCLE_ORDER
 from mcp_servers.records import ArtifactSnapshot, ToolCallRecord
 
 from .context import GradingContext
+from .field_graders import grader_name
 from .gold_recall import gold_recall
 from .two_tier import grade_two_tier
 
@@ -101,7 +102,10 @@ async def _state_in(args: Args, ctx: GradingContext) -> PredicateResult:
 async def _artifact_field_equals(args: Args, ctx: GradingContext) -> PredicateResult:
     artifact = _artifact(ctx, args)
     field, value = _arg(args, "field"), _arg(args, "value")
-    grader = args.get("grader") or "exact"
+    try:
+        grader = grader_name(args.get("grader") or "exact")
+    except ValueError as exc:
+        raise _BadArgs(str(exc)) from None
     where = f"{artifact.artifact_id}.{field}"
     if field not in artifact.fields:
         return PredicateResult(False, f"{where} is absent")
@@ -135,7 +139,7 @@ async def _artifact_not_stale(args: Args, ctx: GradingContext) -> PredicateResul
 async def _artifact_lifecycle_at_least(args: Args, ctx: GradingContext) -> PredicateResult:
     artifact, wanted = _artifact(ctx, args), _arg(args, "state")
     holds = _lifecycle_index(artifact.lifecycle) >= _lifecycle_index(wanted)
-    relation = "reaches" if holds else "is below"
+    relation = "at or above" if holds else "below"
     return PredicateResult(holds, f"lifecycle of {artifact.artifact_id} is {artifact.lifecycle}, {relation} {wanted}")
 
 

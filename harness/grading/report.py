@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-__all__ = ["FailedPredicate", "FieldRow", "GradeReport", "GATES"]
+__all__ = ["GATES", "FailedPredicate", "FieldRow", "Gate", "GradeReport"]
 
 GATES = ("GS", "PC", "RA", "WA")
 

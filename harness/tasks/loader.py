@@ -9,7 +9,9 @@ package listed in the dataset's ``SHA256SUMS`` is verified before it is parsed.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from mcp_servers.public_models import InitialWorkspace, KnowledgeDocument, KnowledgeManifest, ToolSet
 
@@ -18,16 +20,6 @@ from .checksums import ChecksumManifest
 from .cross_checks import check_consistency
 from .errors import TaskLoadError
 from .file_readers import PackageReader
-from .package_paths import (
-    AUDIO_INDEX_FILE,
-    AUDIO_META_FILE,
-    OBSERVER_FILE,
-    POLICY_FILE,
-    SOURCE_MANIFEST_FILE,
-    TASK_FILE,
-    gold_file,
-    knowledge_manifest_file,
-)
 from .models import (
     ArtifactSourceManifests,
     AudioIndexRow,
@@ -42,8 +34,20 @@ from .models import (
     TaxonomySpec,
     UserState,
 )
+from .package_paths import (
+    AUDIO_INDEX_FILE,
+    AUDIO_META_FILE,
+    OBSERVER_FILE,
+    POLICY_FILE,
+    SOURCE_MANIFEST_FILE,
+    TASK_FILE,
+    gold_file,
+    knowledge_manifest_file,
+)
 
 __all__ = ["load_task"]
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 
@@ -117,7 +121,7 @@ def _required(reader: PackageReader, rel: str, key: str, reason: str) -> dict[st
     return data
 
 
-def _model_if_present(reader: PackageReader, model: type[Any], rel: str) -> Any:
+def _model_if_present(reader: PackageReader, model: type[ModelT], rel: str) -> ModelT | None:
     data = _optional(reader, rel)
     return None if data is None else reader.model(model, rel, data)
 

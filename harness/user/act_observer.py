@@ -86,7 +86,9 @@ def _compile(act: str, field: str | None, pattern: str) -> _CompiledPattern:
     try:
         regex = re.compile(pattern, re.IGNORECASE)
     except re.error as exc:
-        raise ValueError(f"observer pattern for act '{act}' is not a valid regex: {pattern!r} ({exc})") from exc
+        raise ValueError(
+            f"observer pattern for act '{act}' is not a valid regex: {pattern!r} ({exc})"
+        ) from exc
     return _CompiledPattern(act=act, field=field, regex=regex)
 
 

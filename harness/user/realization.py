@@ -28,4 +28,6 @@ def select_variant(
     if entry is None or not entry.variants:
         return None
     variant = stable_choice(entry.variants, scenario, seed, plan_id)
-    return Utterance(plan_id=plan_id, variant_id=variant.variant_id, text=variant.text, speech_act=entry.speech_act)
+    return Utterance(
+        plan_id=plan_id, variant_id=variant.variant_id, text=variant.text, speech_act=entry.speech_act
+    )

@@ -139,7 +139,8 @@ class RecoveryPlanner:
         if asked:
             return asked
         volunteer = next(
-            (a for a in self._answers.values() if self._unanswered(a, revealed) and self._may_restate(a)), None
+            (a for a in self._answers.values() if self._unanswered(a, revealed) and self._may_restate(a)),
+            None,
         )
         return [volunteer] if volunteer is not None else []
 

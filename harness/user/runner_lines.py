@@ -22,6 +22,7 @@ def closing_line(event_seed: int = 1) -> str:
     """The sign-off line for a session: ``event_seed mod 4`` picks it (seed 1 ⇒ index 1)."""
     return CLOSING_LINES[event_seed % len(CLOSING_LINES)]
 
+
 #: Text runner (C0, recover mode) only: asks the agent to wrap up before the closing line.
 FINALIZE_LINE = (
     "That's all my information. Could you make sure everything is recorded and mark it ready for review?"

@@ -14,6 +14,7 @@ from .act_observer import ActObserver, ObservedAct
 from .event_engine import EventEngine, FiredEvent
 from .flow_engine import Observation, UserFlowEngine, UserPlan
 from .realization import Utterance, select_variant
+from .realization_compiler import compile_bank
 from .recovery import RecoveryDecision, RecoveryMove, RecoveryPlanner
 from .stable_hash import scenario_id
 from .user_state_manager import UserStateManager
@@ -37,7 +38,8 @@ class SimulatedUser:
         self.observer = ActObserver(bundle.observer)
         self.events = EventEngine(bundle.events)
         self.recovery = RecoveryPlanner.for_condition(bundle.flow, condition, event_seed=event_seed)
-        self._bank = bundle.realization_bank
+        # A package without a bank hears compiled template wording rather than fallbacks (§4.11).
+        self._bank = bundle.realization_bank or compile_bank(bundle.flow, bundle.user_state)
 
     @property
     def done(self) -> bool:
@@ -64,10 +66,10 @@ class SimulatedUser:
         return self._realize_id(plan.id)
 
     def hear_agent_text(self, text: str) -> list[ObservedAct]:
-        return self.observer.observe_text(text)
+        return self._heard(self.observer.observe_text(text))
 
     def see_tool_call(self, tool: str, result: Any) -> list[ObservedAct]:
-        return self.observer.observe_tool(tool, result)
+        return self._heard(self.observer.observe_tool(tool, result))
 
     def fire_events(
         self,
@@ -105,6 +107,12 @@ class SimulatedUser:
         if decision.move is RecoveryMove.RESTATE and decision.answer is not None:
             self.users.mark_revealed(decision.answer.fact_ids)
         return decision
+
+    def _heard(self, acts: list[ObservedAct]) -> list[ObservedAct]:
+        # Count acts as observed at once: the agent's last beat before hanging up never reaches a
+        # flow step, yet grading's ``agent_act_observed`` predicates must see it.
+        self.users.context.observed_acts.update(a.key for a in acts)
+        return acts
 
     def _realize_id(self, plan_id: str) -> Utterance | None:
         return select_variant(self._bank, plan_id, self.scenario_id, self.seed)

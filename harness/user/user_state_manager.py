@@ -74,9 +74,7 @@ class UserStateManager:
                 f"event '{event_id}' updates fact '{fact_id}', which the user state does not define"
             )
         new_id = event_fact_id(fact_id, event_id)
-        self._add(
-            UserFact(id=new_id, value=value, supersedes=fact_id, reveal=RevealRule(events=[event_id]))
-        )
+        self._add(UserFact(id=new_id, value=value, supersedes=fact_id, reveal=RevealRule(events=[event_id])))
         return new_id
 
     def current_value_for(self, fact_id: str) -> Any:

@@ -1,0 +1,180 @@
+"""``apex-voice sandbox probe|cleanup``: check that a task's tools are served, and remove leftovers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from harness.session.mcp_environment import McpEnvironment
+from harness.tasks.errors import TaskLoadError
+from harness.tasks.loader import load_task
+from mcp_servers.public_models import ToolClass, ToolSet
+from sandbox.backend import SandboxEnvironment, get_backend
+from sandbox.control_client import ControlClient
+from sandbox.errors import ControlRequestError, SandboxUnavailableError
+
+__all__ = ["app", "cleanup", "probe"]
+
+app = typer.Typer(help="Start, probe and clean up task sandboxes.", no_args_is_help=True)
+
+READ_CLASSES = (ToolClass.read_only, ToolClass.retrieval)
+
+
+def _read_tool(tools: list[dict[str, Any]], spec: ToolSet | None) -> tuple[str | None, str]:
+    """The tool to probe and why: a read tool of the spec, else one that refuses empty arguments.
+
+    Without a spec (``--mcp-url``) the server may be a live session's: only a call that the server
+    refuses for missing arguments is certain not to change its state.
+    """
+    if spec is not None:
+        for tool in spec.tools:
+            if tool.tool_class in READ_CLASSES:
+                return tool.name, f"{tool.tool_class.value} tool"
+    for tool in tools:
+        if tool["parameters"].get("required"):
+            return tool["name"], "empty arguments (refused: required parameters missing)"
+    return None, "no read tool and no tool with required parameters: call skipped"
+
+
+@asynccontextmanager
+async def _external(mcp_url: str, token_file: Path) -> AsyncIterator[SandboxEnvironment]:
+    """An already running server (the compose stack's ``task-mcp``)."""
+    control = ControlClient(mcp_url.rsplit("/mcp", 1)[0], token_file.read_text(encoding="utf-8").strip())
+
+    async def no_state_file() -> dict[str, Any]:
+        raise SandboxUnavailableError("an external server's state file is not reachable from here")
+
+    try:
+        yield SandboxEnvironment(mcp_url, control, "external", no_state_file, {"address": mcp_url})
+    finally:
+        await control.aclose()
+
+
+async def _probe(
+    task: Path | None, backend_name: str, mcp_url: str | None, token_file: Path | None
+) -> dict[str, Any]:
+    timings: dict[str, float] = {}
+    spec: ToolSet | None = None
+    with tempfile.TemporaryDirectory(prefix="apexvoice-probe-") as tmp:
+        if mcp_url is not None:
+            assert token_file is not None
+            starter = _external(mcp_url, token_file)
+        else:
+            assert task is not None
+            bundle = load_task(task)
+            spec = bundle.tools
+            bundle.public_bundle().write(Path(tmp) / "public")
+            starter = get_backend(backend_name).start(Path(tmp) / "public", "probe", task_id=bundle.task_id)
+        t0 = time.monotonic()
+        async with starter as sandbox, McpEnvironment(sandbox) as env:
+            timings["start_to_ready_s"] = time.monotonic() - t0
+            t1 = time.monotonic()
+            tools = await env.list_tools()
+            timings["list_tools_s"] = time.monotonic() - t1
+            name, why = _read_tool(tools, spec)
+            call: dict[str, Any] = {"tool": name, "why": why}
+            if name is not None:
+                t2 = time.monotonic()
+                record = await env.call_tool(name, {}, 0)
+                timings["call_s"] = time.monotonic() - t2
+                call.update(ok=record.ok, index=record.index, output=record.output)
+            t3 = time.monotonic()
+            snapshot = await env.snapshot()
+            timings["snapshot_s"] = time.monotonic() - t3
+            t4 = time.monotonic()
+            summary = {
+                "backend": sandbox.backend,
+                "mcp_url": sandbox.mcp_url,
+                "metadata": sandbox.metadata,
+                "tools": [t["name"] for t in tools],
+                "call": call,
+                "snapshot": {
+                    "artifacts": {aid: a.lifecycle for aid, a in snapshot.artifacts.items()},
+                    "calls": len(snapshot.call_log),
+                    "versions": len(snapshot.versions),
+                    "approvals": len(snapshot.approval_log),
+                    "recovered": env.snapshot_recovered,
+                },
+            }
+        timings["teardown_s"] = time.monotonic() - t4
+    summary["timings"] = {k: round(v, 4) for k, v in timings.items()}
+    return summary
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    typer.echo(f"backend     {summary['backend']}  ({summary['mcp_url']})")
+    typer.echo(f"tools       {', '.join(summary['tools'])}")
+    call = summary["call"]
+    if call["tool"] is None:
+        typer.echo(f"read call   {call['why']}")
+    else:
+        verdict = "ok" if call["ok"] else "refused"
+        typer.echo(f"read call   {call['tool']} ({call['why']}): {verdict} {json.dumps(call['output'])[:160]}")
+    snap = summary["snapshot"]
+    typer.echo(
+        f"snapshot    artifacts {snap['artifacts']}, calls {snap['calls']}, versions {snap['versions']}, "
+        f"approvals {snap['approvals']}{', RECOVERED from state file' if snap['recovered'] else ''}"
+    )
+    typer.echo("timings     " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in summary["timings"].items()))
+
+
+@app.command("probe")
+def probe(
+    task: Annotated[Path | None, typer.Option("--task", help="Task package directory to serve.")] = None,
+    backend: Annotated[str, typer.Option("--backend", help="auto, docker or local.")] = "auto",
+    mcp_url: Annotated[
+        str | None, typer.Option("--mcp-url", help="Probe a running server instead (e.g. http://task-mcp:8080/mcp).")
+    ] = None,
+    token_file: Annotated[
+        Path | None, typer.Option("--token-file", help="Control token of the --mcp-url server.")
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
+) -> None:
+    """Start a task's MCP server, list its tools, make one read call, print the snapshot and timings.
+
+    Exit code 0 when the server answered, 1 when the sandbox failed, 2 for a usage error.
+    """
+    if (mcp_url is None) == (task is None):
+        typer.echo("error: give either --task DIR or --mcp-url URL (with --token-file)", err=True)
+        raise typer.Exit(2)
+    if mcp_url is not None and token_file is None:
+        typer.echo("error: --mcp-url needs --token-file", err=True)
+        raise typer.Exit(2)
+    try:
+        summary = asyncio.run(_probe(task, backend, mcp_url, token_file))
+    except (TaskLoadError, ValueError, OSError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    except (SandboxUnavailableError, ControlRequestError) as exc:
+        typer.echo(f"sandbox failed: {exc}", err=True)
+        raise typer.Exit(1) from None
+    if json_output:
+        typer.echo(json.dumps(summary, default=str))
+    else:
+        _print_summary(summary)
+
+
+@app.command("cleanup")
+def cleanup(
+    run_id: Annotated[str | None, typer.Option("--run-id", help="Only this run's sandboxes.")] = None,
+) -> None:
+    """Remove sandbox containers and networks left behind (all of them, or one run's)."""
+    from sandbox.cleanup import sweep
+
+    try:
+        report = sweep(run_id)
+    except Exception as exc:  # the engine did not answer
+        typer.echo(f"error: cannot reach the Docker engine: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(f"removed {len(report.containers)} containers, {len(report.networks)} networks")
+    for error in report.errors:
+        typer.echo(f"  failed: {error}", err=True)
+    raise typer.Exit(1 if report.errors else 0)

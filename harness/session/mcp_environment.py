@@ -1,0 +1,190 @@
+"""The session's environment port over a sandboxed task server (MCP for tools, control API for the rest).
+
+Tools are listed and called with the official ``mcp`` client over streamable HTTP, exactly as a
+native MCP agent would; each result carries its call-log index, and the full
+:class:`ToolCallRecord` is read back from the control API, so a session graded through the sandbox
+sees the same records as one run in process.
+
+Arguments that are not a JSON object (a model emitted a list or a string) cannot travel as MCP
+``arguments``; they are forwarded in ``_meta`` and the server refuses them like the in-process
+environment does, so the refusal is logged and graded identically.
+
+Infrastructure failures raise :class:`SandboxUnavailableError` (retryable, never the model's fault).
+A snapshot that the control API cannot give is recovered from the persisted state file, and
+:attr:`McpEnvironment.snapshot_recovered` says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import uuid
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+
+from harness.tasks.bundle import TaskBundle
+from mcp_servers.records import ApprovalToken, EnvironmentSnapshot, ToolCallRecord
+from mcp_servers.server import CALL_INDEX_META_KEY, MEDIA_TIME_META_KEY, RAW_ARGUMENTS_META_KEY
+from sandbox.backend import SandboxBackend, SandboxEnvironment
+from sandbox.errors import SandboxUnavailableError
+
+__all__ = ["McpEnvironment", "SandboxedEnvironments"]
+
+log = logging.getLogger(__name__)
+
+SandboxStarter = Callable[[], AbstractAsyncContextManager[SandboxEnvironment]]
+
+DEFAULT_CALL_TIMEOUT_S = 30.0
+
+
+class McpEnvironment:
+    """Implements ``EnvironmentPort`` over a running sandbox (or one started on first use).
+
+    Give it a :class:`SandboxEnvironment` that someone else tears down, or a starter (a
+    ``backend.start(...)`` context factory) that it enters on first use and exits in :meth:`aclose`.
+    """
+
+    def __init__(
+        self, sandbox: SandboxEnvironment | SandboxStarter, *, call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
+    ) -> None:
+        self._source = sandbox
+        self._sandbox = sandbox if isinstance(sandbox, SandboxEnvironment) else None
+        self._call_timeout_s = call_timeout_s
+        self._stack = AsyncExitStack()
+        self._client: Client | None = None
+        self.snapshot_recovered = False
+
+    async def __aenter__(self) -> McpEnvironment:
+        await self._connect()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the MCP client, then (when this object started it) the sandbox."""
+        self._client = None
+        await self._stack.aclose()
+
+    @property
+    def sandbox(self) -> SandboxEnvironment:
+        if self._sandbox is None:
+            raise RuntimeError("McpEnvironment is not connected yet (call a method or enter it first)")
+        return self._sandbox
+
+    async def _connect(self) -> Client:
+        if self._client is not None:
+            return self._client
+        if self._sandbox is None:
+            assert callable(self._source)
+            self._sandbox = await self._stack.enter_async_context(self._source())
+        client = Client(self._sandbox.mcp_url, read_timeout_seconds=self._call_timeout_s)
+        try:
+            self._client = await self._stack.enter_async_context(client)
+        except Exception as exc:
+            raise SandboxUnavailableError(f"MCP endpoint {self._sandbox.mcp_url} did not connect: {exc!r}") from exc
+        return self._client
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        client = await self._connect()
+        try:
+            listing = await client.list_tools()
+        except Exception as exc:
+            raise SandboxUnavailableError(f"tools/list at {self.sandbox.mcp_url} failed: {exc!r}") from exc
+        return [
+            {"name": tool.name, "description": tool.description or "", "parameters": tool.input_schema}
+            for tool in listing.tools
+        ]
+
+    async def call_tool(self, name: str, args: Any, media_time_ms: int) -> ToolCallRecord:
+        client = await self._connect()
+        meta: dict[str, Any] = {MEDIA_TIME_META_KEY: media_time_ms}
+        arguments = args
+        if args is not None and not isinstance(args, dict):
+            meta[RAW_ARGUMENTS_META_KEY] = args
+            arguments = None
+        try:
+            result = await client.call_tool(name, arguments, meta=meta)  # type: ignore[arg-type]
+        except Exception as exc:
+            raise SandboxUnavailableError(f"tools/call {name} at {self.sandbox.mcp_url} failed: {exc!r}") from exc
+        index = (result.meta or {}).get(CALL_INDEX_META_KEY)
+        if not isinstance(index, int):
+            raise SandboxUnavailableError(f"tools/call {name}: result carries no {CALL_INDEX_META_KEY!r}")
+        return ToolCallRecord.model_validate(await self.sandbox.control.call(index))
+
+    async def grant_approval(
+        self, action_type: str, target_id: str, media_time_ms: int, source_event_id: str | None
+    ) -> ApprovalToken:
+        await self._connect()
+        data = await self.sandbox.control.grant(action_type, target_id, media_time_ms, source_event_id)
+        return ApprovalToken.model_validate(data)
+
+    async def revoke_approval(self, action_type: str, target_id: str, media_time_ms: int) -> list[str]:
+        await self._connect()
+        return await self.sandbox.control.revoke(action_type, target_id, media_time_ms)
+
+    async def apply_event(
+        self, event_id: str, *, stale_fields: list[str], world_updates: dict[str, Any], media_time_ms: int
+    ) -> None:
+        await self._connect()
+        await self.sandbox.control.apply_event(
+            event_id, stale_fields=stale_fields, world_updates=world_updates, media_time_ms=media_time_ms
+        )
+
+    async def snapshot(self) -> EnvironmentSnapshot:
+        """From the control API; from the persisted state file when the server does not answer."""
+        await self._connect()
+        try:
+            data = await self.sandbox.control.snapshot()
+        except SandboxUnavailableError as live_error:
+            try:
+                data = await self.sandbox.read_persisted_state()
+            except SandboxUnavailableError as file_error:
+                raise SandboxUnavailableError(
+                    f"snapshot: control API failed ({live_error}); state file failed ({file_error})"
+                ) from file_error
+            log.warning("snapshot recovered from the state file: %s", live_error)
+            self.snapshot_recovered = True
+        return EnvironmentSnapshot.model_validate(data)
+
+
+class SandboxedEnvironments:
+    """An environment factory (``make_env``) that gives each session its own sandbox.
+
+    For ``validate_task(task_dir, make_env=...)`` and runners that build environments from bundles:
+    the sandbox starts on the environment's first use; :meth:`aclose` tears every one down.
+    """
+
+    def __init__(self, backend: SandboxBackend, *, run_id: str | None = None) -> None:
+        self.backend = backend
+        self.run_id = run_id or uuid.uuid4().hex[:12]
+        self._public_root = tempfile.TemporaryDirectory(prefix="apexvoice-public-")
+        self._environments: list[McpEnvironment] = []
+
+    def __call__(self, bundle: TaskBundle) -> McpEnvironment:
+        public_dir = Path(self._public_root.name) / f"{bundle.task_id}-{len(self._environments)}"
+        bundle.public_bundle().write(public_dir)
+
+        def start() -> AbstractAsyncContextManager[SandboxEnvironment]:
+            return self.backend.start(public_dir, self.run_id, task_id=bundle.task_id)
+
+        environment = McpEnvironment(start)
+        self._environments.append(environment)
+        return environment
+
+    async def aclose(self) -> None:
+        try:
+            while self._environments:
+                await self._environments.pop().aclose()
+        finally:
+            self._public_root.cleanup()
+
+    async def __aenter__(self) -> SandboxedEnvironments:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

@@ -1,0 +1,106 @@
+"""One async interface for starting a task's MCP server in isolation, and the backend registry.
+
+``async with get_backend("auto").start(public_dir, run_id, task_id=...) as env:`` gives the MCP URL,
+the control client and metadata; leaving the block always tears the sandbox down (normal exit,
+exception, cancellation, Ctrl-C). Backends are looked up by name in a registry, and the docker
+backend is imported only when asked for, so machines without the docker SDK can still use ``local``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from .control_client import ControlClient
+from .errors import SandboxUnavailableError
+
+__all__ = [
+    "BackendName",
+    "SandboxBackend",
+    "SandboxEnvironment",
+    "SandboxUnavailableError",
+    "get_backend",
+]
+
+log = logging.getLogger(__name__)
+
+BackendName = Literal["auto", "docker", "local"]
+
+StateReader = Callable[[], Awaitable[dict[str, Any]]]
+
+
+@dataclass
+class SandboxEnvironment:
+    """A running task server: where the agent connects, how the harness controls it.
+
+    ``read_persisted_state`` reads the state file the server writes after every change, without
+    asking the server: the snapshot of last resort when the server hangs or its container died.
+    ``metadata`` holds ids, addresses and timings for the run record.
+    """
+
+    mcp_url: str
+    control: ControlClient
+    backend: str
+    read_persisted_state: StateReader
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class SandboxBackend(ABC):
+    """Starts one isolated task server per session."""
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def start(self, public_dir: Path, run_id: str, *, task_id: str) -> AbstractAsyncContextManager[SandboxEnvironment]:
+        """Serve the public bundle in ``public_dir``; the context's exit always tears down."""
+
+    def available(self) -> str | None:
+        """``None`` when this backend can start sandboxes here, else the reason it cannot."""
+        return None
+
+
+#: name -> "module:class", imported on demand (the docker SDK is an optional dependency).
+_REGISTRY: dict[str, str] = {
+    "local": "sandbox.local:LocalBackend",
+    "docker": "sandbox.docker_backend:DockerBackend",
+}
+
+#: ``auto`` tries these in order and takes the first that is available.
+_AUTO_ORDER = ("docker", "local")
+
+
+def _load(name: str) -> SandboxBackend:
+    module_name, _, class_name = _REGISTRY[name].partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise SandboxUnavailableError(f"sandbox backend {name!r} cannot be imported: {exc}") from exc
+    return getattr(module, class_name)()
+
+
+def get_backend(name: BackendName | str = "auto") -> SandboxBackend:
+    """The backend called ``name``; ``auto`` picks docker when its engine and image answer, else local."""
+    if name == "auto":
+        reasons: list[str] = []
+        for candidate in _AUTO_ORDER:
+            try:
+                backend = _load(candidate)
+            except SandboxUnavailableError as exc:
+                reasons.append(str(exc))
+                continue
+            reason = backend.available()
+            if reason is None:
+                log.info("sandbox backend auto -> %s%s", candidate, f" ({'; '.join(reasons)})" if reasons else "")
+                return backend
+            reasons.append(f"{candidate}: {reason}")
+        raise SandboxUnavailableError(f"no sandbox backend is available: {'; '.join(reasons)}")
+    if name not in _REGISTRY:
+        known = ", ".join(["auto", *_REGISTRY])
+        raise ValueError(f"unknown sandbox backend {name!r} (known: {known})")
+    return _load(name)

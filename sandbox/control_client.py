@@ -1,0 +1,125 @@
+"""The harness side of the task server's control API (``/control/...``).
+
+Every request carries the session's bearer token. A server that does not answer (connection
+refused, reset, timeout, 5xx) raises :class:`SandboxUnavailableError` naming the route and the
+cause, so the session is retried instead of being graded as the model's failure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from .errors import ControlRequestError, SandboxUnavailableError
+
+__all__ = ["ControlClient"]
+
+DEFAULT_TIMEOUT_S = 10.0
+
+
+class ControlClient:
+    """Async client for one sandbox's control API."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=httpx.Timeout(timeout_s),
+            transport=transport,
+            trust_env=False,  # never route the control plane through a proxy
+        )
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def health(self) -> dict[str, Any]:
+        return await self._request("GET", "/control/health")
+
+    async def snapshot(self) -> dict[str, Any]:
+        """The environment snapshot (``mcp_servers.records.EnvironmentSnapshot`` as JSON)."""
+        return await self._request("GET", "/control/snapshot")
+
+    async def grant(
+        self, action_type: str, target_id: str, media_time_ms: int, source_event_id: str | None = None
+    ) -> dict[str, Any]:
+        """Grant an approval; returns the ``ApprovalToken`` as JSON."""
+        body = {
+            "action_type": action_type,
+            "target_id": target_id,
+            "media_time_ms": media_time_ms,
+            "source_event_id": source_event_id,
+        }
+        return await self._request("POST", "/control/approvals/grant", body)
+
+    async def revoke(self, action_type: str, target_id: str, media_time_ms: int) -> list[str]:
+        """Revoke approvals; returns the revoked token ids."""
+        body = {"action_type": action_type, "target_id": target_id, "media_time_ms": media_time_ms}
+        return list((await self._request("POST", "/control/approvals/revoke", body))["revoked"])
+
+    async def apply_event(
+        self, event_id: str, *, stale_fields: list[str], world_updates: dict[str, Any], media_time_ms: int
+    ) -> None:
+        body = {
+            "event_id": event_id,
+            "stale_fields": stale_fields,
+            "world_updates": world_updates,
+            "media_time_ms": media_time_ms,
+        }
+        await self._request("POST", "/control/events/apply", body)
+
+    async def set_media_time(self, media_time_ms: int) -> int:
+        """Stamp calls that arrive without their own media time (native MCP agents)."""
+        body = {"media_time_ms": media_time_ms}
+        return int((await self._request("POST", "/control/media_time", body))["media_time_ms"])
+
+    async def call(self, index: int) -> dict[str, Any]:
+        """One call-log record (``ToolCallRecord`` as JSON) by its index."""
+        return await self._request("GET", f"/control/calls/{index}")
+
+    async def follow(self, after: int = 0) -> AsyncIterator[dict[str, Any]]:
+        """Call records from index ``after`` on, as the server publishes them (until it closes)."""
+        route = "/control/stream"
+        try:
+            async with self._http.stream(
+                "GET", route, params={"after": after}, timeout=httpx.Timeout(None, connect=5.0)
+            ) as response:
+                if response.status_code != 200:
+                    await response.aread()
+                    self._raise_for_status(route, response)
+                async for line in response.aiter_lines():
+                    if line.strip():
+                        yield json.loads(line)
+        except httpx.TransportError as exc:
+            raise SandboxUnavailableError(f"control API {self.base_url}{route}: {exc!r}") from exc
+
+    async def _request(self, method: str, route: str, body: dict[str, Any] | None = None) -> Any:
+        try:
+            response = await self._http.request(method, route, json=body)
+        except httpx.TransportError as exc:
+            raise SandboxUnavailableError(f"control API {self.base_url}{route}: {exc!r}") from exc
+        self._raise_for_status(route, response)
+        return response.json()
+
+    def _raise_for_status(self, route: str, response: httpx.Response) -> None:
+        if response.status_code < 400:
+            return
+        try:
+            message = str(response.json().get("error", response.text))
+        except (ValueError, AttributeError):
+            message = response.text[:200]
+        if response.status_code >= 500:
+            raise SandboxUnavailableError(
+                f"control API {self.base_url}{route} answered HTTP {response.status_code}: {message}"
+            )
+        raise ControlRequestError(route, response.status_code, message)

@@ -1,0 +1,322 @@
+"""The ``docker`` backend: one hardened container per session on its own internal network.
+
+The container runs ``apex-voice/mcp-server`` with a read-only root filesystem, tmpfs ``/tmp``, all
+capabilities dropped, no-new-privileges, a non-root uid and pids/memory/CPU limits. Its only network
+is a per-session ``internal`` bridge (no egress) with a planned /28 (:mod:`sandbox.subnet_plan`),
+and the host guard (:mod:`sandbox.host_guard`) stops it from connecting to the host. The public
+bundle and the control token are mounted read-only; the state file lives in a bind-mounted
+directory, so it survives a hung server or a killed container and ``get_archive`` can still fetch it.
+
+Docker SDK calls block, so they run on a dedicated thread pool. Teardown is submitted to that pool
+and waits for provisioning to finish first: a session cancelled mid-start leaves nothing behind,
+even when cancelled again during teardown (the interpreter joins the pool's threads at exit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+import tarfile
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass, field
+from ipaddress import IPv4Network
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+from docker.types import IPAMConfig, IPAMPool, Ulimit
+
+from .backend import SandboxBackend, SandboxEnvironment
+from .cleanup import sweep
+from .control_client import ControlClient
+from .errors import SandboxUnavailableError
+from .host_guard import BRIDGE_PREFIX, HostGuard
+from .labels import session_labels
+from .readiness import wait_until_ready
+from .session_files import STATE_FILE_NAME, SessionFiles
+from .subnet_plan import SubnetPlanner, subnets_in_use
+
+__all__ = ["DockerBackend", "DockerSandboxConfig"]
+
+log = logging.getLogger(__name__)
+
+SERVER_PORT = 8080
+TASK_MOUNT = "/task"
+TOKEN_MOUNT = "/run/secrets/token"
+STATE_MOUNT = "/state"
+_SUBNET_ATTEMPTS = 8
+
+
+@dataclass(frozen=True)
+class DockerSandboxConfig:
+    """Image and resource limits of one session's container."""
+
+    image: str = "apex-voice/mcp-server:latest"
+    user: str = "10001:10001"
+    mem_limit: str = "256m"
+    pids_limit: int = 64
+    nano_cpus: int = 1_000_000_000
+    tmpfs_size: str = "16m"
+    nofile: int = 1024
+    ready_timeout_s: float = 30.0
+    subnet_pool: str | None = None  # default: $APEX_VOICE_SANDBOX_SUBNET_POOL or 10.213.0.0/16
+    max_parallel_engine_calls: int = 32
+
+
+@dataclass
+class _Session:
+    """What one session created, filled in as it is created (teardown removes whatever exists)."""
+
+    id: str
+    run_id: str
+    task_id: str
+    files: SessionFiles | None = None
+    subnet: IPv4Network | None = None
+    network_id: str | None = None
+    container_id: str | None = None
+    address: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    provisioned: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def name(self) -> str:
+        return f"apexvoice-{self.id}"
+
+
+class DockerBackend(SandboxBackend):
+    name = "docker"
+
+    def __init__(self, config: DockerSandboxConfig | None = None, *, client: Any = None) -> None:
+        self.config = config or DockerSandboxConfig()
+        self._client = client
+        self._planner = SubnetPlanner(self.config.subnet_pool)
+        self._guard = HostGuard()
+        self._pool = ThreadPoolExecutor(self.config.max_parallel_engine_calls, thread_name_prefix="apexvoice-docker")
+        self._swept = False
+        self._sweep_lock = threading.Lock()
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = docker.from_env(use_context=False, max_pool_size=self.config.max_parallel_engine_calls)
+        return self._client
+
+    def available(self) -> str | None:
+        try:
+            self.client.ping()
+        except Exception as exc:  # any failure to reach the engine
+            return f"no Docker engine answers ({exc})"
+        try:
+            self.client.images.get(self.config.image)
+        except docker.errors.ImageNotFound:
+            return f"image {self.config.image} is not built (run `apex-voice images build`)"
+        except docker.errors.APIError as exc:
+            return f"cannot inspect image {self.config.image}: {exc}"
+        return None
+
+    async def _in_pool(self, fn, *args):  # type: ignore[no-untyped-def]
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+
+    @asynccontextmanager
+    async def start(self, public_dir: Path, run_id: str, *, task_id: str) -> AsyncIterator[SandboxEnvironment]:
+        started = time.monotonic()
+        session = _Session(id=uuid.uuid4().hex[:12], run_id=run_id, task_id=task_id)
+        provisioning = asyncio.get_running_loop().run_in_executor(self._pool, self._provision, session, Path(public_dir))
+        control: ControlClient | None = None
+        try:
+            await asyncio.shield(provisioning)
+            assert session.files is not None
+            control = ControlClient(f"http://{session.address}:{SERVER_PORT}", session.files.token)
+            ready_s = await wait_until_ready(
+                control,
+                timeout_s=self.config.ready_timeout_s,
+                exit_reason=lambda: self._in_pool(self._exit_reason, session),
+                what=f"container {session.name} ({task_id})",
+            )
+            session.timings["ready_s"] = round(ready_s, 4)
+            session.timings["start_to_ready_s"] = round(time.monotonic() - started, 4)
+            yield SandboxEnvironment(
+                mcp_url=f"http://{session.address}:{SERVER_PORT}/mcp",
+                control=control,
+                backend=self.name,
+                read_persisted_state=lambda: self._in_pool(self._read_state, session),
+                metadata=self._metadata(session),
+            )
+        finally:
+            try:
+                if control is not None:
+                    await control.aclose()
+            finally:
+                teardown = asyncio.get_running_loop().run_in_executor(self._pool, self._destroy, session)
+                await asyncio.shield(teardown)
+
+    def _metadata(self, session: _Session) -> dict[str, Any]:
+        return {
+            "run_id": session.run_id,
+            "task_id": session.task_id,
+            "session_id": session.id,
+            "container_id": session.container_id,
+            "network_id": session.network_id,
+            "subnet": str(session.subnet),
+            "address": session.address,
+            "image": self.config.image,
+            "host_guard": self._guard.ensure(),
+            "timings": dict(session.timings),
+        }
+
+    # ---- blocking engine work (runs on the pool) -------------------------------------------------
+
+    def _provision(self, session: _Session, public_dir: Path) -> None:
+        try:
+            self._sweep_orphans_once()
+            self._guard.ensure()
+            t0 = time.monotonic()
+            session.files = SessionFiles.create(f"apexvoice-{session.id}-", for_container=True)
+            task_copy = session.files.copy_task(public_dir)
+            t1 = time.monotonic()
+            self._create_network(session)
+            t2 = time.monotonic()
+            container = self._run_container(session, task_copy)
+            t3 = time.monotonic()
+            session.timings.update(
+                files_s=round(t1 - t0, 4), network_s=round(t2 - t1, 4), container_s=round(t3 - t2, 4)
+            )
+            container.reload()
+            networks = container.attrs["NetworkSettings"]["Networks"]
+            session.address = networks[session.name]["IPAddress"]
+            if not session.address:
+                raise SandboxUnavailableError(f"container {session.name} got no address on its network")
+        except docker.errors.DockerException as exc:
+            raise SandboxUnavailableError(f"docker sandbox {session.name} for {session.task_id}: {exc}") from exc
+        finally:
+            session.provisioned.set()
+
+    def _sweep_orphans_once(self) -> None:
+        with self._sweep_lock:
+            if self._swept:
+                return
+            self._swept = True
+            report = sweep(orphans_only=True, client=self.client)
+            if report.containers or report.networks:
+                log.info("swept orphaned sandboxes: %s containers, %s networks", len(report.containers), len(report.networks))
+
+    def _create_network(self, session: _Session) -> None:
+        labels = session_labels(session.run_id, session.id, session.task_id)
+        candidates = self._planner.reserve(subnets_in_use(self.client.api.networks()))
+        for _ in range(_SUBNET_ATTEMPTS):
+            subnet = next(candidates)
+            ipam = IPAMConfig(pool_configs=[IPAMPool(subnet=str(subnet), gateway=str(subnet.network_address + 1))])
+            try:
+                network = self.client.networks.create(
+                    session.name,
+                    driver="bridge",
+                    internal=True,
+                    ipam=ipam,
+                    labels=labels,
+                    options={"com.docker.network.bridge.name": f"{BRIDGE_PREFIX}{session.id}"},
+                )
+            except docker.errors.APIError as exc:
+                self._planner.release(subnet)
+                if "overlap" in str(exc).lower():
+                    continue  # another process took it between our listing and our create
+                raise
+            session.subnet = subnet
+            session.network_id = network.id
+            return
+        raise SandboxUnavailableError(f"no free subnet for {session.name} after {_SUBNET_ATTEMPTS} attempts")
+
+    def _run_container(self, session: _Session, task_copy: Path) -> Any:
+        assert session.files is not None
+        cfg = self.config
+        container = self.client.containers.create(
+            cfg.image,
+            command=[
+                "python", "-m", "mcp_servers",
+                "--task", TASK_MOUNT,
+                "--host", "0.0.0.0",
+                "--port", str(SERVER_PORT),
+                "--token-file", TOKEN_MOUNT,
+                "--state-file", f"{STATE_MOUNT}/{STATE_FILE_NAME}",
+            ],  # fmt: skip
+            name=session.name,
+            hostname="task",
+            labels=session_labels(session.run_id, session.id, session.task_id),
+            network=session.name,
+            user=cfg.user,
+            read_only=True,
+            tmpfs={"/tmp": f"rw,noexec,nosuid,nodev,size={cfg.tmpfs_size}"},
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges:true"],
+            pids_limit=cfg.pids_limit,
+            mem_limit=cfg.mem_limit,
+            memswap_limit=cfg.mem_limit,
+            nano_cpus=cfg.nano_cpus,
+            ulimits=[Ulimit(name="nofile", soft=cfg.nofile, hard=cfg.nofile)],
+            ipc_mode="private",
+            volumes={
+                str(task_copy): {"bind": TASK_MOUNT, "mode": "ro"},
+                str(session.files.token_file): {"bind": TOKEN_MOUNT, "mode": "ro"},
+                str(session.files.state_dir): {"bind": STATE_MOUNT, "mode": "rw"},
+            },
+        )
+        session.container_id = container.id
+        container.start()
+        return container
+
+    def _exit_reason(self, session: _Session) -> str | None:
+        try:
+            container = self.client.containers.get(session.container_id)
+        except docker.errors.NotFound:
+            return "container is gone"
+        if container.status in ("created", "running"):
+            return None
+        state = container.attrs.get("State", {})
+        logs = container.logs(tail=20).decode(errors="replace").strip()
+        return f"status {container.status}, exit code {state.get('ExitCode')}, OOM {state.get('OOMKilled')}: {logs}"
+
+    def _read_state(self, session: _Session) -> dict[str, Any]:
+        """The persisted state via ``get_archive`` (works on stopped containers), else the bind mount."""
+        assert session.files is not None
+        path = f"{STATE_MOUNT}/{STATE_FILE_NAME}"
+        try:
+            chunks, _ = self.client.containers.get(session.container_id).get_archive(path)
+            with tarfile.open(fileobj=io.BytesIO(b"".join(chunks))) as archive:
+                member = archive.extractfile(STATE_FILE_NAME)
+                assert member is not None
+                return json.loads(member.read())
+        except (docker.errors.DockerException, KeyError, ValueError) as exc:
+            log.warning("get_archive of %s from %s failed (%s); reading the bind mount", path, session.name, exc)
+        try:
+            return json.loads(session.files.state_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise SandboxUnavailableError(f"no persisted state for {session.name}: {exc}") from exc
+
+    def _destroy(self, session: _Session) -> None:
+        session.provisioned.wait()
+        errors: list[str] = []
+        if session.container_id is not None:
+            with suppress(docker.errors.NotFound):
+                try:
+                    self.client.api.remove_container(session.container_id, force=True, v=True)
+                except docker.errors.APIError as exc:
+                    errors.append(f"container: {exc}")
+        if session.network_id is not None:
+            with suppress(docker.errors.NotFound):
+                try:
+                    self.client.api.remove_network(session.network_id)
+                except docker.errors.APIError as exc:
+                    errors.append(f"network: {exc}")
+        if session.subnet is not None:
+            self._planner.release(session.subnet)
+        if session.files is not None:
+            session.files.remove()
+        if errors:
+            log.warning("teardown of %s incomplete (the sweeper will retry): %s", session.name, "; ".join(errors))

@@ -1,0 +1,23 @@
+"""Sandbox failures, split by whose fault they are.
+
+A sandbox that cannot start or stops answering is an infrastructure failure: the session is
+retried, never graded as the model's failure. A control request the server refuses (4xx) is a
+harness bug and must surface loudly instead of being retried.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ControlRequestError", "SandboxUnavailableError"]
+
+
+class SandboxUnavailableError(RuntimeError):
+    """The sandbox could not be started or stopped answering (retryable, never a model failure)."""
+
+
+class ControlRequestError(RuntimeError):
+    """The control API answered but refused the request (wrong token, bad body, unknown call)."""
+
+    def __init__(self, route: str, status: int, message: str) -> None:
+        super().__init__(f"control API {route} answered HTTP {status}: {message}")
+        self.route = route
+        self.status = status

@@ -1,0 +1,233 @@
+"""Build apex-voice's images on a machine with a Docker engine but no registry.
+
+Steps: a base image with python3 (local, pulled, or made from Debian packages), a host-built
+wheelhouse per requirement set, then one offline `docker build` per image with a generated context.
+Each image carries a content-hash label; an image whose hash already exists is not rebuilt, so a
+second call costs a few engine queries and file hashes.
+
+The Docker SDK is used rather than the CLI: structured build output and errors, label queries
+without parsing text, no dependency on a `docker` binary, and the sandbox backends share it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import docker
+from docker.models.images import Image
+
+from sandbox.base_image import DEFAULT_BASE_IMAGE, BaseImage, ensure_base_image, probe_python
+from sandbox.build_context import BuildContext
+from sandbox.project_sources import ProjectSources, source_files
+from sandbox.wheelhouse import Wheelhouse, host_python, require_same_python
+
+__all__ = [
+    "IMAGE_SPECS",
+    "LABEL_BUILD_HASH",
+    "BuildSummary",
+    "ImageBuildError",
+    "ImageResult",
+    "ImageSpec",
+    "build_images",
+    "connect_docker",
+    "report_to_stderr",
+]
+
+REPOSITORY_PREFIX = "apex-voice/"
+LABEL_BUILD_HASH = "org.apex-voice.build-hash"
+LABEL_IMAGE_NAME = "org.apex-voice.image"
+TAG_LENGTH = 12
+BUILD_TIMEOUT_SECONDS = 1800
+DEFAULT_PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+
+class ImageBuildError(RuntimeError):
+    """`docker build` of one image failed; the message carries the engine's error line."""
+
+
+@dataclass(frozen=True)
+class ImageSpec:
+    """What goes into one image: its Dockerfile, its dependencies and the sources it ships."""
+
+    name: str
+    dockerfile: str
+    requirement_names: tuple[str, ...] | None  # None: every runtime dependency of the project
+    source_packages: tuple[str, ...]  # copied as source under src/ in the build context
+    installs_project: bool  # the project wheel is built and installed
+
+    @property
+    def repository(self) -> str:
+        return REPOSITORY_PREFIX + self.name
+
+
+IMAGE_SPECS: dict[str, ImageSpec] = {
+    spec.name: spec
+    for spec in (
+        ImageSpec(
+            name="mcp-server",
+            dockerfile="images/Dockerfile.mcp-server",
+            requirement_names=("mcp", "uvicorn", "starlette", "pydantic", "pyyaml"),
+            source_packages=("mcp_servers",),
+            installs_project=False,
+        ),
+        ImageSpec(
+            name="harness",
+            dockerfile="images/Dockerfile.harness",
+            requirement_names=None,
+            source_packages=(),
+            installs_project=True,
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class ImageResult:
+    """One image after `build_images`: `reference` is `apex-voice/<name>:<hash>` (also `:latest`)."""
+
+    name: str
+    reference: str
+    image_id: str
+    build_hash: str
+    cached: bool
+    seconds: float
+
+
+@dataclass(frozen=True)
+class BuildSummary:
+    base: BaseImage
+    images: tuple[ImageResult, ...]
+
+    @property
+    def all_cached(self) -> bool:
+        return not self.base.built and all(image.cached for image in self.images)
+
+
+def report_to_stderr(line: str) -> None:
+    print(f"[images] {line}", file=sys.stderr, flush=True)
+
+
+def connect_docker() -> docker.DockerClient:
+    """The engine from DOCKER_HOST or the default socket, ignoring any CLI context (docker >= 7.2)."""
+    return docker.from_env(use_context=False)
+
+
+@dataclass
+class _ImageBuilder:
+    client: docker.DockerClient
+    project: ProjectSources
+    base: BaseImage
+    cache_dir: Path
+    report: Callable[[str], None]
+
+    python_checked: bool = False
+
+    def require_compatible_python(self) -> None:
+        """Probe the base once, and only when something has to be built."""
+        if not self.python_checked:
+            require_same_python(
+                host_python(), probe_python(self.client, self.base.reference), self.base.reference
+            )
+            self.python_checked = True
+
+    def ensure(self, spec: ImageSpec) -> ImageResult:
+        started = time.monotonic()
+        wheelhouse = Wheelhouse.for_requirements(
+            self.project.requirements(spec.requirement_names), self.cache_dir
+        )
+        if not wheelhouse.complete:
+            self.require_compatible_python()
+            wheelhouse.build(self.report)
+        requirements = (
+            (f"{self.project.name}=={self.project.version}",)
+            if spec.installs_project
+            else wheelhouse.requirements
+        )
+        context = BuildContext(
+            dockerfile=(self.project.root / spec.dockerfile).read_bytes(),
+            requirements=requirements,
+            wheels=wheelhouse.wheels(),
+            sources=list(source_files(self.project.root, spec.source_packages)),
+        )
+        hashed_paths = spec.source_packages + (self.project.build_inputs if spec.installs_project else ())
+        build_hash = context.content_hash(
+            self.base.image_id, wheelhouse.file_digests(), self.project.digest(hashed_paths)
+        )
+        reference = f"{spec.repository}:{build_hash[:TAG_LENGTH]}"
+        existing = self.client.images.list(filters={"label": f"{LABEL_BUILD_HASH}={build_hash}"})
+        if existing:
+            image, cached = existing[0], True
+            self.report(f"{spec.name}: cached, skipped build ({reference})")
+        else:
+            self.require_compatible_python()
+            image, cached = self._build(spec, context, reference, build_hash), False
+        image.tag(spec.repository, build_hash[:TAG_LENGTH])
+        image.tag(spec.repository, "latest")
+        return ImageResult(spec.name, reference, image.id, build_hash, cached, time.monotonic() - started)
+
+    def _build(self, spec: ImageSpec, context: BuildContext, reference: str, build_hash: str) -> Image:
+        self.report(f"{spec.name}: building {reference} FROM {self.base.reference}")
+        with (
+            tempfile.TemporaryDirectory(prefix="apex-voice-build-") as scratch,
+            tempfile.TemporaryFile() as tar,
+        ):
+            if spec.installs_project:
+                context.wheels.append(self.project.build_wheel(Path(scratch)))
+            context.write_tar(tar)
+            stream = self.client.api.build(
+                fileobj=tar,
+                custom_context=True,
+                tag=reference,
+                labels={LABEL_BUILD_HASH: build_hash, LABEL_IMAGE_NAME: spec.name},
+                buildargs={"BASE_IMAGE": self.base.reference},
+                network_mode="none",
+                pull=False,
+                rm=True,
+                forcerm=True,
+                decode=True,
+                timeout=BUILD_TIMEOUT_SECONDS,
+            )
+            for chunk in stream:
+                if "error" in chunk:
+                    raise ImageBuildError(f"building {reference} failed: {chunk['error'].strip()}")
+                line = chunk.get("stream", "").rstrip()
+                if line:
+                    self.report(f"{spec.name}: {line}")
+        return self.client.images.get(reference)
+
+
+def build_images(
+    names: Iterable[str] | None = None,
+    *,
+    base_image: str | None = None,
+    project_root: Path = DEFAULT_PROJECT_ROOT,
+    cache_dir: Path | None = None,
+    client: docker.DockerClient | None = None,
+    report: Callable[[str], None] = report_to_stderr,
+) -> BuildSummary:
+    """Ensure the base image and the named images (all of IMAGE_SPECS by default) exist locally.
+
+    `base_image` defaults to $BASE_IMAGE, then to apex-voice's own Debian base. Wheels and the base
+    rootfs are cached under `cache_dir` (default `<project>/build/images`).
+    """
+    selected = list(IMAGE_SPECS) if names is None else list(names)
+    unknown = [name for name in selected if name not in IMAGE_SPECS]
+    if unknown:
+        raise ValueError(f"unknown image {', '.join(unknown)}; known: {', '.join(IMAGE_SPECS)}")
+    client = client or connect_docker()
+    cache_dir = cache_dir or project_root / "build" / "images"
+    requested_base = base_image or os.environ.get("BASE_IMAGE") or DEFAULT_BASE_IMAGE
+    base = ensure_base_image(client, requested_base, cache_dir, report)
+    builder = _ImageBuilder(client, ProjectSources.load(project_root), base, cache_dir, report)
+    results = tuple(builder.ensure(IMAGE_SPECS[name]) for name in selected)
+    for result in results:
+        report(
+            f"{result.name}: {'cached' if result.cached else 'built'} {result.reference} in {result.seconds:.1f} s"
+        )
+    return BuildSummary(base, results)

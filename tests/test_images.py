@@ -1,0 +1,168 @@
+"""Offline image builds: the pure pieces, then real builds against a Docker engine (marker `docker`)."""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from sandbox.base_image import PythonTarget
+from sandbox.build_context import BuildContext
+from sandbox.debian_rootfs import DebianMirrors, mirrors_from_deb822, mmdebstrap_command
+from sandbox.image_build import IMAGE_SPECS, build_images
+from sandbox.project_sources import ProjectSources
+from sandbox.wheelhouse import PythonMismatchError, require_same_python
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+HOST = PythonTarget(3, 11, "x86_64")
+
+
+def test_python_mismatch_names_both_interpreters_and_the_image() -> None:
+    with pytest.raises(PythonMismatchError) as caught:
+        require_same_python(HOST, PythonTarget(3, 12, "x86_64"), "python:3.12-slim")
+    message = str(caught.value)
+    assert "python:3.12-slim" in message
+    assert "Python 3.12 on x86_64" in message and "Python 3.11 on x86_64" in message
+
+
+def test_same_python_passes() -> None:
+    require_same_python(HOST, PythonTarget(3, 11, "x86_64"), "apex-voice/base:bookworm-py311")
+
+
+def test_mirrors_come_from_the_stanzas_serving_the_suite() -> None:
+    sources = (
+        "Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\nComponents: main\n\n"
+        "Types: deb\n# comment: with a colon\nURIs: http://mirror.example/security\n"
+        "Suites: bookworm-security\nComponents: main\n"
+    )
+    assert mirrors_from_deb822(sources) == DebianMirrors(
+        "http://mirror.example/debian", "http://mirror.example/security"
+    )
+
+
+def test_mirrors_of_another_distribution_fall_back_to_debian() -> None:
+    sources = "Types: deb\nURIs: http://archive.ubuntu.com/ubuntu\nSuites: noble noble-updates\n"
+    assert mirrors_from_deb822(sources) == DebianMirrors()
+
+
+def test_mmdebstrap_recipe_is_the_slim_essential_one_with_security_updates() -> None:
+    command = mmdebstrap_command(Path("/tmp/out.tar"), DebianMirrors("http://m/debian", "http://m/security"))
+    assert "--variant=essential" in command
+    assert "--include=python3,python3-venv,ca-certificates" in command
+    assert "--dpkgopt=path-exclude=/usr/share/doc/*" in command
+    assert command[-3:] == [
+        "deb http://m/debian bookworm main",
+        "deb http://m/debian bookworm-updates main",
+        "deb http://m/security bookworm-security main",
+    ]
+
+
+def test_mcp_server_requirements_use_pyproject_specifiers() -> None:
+    project = ProjectSources.load(PROJECT_ROOT)
+    requirements = project.requirements(IMAGE_SPECS["mcp-server"].requirement_names)
+    declared = set(project.dependencies)
+    assert len(requirements) == 5 and set(requirements) <= declared
+    assert any(requirement.startswith("mcp") for requirement in requirements)
+    assert not any(requirement.startswith("typer") for requirement in requirements)
+
+
+def test_undeclared_requirement_is_named() -> None:
+    project = ProjectSources.load(PROJECT_ROOT)
+    with pytest.raises(ValueError, match="no-such-package not declared"):
+        project.requirements(["no_such_package"])
+
+
+def test_content_hash_changes_with_each_input() -> None:
+    context = BuildContext(dockerfile=b"FROM x\n", requirements=("mcp>=2.3",))
+    reference = context.content_hash("sha256:base", [("a.whl", "1")], "src")
+    assert reference == context.content_hash("sha256:base", [("a.whl", "1")], "src")
+    assert reference != context.content_hash("sha256:other", [("a.whl", "1")], "src")
+    assert reference != context.content_hash("sha256:base", [("a.whl", "2")], "src")
+    assert reference != context.content_hash("sha256:base", [("a.whl", "1")], "changed")
+    edited = BuildContext(dockerfile=b"FROM y\n", requirements=("mcp>=2.3",))
+    assert reference != edited.content_hash("sha256:base", [("a.whl", "1")], "src")
+
+
+def test_context_tar_holds_exactly_what_the_dockerfile_copies(tmp_path: Path) -> None:
+    wheel = tmp_path / "demo-1.0-py3-none-any.whl"
+    wheel.write_bytes(b"wheel")
+    module = tmp_path / "module.py"
+    module.write_text("VALUE = 1\n")
+    context = BuildContext(b"FROM x\n", ("demo==1.0",), [wheel], [("pkg/module.py", module)])
+    buffer = io.BytesIO()
+    context.write_tar(buffer)
+    with tarfile.open(fileobj=buffer) as archive:
+        names = archive.getnames()
+        requirements = archive.extractfile("requirements.txt").read()
+    assert names == [
+        "Dockerfile",
+        "requirements.txt",
+        "wheelhouse/demo-1.0-py3-none-any.whl",
+        "src/pkg/module.py",
+    ]
+    assert requirements == b"demo==1.0\n"
+
+
+# --- real engine -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def docker_client():
+    """The engine, or a skip; under CI=true a missing engine is a failure, not a skip."""
+    docker = pytest.importorskip("docker")
+    try:
+        client = docker.from_env(use_context=False)
+        client.ping()
+    except Exception as error:  # noqa: BLE001 - any failure to reach the engine means "no engine"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but no Docker engine answers: {error}")
+        pytest.skip(f"no docker engine: {error}")
+    return client
+
+
+@pytest.fixture(scope="module")
+def built(docker_client):
+    return build_images(client=docker_client)
+
+
+def _run_as_service_user(client, image: str, code: str) -> str:
+    output = client.containers.run(
+        image, ["python", "-c", code], user="10001:10001", remove=True, network_disabled=True
+    )
+    return output.decode().strip()
+
+
+@pytest.mark.docker
+def test_mcp_server_image_imports_its_stack_as_uid_10001(docker_client, built) -> None:
+    mcp_server = next(result for result in built.images if result.name == "mcp-server")
+    code = "import os, mcp_servers, mcp, uvicorn, starlette, pydantic, yaml; print(os.getuid())"
+    assert _run_as_service_user(docker_client, mcp_server.reference, code) == "10001"
+
+
+@pytest.mark.docker
+def test_mcp_server_image_ships_no_harness_and_runs_the_server_module(docker_client, built) -> None:
+    image = docker_client.images.get("apex-voice/mcp-server:latest")
+    config = image.attrs["Config"]
+    assert config["User"] == "10001:10001"
+    assert "8080/tcp" in config["ExposedPorts"]
+    assert config["Cmd"][:3] == ["python", "-m", "mcp_servers"]
+    code = "import importlib.util as u; print(u.find_spec('harness') is None)"
+    assert _run_as_service_user(docker_client, "apex-voice/mcp-server:latest", code) == "True"
+
+
+@pytest.mark.docker
+def test_harness_image_imports_the_whole_project(docker_client, built) -> None:
+    code = "import harness, mcp_servers, sandbox, tui, typer; print(harness.__name__)"
+    assert _run_as_service_user(docker_client, "apex-voice/harness:latest", code) == "harness"
+
+
+@pytest.mark.docker
+def test_second_build_is_all_cached(docker_client, built) -> None:
+    lines: list[str] = []
+    again = build_images(client=docker_client, report=lines.append)
+    assert again.all_cached
+    assert [result.image_id for result in again.images] == [result.image_id for result in built.images]
+    assert sum("cached, skipped build" in line for line in lines) == len(IMAGE_SPECS)
