@@ -235,3 +235,19 @@ def test_audio_index_and_meta_are_loaded(toy_form, tmp_path):
     bundle = load_task(task)
     assert bundle.audio_index is not None and [r.file for r in bundle.audio_index] == ["open_v1.flac"]
     assert bundle.audio_meta == {"engine": "kokoro", "sample_rate": 24000}
+
+
+def test_fast_yaml_loader_gives_the_same_python_values_as_safe_load():
+    """The C loader must not change YAML 1.1 typing (grading and judge keys use str() of values)."""
+    import yaml
+
+    from harness.tasks.file_readers import _SAFE_LOADER
+    from tests.conftest import DEMO_DATA, REFERENCE_FIXTURES
+
+    roots = [DEMO_DATA / "tasks"] + ([REFERENCE_FIXTURES] if REFERENCE_FIXTURES.is_dir() else [])
+    files = [p for root in roots for p in root.rglob("*.yaml")]
+    assert files
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        fast, slow = yaml.load(text, Loader=_SAFE_LOADER), yaml.safe_load(text)
+        assert fast == slow and repr(fast) == repr(slow), path

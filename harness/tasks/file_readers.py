@@ -2,8 +2,10 @@
 
 All parse and validation failures become :class:`TaskLoadError` naming the package-relative file,
 the line (syntax errors, JSONL rows) or the field path (``a.b[0].c``) and the offending value.
-YAML is read with ``yaml.safe_load`` on purpose: YAML 1.1 typing (dates, yes/no booleans, floats)
-is part of the published format because grading compares Python values.
+YAML is read with PyYAML's safe loader on purpose: YAML 1.1 typing (dates, yes/no booleans, floats)
+is part of the published format because grading compares Python values. The libyaml-backed
+``CSafeLoader`` is used when available: it resolves scalars with the same Python resolver (so the
+types are identical) and parses about ten times faster.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
+
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 from .errors import NO_VALUE, TaskLoadError
 
@@ -58,7 +62,7 @@ class PackageReader:
 
     def yaml(self, rel: str) -> Any:
         try:
-            return yaml.safe_load(self.text(rel))
+            return yaml.load(self.text(rel), Loader=_SAFE_LOADER)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
