@@ -1,7 +1,8 @@
 """The docker build context of one image, and the content hash that decides whether to build it.
 
 The context is assembled as a tar with exactly the files the Dockerfile uses (Dockerfile,
-requirements.txt, wheelhouse/, src/), so nothing from the working tree leaks into an image and
+requirements.txt, wheelhouse/ for dependencies, project/ for the project wheel, src/ for shipped
+sources), so nothing from the working tree leaks into an image and
 no .dockerignore has to be kept in sync. The same inputs feed the content hash.
 """
 
@@ -15,6 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
+
+from sandbox.project_sources import SourceSnapshot
 
 __all__ = ["BuildContext"]
 
@@ -41,7 +44,8 @@ class BuildContext:
     dockerfile: bytes
     requirements: Sequence[str]
     wheels: list[Path] = field(default_factory=list)
-    sources: list[tuple[str, Path]] = field(default_factory=list)
+    sources: SourceSnapshot = field(default_factory=lambda: SourceSnapshot(()))
+    project_wheels: list[Path] = field(default_factory=list)
 
     def content_hash(
         self, base_image_id: str, wheel_digests: Iterable[tuple[str, str]], source_digest: str
@@ -65,6 +69,8 @@ class BuildContext:
             )
             for wheel in self.wheels:
                 _add_file(archive, f"wheelhouse/{wheel.name}", wheel)
-            for relative, path in self.sources:
-                _add_file(archive, f"src/{relative}", path)
+            for wheel in self.project_wheels:
+                _add_file(archive, f"project/{wheel.name}", wheel)
+            for relative, content in self.sources.files:
+                _add_bytes(archive, f"src/{relative}", content)
         handle.seek(0)

@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import docker
+import docker.errors
 from docker.models.images import Image
 
 from sandbox.base_image import DEFAULT_BASE_IMAGE, BaseImage, ensure_base_image, probe_python
 from sandbox.build_context import BuildContext
-from sandbox.project_sources import ProjectSources, source_files
+from sandbox.project_sources import ProjectSources, SourceSnapshot
 from sandbox.wheelhouse import Wheelhouse, host_python, require_same_python
 
 __all__ = [
@@ -58,8 +59,8 @@ class ImageSpec:
     name: str
     dockerfile: str
     requirement_names: tuple[str, ...] | None  # None: every runtime dependency of the project
-    source_packages: tuple[str, ...]  # copied as source under src/ in the build context
-    installs_project: bool  # the project wheel is built and installed
+    source_packages: tuple[str, ...]  # shipped as source under src/ in the build context
+    installs_project: bool  # the project wheel is built and put under project/ in the build context
 
     @property
     def repository(self) -> str:
@@ -144,20 +145,16 @@ class _ImageBuilder:
         if not wheelhouse.complete:
             self.require_compatible_python()
             wheelhouse.build(self.report)
-        requirements = (
-            (f"{self.project.name}=={self.project.version}",)
-            if spec.installs_project
-            else wheelhouse.requirements
-        )
+        sources = self.project.snapshot(spec.source_packages)
+        wheel_sources = self.project.snapshot(self.project.build_inputs if spec.installs_project else ())
         context = BuildContext(
             dockerfile=(self.project.root / spec.dockerfile).read_bytes(),
-            requirements=requirements,
+            requirements=wheelhouse.requirements,
             wheels=wheelhouse.wheels(),
-            sources=list(source_files(self.project.root, spec.source_packages)),
+            sources=sources,
         )
-        hashed_paths = spec.source_packages + (self.project.build_inputs if spec.installs_project else ())
         build_hash = context.content_hash(
-            self.base.image_id, wheelhouse.file_digests(), self.project.digest(hashed_paths)
+            self.base.image_id, wheelhouse.file_digests(), sources.digest() + wheel_sources.digest()
         )
         reference = f"{spec.repository}:{build_hash[:TAG_LENGTH]}"
         existing = self.client.images.list(filters={"label": f"{LABEL_BUILD_HASH}={build_hash}"})
@@ -166,19 +163,40 @@ class _ImageBuilder:
             self.report(f"{spec.name}: cached, skipped build ({reference})")
         else:
             self.require_compatible_python()
-            image, cached = self._build(spec, context, reference, build_hash), False
+            image, cached = self._build(spec, context, wheel_sources, reference, build_hash), False
         image.tag(spec.repository, build_hash[:TAG_LENGTH])
         image.tag(spec.repository, "latest")
+        self._remove_superseded(spec, image.id)
         return ImageResult(spec.name, reference, image.id, build_hash, cached, time.monotonic() - started)
 
-    def _build(self, spec: ImageSpec, context: BuildContext, reference: str, build_hash: str) -> Image:
+    def _remove_superseded(self, spec: ImageSpec, current_id: str) -> None:
+        """Drop older builds of this image so source edits do not pile up images; one still used by
+        a container stays (the engine refuses), which is reported, not fatal."""
+        for old in self.client.images.list(filters={"label": f"{LABEL_IMAGE_NAME}={spec.name}"}):
+            if old.id == current_id:
+                continue
+            try:
+                for reference in old.tags or [old.id]:
+                    self.client.images.remove(reference)
+                self.report(f"{spec.name}: removed superseded {', '.join(old.tags) or old.short_id}")
+            except docker.errors.APIError as error:
+                self.report(f"{spec.name}: kept superseded {old.short_id} ({error.explanation or error})")
+
+    def _build(
+        self,
+        spec: ImageSpec,
+        context: BuildContext,
+        wheel_sources: SourceSnapshot,
+        reference: str,
+        build_hash: str,
+    ) -> Image:
         self.report(f"{spec.name}: building {reference} FROM {self.base.reference}")
         with (
             tempfile.TemporaryDirectory(prefix="apex-voice-build-") as scratch,
             tempfile.TemporaryFile() as tar,
         ):
             if spec.installs_project:
-                context.wheels.append(self.project.build_wheel(Path(scratch)))
+                context.project_wheels.append(self.project.build_wheel(wheel_sources, Path(scratch)))
             context.write_tar(tar)
             stream = self.client.api.build(
                 fileobj=tar,

@@ -95,6 +95,7 @@ class LocalBackend(SandboxBackend):
                     "run_id": run_id,
                     "task_id": task_id,
                     "pid": process.pid,
+                    "private_dir": str(files.root),
                     "address": f"{LOOPBACK}:{port}",
                     "ready_s": round(ready_s, 4),
                     "start_to_ready_s": round(time.monotonic() - started, 4),

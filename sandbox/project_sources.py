@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ProjectSources", "isolated_pip", "normalized_name", "source_files"]
+__all__ = ["ProjectSources", "SourceSnapshot", "isolated_pip", "normalized_name", "source_files"]
 
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 IGNORED_PARTS = frozenset({"__pycache__", ".pytest_cache", ".ruff_cache"})
@@ -52,6 +51,26 @@ def source_files(root: Path, relative_paths: Iterable[str]) -> Iterator[tuple[st
                 and not any(part.endswith(".egg-info") for part in parts)
             ):
                 yield "/".join(parts), path
+
+
+@dataclass(frozen=True)
+class SourceSnapshot:
+    """Source files as (posix relative path, content), read at one moment."""
+
+    files: tuple[tuple[str, bytes], ...]
+
+    def digest(self) -> str:
+        """sha256 over the names and contents of the files."""
+        hasher = hashlib.sha256()
+        for relative, content in self.files:
+            hasher.update(relative.encode() + b"\0" + hashlib.sha256(content).digest())
+        return hasher.hexdigest()
+
+    def write_to(self, root: Path) -> None:
+        for relative, content in self.files:
+            target = root / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
 
 
 @dataclass(frozen=True)
@@ -103,21 +122,16 @@ class ProjectSources:
         readme = (self.readme,) if self.readme and (self.root / self.readme).is_file() else ()
         return ("pyproject.toml", *readme, *self.packages)
 
-    def digest(self, relative_paths: Iterable[str]) -> str:
-        """sha256 over the names and contents of the source files under `relative_paths`."""
-        hasher = hashlib.sha256()
-        for relative, path in source_files(self.root, relative_paths):
-            hasher.update(relative.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
-        return hasher.hexdigest()
+    def snapshot(self, relative_paths: Iterable[str]) -> SourceSnapshot:
+        """Read the files once: what is hashed is exactly what is shipped, even while files change."""
+        return SourceSnapshot(
+            tuple((relative, path.read_bytes()) for relative, path in source_files(self.root, relative_paths))
+        )
 
-    def build_wheel(self, destination: Path) -> Path:
-        """Build the project wheel from a clean copy of its inputs (no build/ or egg-info left in the repo)."""
+    def build_wheel(self, sources: SourceSnapshot, destination: Path) -> Path:
+        """Build the project wheel from a snapshot of `build_inputs` (no build/ or egg-info in the repo)."""
         with tempfile.TemporaryDirectory(prefix="apex-voice-wheel-src-") as scratch:
-            copy_root = Path(scratch)
-            for relative, path in source_files(self.root, self.build_inputs):
-                target = copy_root / relative
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(path, target)
+            sources.write_to(Path(scratch))
             command = isolated_pip("wheel", "--quiet", "--no-deps", "--wheel-dir", str(destination), scratch)
             completed = subprocess.run(command, stdout=sys.stderr, check=False)
         if completed.returncode != 0:

@@ -16,7 +16,13 @@ from mcp import Client
 
 from harness.tasks.loader import load_task
 from mcp_servers.environment import TaskEnvironment
-from mcp_servers.server import CALL_INDEX_META_KEY, MEDIA_TIME_META_KEY, RAW_ARGUMENTS_META_KEY, TaskServer, build_app
+from mcp_servers.server import (
+    CALL_INDEX_META_KEY,
+    MEDIA_TIME_META_KEY,
+    RAW_ARGUMENTS_META_KEY,
+    TaskServer,
+    build_app,
+)
 
 TOKEN = "test-token-0123456789"
 

@@ -16,11 +16,12 @@ A snapshot that the control API cannot give is recovered from the persisted stat
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import tempfile
 import uuid
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, suppress
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,78 @@ log = logging.getLogger(__name__)
 SandboxStarter = Callable[[], AbstractAsyncContextManager[SandboxEnvironment]]
 
 DEFAULT_CALL_TIMEOUT_S = 30.0
+_CLIENT_CLOSE_S = 5.0
+
+
+class _ClientTask:
+    """The MCP client, running in a task of its own.
+
+    The SDK client runs an anyio task group inside the task that enters it; when its transport
+    fails (the server died), that group cancels the entering task. Isolated here, a dead server
+    fails only this task, and every pending and later request gets a clean error instead.
+    """
+
+    def __init__(self, url: str, timeout_s: float) -> None:
+        self.url = url
+        self._timeout_s = timeout_s
+        self._requests: asyncio.Queue[tuple[Callable[[Client], Awaitable[Any]], asyncio.Future[Any]] | None]
+        self._requests = asyncio.Queue()
+        self._failure: BaseException | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(self._serve(ready), name=f"mcp-client {self.url}")
+        await ready
+
+    async def _serve(self, ready: asyncio.Future[None]) -> None:
+        pending: asyncio.Future[Any] | None = None
+        try:
+            async with Client(self.url, read_timeout_seconds=self._timeout_s) as client:
+                ready.set_result(None)
+                while (request := await self._requests.get()) is not None:
+                    operation, pending = request
+                    try:
+                        pending.set_result(await operation(client))
+                    except Exception as exc:
+                        pending.set_exception(exc)
+                    pending = None
+        except BaseException as exc:  # the transport failed and cancelled us, or we are shut down
+            self._failure = exc
+        finally:
+            self._failure = self._failure or RuntimeError("MCP client closed")
+            error = SandboxUnavailableError(f"MCP client for {self.url} stopped: {self._failure!r}")
+            if not ready.done():
+                ready.set_exception(error)
+            for future in [pending, *self._drain()]:
+                if future is not None and not future.done():
+                    future.set_exception(error)
+
+    def _drain(self) -> list[asyncio.Future[Any]]:
+        futures = []
+        while not self._requests.empty():
+            request = self._requests.get_nowait()
+            if request is not None:
+                futures.append(request[1])
+        return futures
+
+    async def run(self, operation: Callable[[Client], Awaitable[Any]]) -> Any:
+        if self._failure is not None:
+            raise SandboxUnavailableError(f"MCP client for {self.url} stopped: {self._failure!r}")
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        await self._requests.put((operation, future))
+        return await future
+
+    async def aclose(self) -> None:
+        if self._task is None or self._task.done():
+            return
+        await self._requests.put(None)
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), _CLIENT_CLOSE_S)
+        except TimeoutError:
+            self._task.cancel()
+            with suppress(BaseException):
+                await self._task
 
 
 class McpEnvironment:
@@ -54,8 +127,8 @@ class McpEnvironment:
         self._source = sandbox
         self._sandbox = sandbox if isinstance(sandbox, SandboxEnvironment) else None
         self._call_timeout_s = call_timeout_s
-        self._stack = AsyncExitStack()
-        self._client: Client | None = None
+        self._sandbox_stack = AsyncExitStack()
+        self._client: _ClientTask | None = None
         self.snapshot_recovered = False
 
     async def __aenter__(self) -> McpEnvironment:
@@ -66,9 +139,17 @@ class McpEnvironment:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the MCP client, then (when this object started it) the sandbox."""
-        self._client = None
-        await self._stack.aclose()
+        """Close the MCP client, then (when this object started it) the sandbox.
+
+        A client whose server already died fails while closing; that must not keep the sandbox
+        from being torn down, nor hide the error that ended the session.
+        """
+        client, self._client = self._client, None
+        try:
+            if client is not None:
+                await client.aclose()
+        finally:
+            await self._sandbox_stack.aclose()
 
     @property
     def sandbox(self) -> SandboxEnvironment:
@@ -76,23 +157,23 @@ class McpEnvironment:
             raise RuntimeError("McpEnvironment is not connected yet (call a method or enter it first)")
         return self._sandbox
 
-    async def _connect(self) -> Client:
+    async def _connect(self) -> _ClientTask:
         if self._client is not None:
             return self._client
         if self._sandbox is None:
             assert callable(self._source)
-            self._sandbox = await self._stack.enter_async_context(self._source())
-        client = Client(self._sandbox.mcp_url, read_timeout_seconds=self._call_timeout_s)
-        try:
-            self._client = await self._stack.enter_async_context(client)
-        except Exception as exc:
-            raise SandboxUnavailableError(f"MCP endpoint {self._sandbox.mcp_url} did not connect: {exc!r}") from exc
-        return self._client
+            self._sandbox = await self._sandbox_stack.enter_async_context(self._source())
+        client = _ClientTask(self._sandbox.mcp_url, self._call_timeout_s)
+        await client.start()
+        self._client = client
+        return client
 
     async def list_tools(self) -> list[dict[str, Any]]:
         client = await self._connect()
         try:
-            listing = await client.list_tools()
+            listing = await client.run(lambda c: c.list_tools())
+        except SandboxUnavailableError:
+            raise
         except Exception as exc:
             raise SandboxUnavailableError(f"tools/list at {self.sandbox.mcp_url} failed: {exc!r}") from exc
         return [
@@ -108,7 +189,9 @@ class McpEnvironment:
             meta[RAW_ARGUMENTS_META_KEY] = args
             arguments = None
         try:
-            result = await client.call_tool(name, arguments, meta=meta)  # type: ignore[arg-type]
+            result = await client.run(lambda c: c.call_tool(name, arguments, meta=meta))  # type: ignore[arg-type]
+        except SandboxUnavailableError:
+            raise
         except Exception as exc:
             raise SandboxUnavailableError(f"tools/call {name} at {self.sandbox.mcp_url} failed: {exc!r}") from exc
         index = (result.meta or {}).get(CALL_INDEX_META_KEY)
@@ -179,7 +262,11 @@ class SandboxedEnvironments:
     async def aclose(self) -> None:
         try:
             while self._environments:
-                await self._environments.pop().aclose()
+                environment = self._environments.pop()
+                try:
+                    await environment.aclose()
+                except Exception:
+                    log.exception("tearing down a sandboxed environment failed")
         finally:
             self._public_root.cleanup()
 

@@ -7,13 +7,11 @@ published), so two runs of the same task write the same events.
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.atomic_write import atomic_write_text
 from harness.agents.text_agents import AgentObservationView, TextAgent
 from harness.grading.context import GradingContext
 from harness.grading.gates import grade
@@ -26,8 +24,9 @@ from mcp_servers.records import EnvironmentSnapshot
 
 from .environment_port import EnvironmentPort
 from .event_log import SCHEMA_VERSION, EventLog, EventType
+from .run_files import write_workspace_files
 
-__all__ = ["TextSessionResult", "run_text_session", "write_workspace_files"]
+__all__ = ["TextSessionResult", "run_text_session"]
 
 MEDIA_STEP_MS = 2000
 MAX_TURNS = 60
@@ -286,13 +285,3 @@ class _TextSession:
             run_dir=session_dir,
             observed_act_keys=set(self.user.observed_act_keys),
         )
-
-
-def write_workspace_files(session_dir: Path, snapshot: EnvironmentSnapshot) -> None:
-    """``workspace/final_workspace.json`` and ``workspace/versions.jsonl`` in the published layout."""
-    final = {aid: art.model_dump(mode="json") for aid, art in snapshot.artifacts.items()}
-    atomic_write_text(
-        session_dir / "workspace" / "final_workspace.json", json.dumps(final, indent=2, default=str) + "\n"
-    )
-    lines = "".join(json.dumps(v.model_dump(mode="json"), default=str) + "\n" for v in snapshot.versions)
-    atomic_write_text(session_dir / "workspace" / "versions.jsonl", lines)

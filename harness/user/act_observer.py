@@ -50,7 +50,13 @@ class ActObserver:
         self.log: list[dict[str, Any]] = []
 
     def observe_text(self, text: str) -> list[ObservedAct]:
-        """Every match of every pattern (case-insensitive ``finditer``) yields one act."""
+        """Every match of every pattern (case-insensitive ``finditer``) yields one act; logged."""
+        acts = self.match_text(text)
+        self._record({"kind": "text", "text": text}, acts)
+        return acts
+
+    def match_text(self, text: str) -> list[ObservedAct]:
+        """The acts in ``text`` without logging them (for transcripts that are still streaming)."""
         acts: list[ObservedAct] = []
         for pattern in self._patterns:
             for match in pattern.regex.finditer(text):
@@ -63,7 +69,6 @@ class ActObserver:
                         value=groups.get("value"),
                     )
                 )
-        self._record({"kind": "text", "text": text}, acts)
         return acts
 
     def observe_tool(self, tool_name: str, result: Any) -> list[ObservedAct]:

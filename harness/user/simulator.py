@@ -68,6 +68,10 @@ class SimulatedUser:
     def hear_agent_text(self, text: str) -> list[ObservedAct]:
         return self._heard(self.observer.observe_text(text))
 
+    def acts_in(self, text: str) -> list[ObservedAct]:
+        """Acts in a partial transcript, not yet counted as heard (see :meth:`hear_agent_text`)."""
+        return self.observer.match_text(text)
+
     def see_tool_call(self, tool: str, result: Any) -> list[ObservedAct]:
         return self._heard(self.observer.observe_tool(tool, result))
 

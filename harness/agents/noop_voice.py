@@ -1,0 +1,28 @@
+"""The inactive voice agent: connects, listens, never speaks or acts. No valid task may pass."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from harness.audio.frames import AudioFrame
+
+from .realtime import AgentEvent, RealtimeAdapter, SessionConfig
+
+__all__ = ["NoOpVoiceAgent"]
+
+
+class NoOpVoiceAgent(RealtimeAdapter):
+    model_id: ClassVar[str] = "noop"
+    clock_mode: ClassVar[str] = "virtual"
+
+    async def connect(self, config: SessionConfig) -> None:
+        return None
+
+    async def send_audio(self, frame: AudioFrame) -> None:
+        return None
+
+    async def send_tool_result(self, call_id: str, output: Any) -> None:
+        return None
+
+    def poll_events(self) -> list[AgentEvent]:
+        return []

@@ -1,0 +1,1 @@
+"""Session metrics computed from the event stream alone (timeline, latency, duplex floor control)."""

@@ -1,0 +1,106 @@
+"""Floor control in one session: did the agent yield when the user barged in, and how fast.
+
+Computed from the runner's ``DUPLEX_EVENT`` *delivery* records (the ones carrying
+``expected_floor_action``; firing records are ignored). A record whose plan reached the agent while
+it was silent (``agent_speaking_at_onset: false``) is listed but not scored: there was no floor to
+yield. For a ``YIELD`` plan the agent is right when it yielded in time; for ``CONTINUE`` (a
+back-channel) when it did not.
+
+OCCR and IRA need the ``task_critical`` / ``retained_overlap`` judgements the reference defines
+but never produces; they are ``None`` unless records carry them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from harness.session.event_log import EventType, RunEvent
+
+from .percentiles import median, percentile, rounded
+from .timeline import Timeline, build_timeline
+
+__all__ = ["CORRECTION_LIKE_TYPES", "delivery_records", "duplex_metrics"]
+
+#: Duplex event types whose content must survive the overlap (OCCR / IRA population).
+CORRECTION_LIKE_TYPES = frozenset(
+    {"MID_SPEECH_CORRECTION", "DELAYED_CORRECTION", "CANCELLATION_REVOCATION", "INTENT_SWITCH", "CONCURRENT_CRITICAL_INFO"}
+)
+
+
+def delivery_records(events: Sequence[RunEvent]) -> list[dict[str, Any]]:
+    """Payloads of the ``DUPLEX_EVENT`` records written when a duplex plan was delivered."""
+    return [
+        e.payload for e in events if e.type == EventType.DUPLEX_EVENT and "expected_floor_action" in e.payload
+    ]
+
+
+def _scored(record: dict[str, Any]) -> bool:
+    return record.get("agent_speaking_at_onset", True) is not False
+
+
+def _yielded(record: dict[str, Any]) -> bool:
+    return bool(record.get("agent_yielded"))
+
+
+def _correct(record: dict[str, Any]) -> bool:
+    return _yielded(record) == (record["expected_floor_action"] == "YIELD")
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return rounded(part / whole) if whole else None
+
+
+def _stop_latency(yield_expected: list[dict[str, Any]]) -> dict[str, Any]:
+    samples = [
+        float(r["stop_latency_ms"]) for r in yield_expected if _yielded(r) and r.get("stop_latency_ms") is not None
+    ]
+    missed = sum(not _yielded(r) for r in yield_expected)
+    return {
+        "median": rounded(median(samples)),
+        "p90": rounded(percentile(samples, 0.90)),
+        "p95": rounded(percentile(samples, 0.95)),
+        "miss_rate": _ratio(missed, len(yield_expected)),
+        "n": len(samples),
+    }
+
+
+def _per_event(record: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "event_id": record.get("event_id"),
+        "type": record.get("type"),
+        "expected_floor_action": record["expected_floor_action"],
+        "agent_speaking_at_onset": record.get("agent_speaking_at_onset", True),
+        "agent_yielded": _yielded(record),
+        "stop_latency_ms": record.get("stop_latency_ms"),
+        "correct": _correct(record) if _scored(record) else None,
+    }
+
+
+def _critical_uptake(records: list[dict[str, Any]]) -> tuple[float | None, float | None]:
+    """(OCCR, IRA) over task-critical correction-like records; ``None`` when none is marked."""
+    critical = [r for r in records if r.get("type") in CORRECTION_LIKE_TYPES and r.get("task_critical")]
+    retained = [r for r in critical if r.get("retained_overlap")]
+    return _ratio(len(retained), len(critical)), _ratio(sum(_yielded(r) for r in retained), len(critical))
+
+
+def duplex_metrics(events: Sequence[RunEvent], timeline: Timeline | None = None) -> dict[str, Any]:
+    """The ``duplex`` object of ``result.json``."""
+    timeline = timeline or build_timeline(events)
+    records = delivery_records(events)
+    scored = [r for r in records if _scored(r)]
+    yield_expected = [r for r in scored if r["expected_floor_action"] == "YIELD"]
+    continue_expected = [r for r in scored if r["expected_floor_action"] == "CONTINUE"]
+    occr, ira = _critical_uptake(scored)
+    return {
+        "n_events": len(records),
+        "n_scored": len(scored),
+        "events": [_per_event(r) for r in records],
+        "fda": _ratio(sum(_correct(r) for r in scored), len(scored)),
+        "stop_latency_ms": _stop_latency(yield_expected),
+        "fyr": _ratio(sum(_yielded(r) for r in continue_expected), len(continue_expected)),
+        "occr": occr,
+        "ira": ira,
+        "overlap_ms": timeline.overlap_ms,
+        "overlap_ratio": timeline.overlap_ratio,
+    }

@@ -1,0 +1,1 @@
+"""What a campaign persists per (task, repetition): ``result.json``."""

@@ -1,0 +1,78 @@
+"""Turn a finished duplex session into its ``result.json`` record.
+
+Metrics are computed from the session's event stream (the same one written to ``events.jsonl``),
+never from runner internals, so a replayed or published run is measured the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from harness.grading.report import GradeReport
+from harness.metrics.duplex_metrics import duplex_metrics
+from harness.metrics.latency import latency_metrics
+from harness.metrics.timeline import build_timeline
+from harness.session.event_log import RunEvent
+
+from .result_record import ResultRecord
+
+__all__ = ["FinishedSession", "record_from_session"]
+
+
+class _Events(Protocol):
+    events: list[RunEvent]
+
+
+class FinishedSession(Protocol):
+    """What a record needs from a session result (``DuplexSessionResult`` provides it)."""
+
+    run_id: str
+    task_id: str
+    condition: str
+    pts: int
+    outcome: str
+    reason: str
+    turns: int
+    grade: GradeReport
+    events: _Events
+    adapter_meta: dict[str, Any]
+    infra_errors: list[str]
+
+
+def record_from_session(
+    session: FinishedSession,
+    *,
+    rep: int,
+    model: str,
+    wall_s: float,
+    sandbox: dict[str, Any] | None = None,
+) -> ResultRecord:
+    """The full record of one session: published keys, metrics, and the evidence behind the grade."""
+    events: Sequence[RunEvent] = session.events.events
+    timeline = build_timeline(events)
+    adapter = dict(session.adapter_meta)
+    provider_model = adapter.get("resolved_model") or adapter.get("model")
+    return ResultRecord(
+        task_id=session.task_id,
+        rep=rep,
+        model=model,
+        run_id=session.run_id,
+        condition=session.condition,
+        pts=session.pts,
+        components=dict(session.grade.components),
+        turns=session.turns,
+        outcome=session.outcome,
+        duplex=duplex_metrics(events, timeline),
+        latency=latency_metrics(events, timeline),
+        wall_s=round(wall_s, 1),
+        provider_model=str(provider_model) if provider_model else None,
+        afa=session.grade.afa,
+        failed_predicates=list(session.grade.failed_predicates),
+        fields=list(session.grade.fields),
+        reason=session.reason,
+        sandbox=dict(sandbox or {}),
+        adapter=adapter,
+        infra_errors=list(session.infra_errors),
+        explain=session.grade.explain(),
+    )

@@ -1,0 +1,133 @@
+"""The two audio channels of a duplex session, each producing exactly one 20 ms frame per tick.
+
+The user channel plays scheduled utterances back to back; the agent channel plays the agent's
+audio in arrival order at media speed (audio that arrives faster than real time waits in the
+queue). Neither channel mixes: overlap only ever happens *between* the channels.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from harness.audio.frames import FRAME_SAMPLES, samples_to_ms
+
+__all__ = ["AgentChannel", "AgentResponse", "UserChannel", "UserUtterance"]
+
+
+@dataclass
+class UserUtterance:
+    """One clip the simulated user speaks, with what it means for the session."""
+
+    pcm: np.ndarray
+    text: str
+    plan: Any = None  # UserPlan, or None for runner lines (closing, nudge)
+    flags: dict[str, bool] = field(default_factory=dict)
+    onset_ms: int | None = None
+
+    @property
+    def duration_ms(self) -> int:
+        return samples_to_ms(len(self.pcm))
+
+
+class UserChannel:
+    """Plays queued utterances back to back; reports starts and ends to the caller."""
+
+    def __init__(self) -> None:
+        self._queue: deque[UserUtterance] = deque()
+        self.current: UserUtterance | None = None
+        self._position = 0
+
+    @property
+    def busy(self) -> bool:
+        return self.current is not None or bool(self._queue)
+
+    def enqueue(self, utterance: UserUtterance) -> None:
+        self._queue.append(utterance)
+
+    def next_frame(self, now_ms: int) -> tuple[np.ndarray, UserUtterance | None, UserUtterance | None]:
+        """The frame at ``now_ms`` plus the utterance that started and the one that ended in it."""
+        started = ended = None
+        if self.current is None and self._queue:
+            self.current = self._queue.popleft()
+            self.current.onset_ms = now_ms
+            self._position = 0
+            started = self.current
+        if self.current is None:
+            return np.zeros(FRAME_SAMPLES, dtype=np.int16), None, None
+        chunk = self.current.pcm[self._position : self._position + FRAME_SAMPLES]
+        self._position += FRAME_SAMPLES
+        if self._position >= len(self.current.pcm):
+            ended, self.current = self.current, None
+        if len(chunk) < FRAME_SAMPLES:
+            chunk = np.concatenate([chunk, np.zeros(FRAME_SAMPLES - len(chunk), dtype=np.int16)])
+        return chunk, started, ended
+
+
+@dataclass
+class AgentResponse:
+    """One agent response as heard on the agent channel."""
+
+    response_id: int
+    transcript: str = ""
+    queued_samples: int = 0
+    played_samples: int = 0
+    onset_ms: int | None = None
+    end_ms: int | None = None
+    done: bool = False
+    truncated: bool = False
+
+    @property
+    def duration_ms(self) -> int:
+        return samples_to_ms(self.played_samples)
+
+
+class AgentChannel:
+    """Queues the agent's audio and plays it at media speed, one frame per tick."""
+
+    def __init__(self) -> None:
+        self._buffer = np.zeros(0, dtype=np.int16)
+        self._owners: deque[tuple[AgentResponse, int]] = deque()  # (response, samples left)
+
+    @property
+    def queued_samples(self) -> int:
+        return len(self._buffer)
+
+    def enqueue(self, response: AgentResponse, pcm: bytes) -> None:
+        samples = np.frombuffer(pcm, dtype="<i2").astype(np.int16)
+        if not len(samples):
+            return
+        self._buffer = np.concatenate([self._buffer, samples])
+        response.queued_samples += len(samples)
+        if self._owners and self._owners[-1][0] is response:
+            owner, left = self._owners.pop()
+            self._owners.append((owner, left + len(samples)))
+        else:
+            self._owners.append((response, len(samples)))
+
+    def clear(self) -> list[AgentResponse]:
+        """Drop every queued sample (the agent stopped itself); returns the responses cut short."""
+        cut = [owner for owner, _ in self._owners]
+        self._buffer = np.zeros(0, dtype=np.int16)
+        self._owners.clear()
+        return cut
+
+    def next_frame(self) -> tuple[np.ndarray, list[tuple[AgentResponse, int]]]:
+        """The next frame and, per response, how many of its samples it played."""
+        take = min(FRAME_SAMPLES, len(self._buffer))
+        frame = np.zeros(FRAME_SAMPLES, dtype=np.int16)
+        frame[:take] = self._buffer[:take]
+        self._buffer = self._buffer[take:]
+        played: list[tuple[AgentResponse, int]] = []
+        remaining = take
+        while remaining and self._owners:
+            owner, left = self._owners.popleft()
+            used = min(left, remaining)
+            remaining -= used
+            played.append((owner, used))
+            if left > used:
+                self._owners.appendleft((owner, left - used))
+        return frame, played
