@@ -24,6 +24,7 @@ __all__ = [
     "type_problem",
     "validate_field_values",
     "validate_tool_args",
+    "without_null_optionals",
 ]
 
 #: Arguments whose JSON encoding is larger than this are refused unread.
@@ -107,6 +108,18 @@ def type_problem(value: Any, declared: str) -> str | None:
 def json_size(value: Any) -> int:
     """Bytes of the UTF-8 JSON encoding (non-JSON values are rendered with ``str``; NaN is refused)."""
     return len(json.dumps(value, default=str, ensure_ascii=False, allow_nan=False).encode("utf-8"))
+
+
+def without_null_optionals(spec: ToolSpec, args: Any) -> Any:
+    """``args`` minus optional parameters sent as ``null``, which means "not given".
+
+    Providers' strict function-calling modes send ``null`` for every optional parameter the model
+    leaves out; refusing those calls would punish the provider, not the model.
+    """
+    if not isinstance(args, dict):
+        return args
+    optional = {param.name for param in spec.params if not param.required}
+    return {name: value for name, value in args.items() if not (value is None and name in optional)}
 
 
 def validate_tool_args(spec: ToolSpec, args: Any) -> list[str]:

@@ -32,6 +32,9 @@ class CallStream:
         self._closed = True
         await self._notify()
 
+    def _has_more(self, position: int):
+        return lambda: position < len(self._records) or self._closed
+
     async def follow(self, after: int = 0) -> AsyncIterator[dict[str, Any]]:
         """Yield records from index ``after`` on, waiting for new ones until the stream closes."""
         position = max(0, after)
@@ -42,4 +45,4 @@ class CallStream:
             if self._closed:
                 return
             async with self._changed:
-                await self._changed.wait_for(lambda: position < len(self._records) or self._closed)
+                await self._changed.wait_for(self._has_more(position))

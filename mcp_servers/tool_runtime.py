@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .argument_validation import MAX_ARGS_BYTES, json_size, validate_tool_args
+from .argument_validation import MAX_ARGS_BYTES, json_size, validate_tool_args, without_null_optionals
 from .public_models import ToolSet
 from .records import ToolCallRecord
 from .tool_error import ToolError
@@ -33,11 +33,12 @@ def _loggable_name(name: Any) -> str:
 
 
 class _Refusal(Exception):
-    """A call refused before any handler ran; carries what to log as the call's arguments."""
+    """A call that ends as an ``ok=False`` record; carries what to log beside the message."""
 
-    def __init__(self, message: str, logged_args: Any) -> None:
+    def __init__(self, message: str, logged_args: Any, commit_attempt: str | None = None) -> None:
         super().__init__(message)
         self.logged_args = logged_args
+        self.commit_attempt = commit_attempt
 
 
 class ToolRuntime:
@@ -64,7 +65,13 @@ class ToolRuntime:
             base["wall_time_ns"] = self._wall_clock_ns()
             record = self._execute(base, name, args)
         except _Refusal as refusal:
-            record = ToolCallRecord(**base, args=refusal.logged_args, ok=False, error=str(refusal))
+            record = ToolCallRecord(
+                **base,
+                args=refusal.logged_args,
+                ok=False,
+                error=str(refusal),
+                commit_attempt=refusal.commit_attempt,
+            )
         except Exception as exc:  # last line of defence: a bug must not end the session
             record = ToolCallRecord(
                 **base,
@@ -76,51 +83,37 @@ class ToolRuntime:
         return record
 
     def _execute(self, base: dict[str, Any], name: Any, raw_args: Any) -> ToolCallRecord:
-        args = self._normalized(raw_args)
+        args = self._normalized(base["name"], raw_args)
         spec = self._tools.get(name) if isinstance(name, str) else None
         if spec is None:
             available = ", ".join(t.name for t in self._tools.tools if not t.discoverable) or "none"
             raise _Refusal(f"unknown tool {json.dumps(base['name'])} (available tools: {available})", args)
         commit_attempt = commit_action_type(spec, args) if spec.handler == "commit" else None
-        problems = validate_tool_args(spec, args)
+        call_args = without_null_optionals(spec, args)
         handler = HANDLERS.get(spec.handler or "")
-        if handler is None:
-            problems = [f"no handler bound for tool '{spec.name}'"]
+        problems = validate_tool_args(spec, call_args) if handler else ["no handler is bound to this tool"]
         if problems:
-            return ToolCallRecord(
-                **base,
-                args=args,
-                ok=False,
-                error=f"{spec.name}: " + "; ".join(problems),
-                commit_attempt=commit_attempt,
-            )
-        call = ToolCall(spec, args, base["index"], base["media_time_ms"], base["wall_time_ns"])
+            raise _Refusal(f"{spec.name}: " + "; ".join(problems), args, commit_attempt)
+        call = ToolCall(spec, call_args, base["index"], base["media_time_ms"], base["wall_time_ns"])
         try:
             outcome = handler(self._parts, call)
         except ToolError as error:
-            return ToolCallRecord(
-                **base, args=args, ok=False, error=f"{spec.name}: {error}", commit_attempt=commit_attempt
-            )
+            raise _Refusal(f"{spec.name}: {error}", args, commit_attempt) from None
         except Exception as exc:  # a handler bug is logged against the call, never raised
-            return ToolCallRecord(
-                **base,
-                args=args,
-                ok=False,
-                error=f"internal error in tool {spec.name}: {type(exc).__name__}: {exc}",
-                commit_attempt=commit_attempt,
-            )
+            message = f"internal error in tool {spec.name}: {type(exc).__name__}: {exc}"
+            raise _Refusal(message, args, commit_attempt) from None
         return self._record(base, args, outcome)
 
     @staticmethod
-    def _normalized(raw_args: Any) -> Any:
+    def _normalized(tool_name: str, raw_args: Any) -> Any:
         """A JSON-only deep copy of the arguments, or a refusal for oversized / non-JSON input."""
         try:
             size = json_size(raw_args)
         except (TypeError, ValueError) as exc:
-            raise _Refusal(f"arguments are not JSON: {exc}", None) from None
+            raise _Refusal(f"{tool_name}: arguments are not JSON: {exc}", None) from None
         if size > MAX_ARGS_BYTES:
             raise _Refusal(
-                f"arguments are {size} bytes of JSON; the limit is {MAX_ARGS_BYTES}",
+                f"{tool_name}: arguments are {size} bytes of JSON; the limit is {MAX_ARGS_BYTES}",
                 f"<{size} bytes of arguments, not kept>",
             )
         return json.loads(json.dumps(raw_args, default=str, ensure_ascii=False, allow_nan=False))

@@ -45,6 +45,7 @@ LABEL_BUILD_HASH = "org.apex-voice.build-hash"
 LABEL_IMAGE_NAME = "org.apex-voice.image"
 TAG_LENGTH = 12
 BUILD_TIMEOUT_SECONDS = 1800
+BUILD_NOISE = ("--->", "Removing intermediate container")  # legacy-builder chatter, not progress
 DEFAULT_PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -215,7 +216,7 @@ class _ImageBuilder:
                 if "error" in chunk:
                     raise ImageBuildError(f"building {reference} failed: {chunk['error'].strip()}")
                 line = chunk.get("stream", "").rstrip()
-                if line:
+                if line and not line.lstrip().startswith(BUILD_NOISE):
                     self.report(f"{spec.name}: {line}")
         return self.client.images.get(reference)
 

@@ -6,7 +6,9 @@ import pytest
 from test_env_public_bundle import fixture_bundle
 
 from mcp_servers.environment import TaskEnvironment
+from mcp_servers.public_models import BUILTIN_HANDLERS
 from mcp_servers.records import ToolCallRecord
+from mcp_servers.tool_handlers import HANDLERS
 
 SUBMIT_ARGS = {"target_id": "expense_1", "artifact_id": "expense_1"}
 
@@ -301,3 +303,23 @@ def test_returned_records_and_snapshots_are_copies(form_env):
 
     assert form_env.snapshot().call_log[0].result["updated"] == ["employee_id"]
     assert form_env.snapshot().artifacts["expense_1"].fields["employee_id"] == "E1"
+
+
+def test_a_tool_without_a_handler_is_refused(toy_form):
+    env = TaskEnvironment(fixture_bundle(toy_form, extra_tools=[{"name": "orphan"}]))
+    assert_refused(env, env.call_tool("orphan", {}), "orphan: no handler is bound to this tool")
+
+
+def test_every_published_handler_is_implemented():
+    assert set(HANDLERS) == set(BUILTIN_HANDLERS)
+
+
+def test_get_entity_reads_dot_paths_and_a_bound_path_wins(toy_form):
+    lookup = {"name": "lookup", "handler": "get_entity", "params": [{"name": "path", "type": "string"}]}
+    cap = {"name": "meal_cap", "handler": "get_entity", "effect": {"state_path": "expense_policy.meal_cap"}}
+    env = TaskEnvironment(fixture_bundle(toy_form, extra_tools=[lookup, cap]))
+
+    assert env.call_tool("lookup", {"path": "expense_policy"}).result == {"entity": {"meal_cap": 100}}
+    assert env.call_tool("lookup", {"path": "expense_policy.nope.deeper"}).result == {"entity": None}
+    assert env.call_tool("meal_cap", {}).result == {"entity": 100}
+    assert_refused(env, env.call_tool("lookup", {"path": ""}), "no entity given")

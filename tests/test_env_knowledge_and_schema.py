@@ -71,6 +71,15 @@ def test_kb_search_tool_returns_hits_without_grading_flags(toy_form):
     assert env.snapshot().search_log[0].hits == ["a_travel", "c_travel"]
 
 
+def test_optional_parameters_sent_as_null_count_as_not_given(toy_form):
+    env = TaskEnvironment(fixture_bundle(toy_form, documents=DOCS, extra_tools=[SEARCH_TOOL]))
+    record = env.call_tool("search_policies", {"query": "travel meals policy", "top_k": None})
+    assert record.ok and [h["doc_id"] for h in record.result["hits"]] == ["c_travel", "d_meals", "a_travel"]
+    assert record.args == {"query": "travel meals policy", "top_k": None}, "the log keeps what the agent sent"
+    refused = env.call_tool("search_policies", {"query": None})
+    assert not refused.ok and "parameter 'query' must be a string, got null" in refused.error
+
+
 def test_kb_search_tool_validates_top_k(toy_form):
     env = TaskEnvironment(fixture_bundle(toy_form, documents=DOCS, extra_tools=[SEARCH_TOOL]))
     record = env.call_tool("search_policies", {"query": "travel", "top_k": "2"})

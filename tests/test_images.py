@@ -13,7 +13,7 @@ from sandbox.base_image import PythonTarget
 from sandbox.build_context import BuildContext
 from sandbox.debian_rootfs import DebianMirrors, mirrors_from_deb822, mmdebstrap_command
 from sandbox.image_build import IMAGE_SPECS, build_images
-from sandbox.project_sources import ProjectSources
+from sandbox.project_sources import ProjectSources, SourceSnapshot
 from sandbox.wheelhouse import PythonMismatchError, require_same_python
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -89,21 +89,39 @@ def test_content_hash_changes_with_each_input() -> None:
 def test_context_tar_holds_exactly_what_the_dockerfile_copies(tmp_path: Path) -> None:
     wheel = tmp_path / "demo-1.0-py3-none-any.whl"
     wheel.write_bytes(b"wheel")
-    module = tmp_path / "module.py"
-    module.write_text("VALUE = 1\n")
-    context = BuildContext(b"FROM x\n", ("demo==1.0",), [wheel], [("pkg/module.py", module)])
+    project_wheel = tmp_path / "apex_voice-0.1.0-py3-none-any.whl"
+    project_wheel.write_bytes(b"project")
+    sources = SourceSnapshot((("pkg/module.py", b"VALUE = 1\n"),))
+    context = BuildContext(b"FROM x\n", ("demo==1.0",), [wheel], sources, [project_wheel])
     buffer = io.BytesIO()
     context.write_tar(buffer)
     with tarfile.open(fileobj=buffer) as archive:
         names = archive.getnames()
         requirements = archive.extractfile("requirements.txt").read()
+        module = archive.extractfile("src/pkg/module.py").read()
     assert names == [
         "Dockerfile",
         "requirements.txt",
         "wheelhouse/demo-1.0-py3-none-any.whl",
+        "project/apex_voice-0.1.0-py3-none-any.whl",
         "src/pkg/module.py",
     ]
-    assert requirements == b"demo==1.0\n"
+    assert requirements == b"demo==1.0\n" and module == b"VALUE = 1\n"
+
+
+def test_snapshot_digest_follows_file_contents(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "demo"\nversion = "1.0"\n[tool.setuptools.packages.find]\ninclude = ["pkg*"]\n'
+    )
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("A = 1\n")
+    (tmp_path / "pkg" / "__pycache__").mkdir()
+    (tmp_path / "pkg" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"cache")
+    project = ProjectSources.load(tmp_path)
+    before = project.snapshot(project.build_inputs)
+    assert [relative for relative, _ in before.files] == ["pyproject.toml", "pkg/a.py"]
+    (tmp_path / "pkg" / "a.py").write_text("A = 2\n")
+    assert project.snapshot(project.build_inputs).digest() != before.digest()
 
 
 # --- real engine -------------------------------------------------------------------------------
@@ -161,8 +179,9 @@ def test_harness_image_imports_the_whole_project(docker_client, built) -> None:
 
 @pytest.mark.docker
 def test_second_build_is_all_cached(docker_client, built) -> None:
+    build_images(client=docker_client, report=lambda _line: None)  # catches up with any edit since `built`
     lines: list[str] = []
     again = build_images(client=docker_client, report=lines.append)
     assert again.all_cached
-    assert [result.image_id for result in again.images] == [result.image_id for result in built.images]
     assert sum("cached, skipped build" in line for line in lines) == len(IMAGE_SPECS)
+    assert {result.name for result in again.images} == set(IMAGE_SPECS)

@@ -2,8 +2,9 @@
 
 espeak-ng keeps hidden state between utterances in one process and seeds breath noise from the
 clock, so every clip is synthesized in a FRESH process (``espeak_worker.py`` run as a script, at most
-``os.cpu_count()`` at once; this process never loads the library) with ``espeak_ng_SetRandSeed(1)``. The 22050 Hz output is
-resampled to 24 kHz with ``resample_poly(160, 147)``, trimmed deterministically, and cached on disk.
+``os.cpu_count()`` at once; this process never loads the library) with ``espeak_ng_SetRandSeed(1)``.
+The 22050 Hz output is resampled to 24 kHz with ``resample_poly(160, 147)``, trimmed
+deterministically, and cached on disk.
 """
 
 from __future__ import annotations
@@ -107,12 +108,15 @@ def _word_timings(text: str, events: list[tuple[int, int, int]], ends: list[int]
     tokens = [t for t in tokens if any(ch.isalnum() for ch in t)]
     starts = [audio_ms for _, _, audio_ms in events]
     boundaries = sorted(set(starts + ends))
+
+    def in_clip(ms: int) -> int:
+        return min(max(ms - offset_ms, 0), duration_ms)
+
     timings: list[WordTiming] = []
     for index, (position, length, start) in enumerate(events):
         word = tokens[index] if len(tokens) == len(events) else text[position - 1 : position - 1 + length]
         end = next((b for b in boundaries if b > start), start)
-        clamp = lambda ms: min(max(ms - offset_ms, 0), duration_ms)  # noqa: E731
-        timings.append(WordTiming(word, clamp(start), clamp(end)))
+        timings.append(WordTiming(word, in_clip(start), in_clip(end)))
     return timings
 
 

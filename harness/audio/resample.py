@@ -11,7 +11,8 @@ from __future__ import annotations
 from math import gcd
 
 import numpy as np
-from scipy.signal import firwin, resample_poly, upfirdn
+from numpy.lib.stride_tricks import as_strided
+from scipy.signal import firwin, resample_poly
 
 __all__ = ["StreamingResampler", "resample_clip"]
 
@@ -50,10 +51,14 @@ class StreamingResampler:
         max_rate = max(self.up, self.down)
         half_len = _HALF_LEN_PER_RATE * max_rate
         taps = firwin(2 * half_len + 1, 1.0 / max_rate, window=("kaiser", _KAISER_BETA)) * self.up
-        self._taps = taps
-        #: History long enough for the filter plus alignment slack (zeros = silence before the stream).
-        self._history_len = -(-len(taps) // self.up) + self.down
-        self._history = np.zeros(self._history_len)
+        taps_per_phase = -(-len(taps) // self.up)
+        padded = np.zeros(taps_per_phase * self.up)
+        padded[: len(taps)] = taps
+        #: Row p is phase p's filter h[p], h[p + up], ... reversed, to dot with an input window
+        #: that ends at the newest sample.
+        self._phases = padded.reshape(taps_per_phase, self.up).T[:, ::-1].copy()
+        self._taps_per_phase = taps_per_phase
+        self._history = np.zeros(taps_per_phase - 1)  # zeros = silence before the stream
         self._consumed = 0  # input samples seen so far
         self._emitted = 0  # output samples produced so far
         self.delay_samples = half_len / self.down
@@ -61,20 +66,37 @@ class StreamingResampler:
     def process(self, samples: np.ndarray) -> np.ndarray:
         """Resample the next chunk of input (float64 out, same scale as the input)."""
         x = np.asarray(samples, dtype=np.float64)
+        if not x.any() and not self._history.any():
+            return self._advance_silence(len(x))
         buffer = np.concatenate((self._history, x))
-        buffer_start = self._consumed - self._history_len  # global input index of buffer[0]
-        # upfirdn's output m sits at up-rate index (start·up + m·down): start ≡ 0 (mod down) aligns
-        # it with output j = start·up/down + m (up and down are coprime).
-        skip = (-buffer_start) % self.down
-        start = buffer_start + skip
+        buffer_start = self._consumed - len(self._history)  # global input index of buffer[0]
         self._consumed += len(x)
         end = -(-self._consumed * self.up // self.down)  # outputs whose newest input has arrived
-        first = start * self.up // self.down
-        out = upfirdn(self._taps, buffer[skip:], self.up, self.down)[self._emitted - first : end - first]
+        count = end - self._emitted
+        out = np.empty(count)
+        # Outputs j, j + up, j + 2·up, ... share a phase and step through the input by ``down``.
+        for offset in range(min(self.up, count)):
+            position = (self._emitted + offset) * self.down
+            first = position // self.up - buffer_start - self._taps_per_phase + 1
+            outputs = len(range(offset, count, self.up))
+            windows = as_strided(
+                buffer[first:],
+                shape=(outputs, self._taps_per_phase),
+                strides=(self.down * buffer.itemsize, buffer.itemsize),
+                writeable=False,
+            )
+            out[offset :: self.up] = windows @ self._phases[position % self.up]
         self._emitted = end
-        self._history = buffer[len(buffer) - self._history_len :]
+        self._history = buffer[len(buffer) - len(self._history) :]
         return out
 
+    def _advance_silence(self, length: int) -> np.ndarray:
+        """Silence in, silence out: the common case on an idle channel, without the filter."""
+        self._consumed += length
+        end = -(-self._consumed * self.up // self.down)
+        count, self._emitted = end - self._emitted, end
+        return np.zeros(count)
+
     def reset(self) -> None:
-        self._history = np.zeros(self._history_len)
+        self._history = np.zeros(self._taps_per_phase - 1)
         self._consumed = self._emitted = 0

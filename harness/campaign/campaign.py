@@ -173,7 +173,9 @@ async def _run_cell(settings: CampaignSettings, cell: CampaignCell, run_cell: Ce
     """Up to ``max_attempts`` sessions; persist a record or an error row, or leave the cell empty."""
     rep_dir = cell.rep_dir(settings.out_dir)
     infra_errors: list[str] = []
-    for attempt in range(1, settings.max_attempts + 1):
+    attempt = 0
+    while True:
+        attempt += 1
         started = time.monotonic()
         try:
             record = await run_cell(cell, rep_dir)
@@ -187,7 +189,7 @@ async def _run_cell(settings: CampaignSettings, cell: CampaignCell, run_cell: Ce
                 row.write(rep_dir)
                 return CellOutcome(cell, "errored", row, attempt, infra_errors)
             infra_errors.append(f"attempt {attempt}: {error_text(exc)}")
-            if not is_transient(exc) or attempt == settings.max_attempts:
+            if not is_transient(exc) or attempt >= settings.max_attempts:
                 return CellOutcome(cell, "infra_failed", None, attempt, infra_errors)
             await asyncio.sleep(settings.retry_backoff_s * attempt)
             continue
@@ -195,4 +197,3 @@ async def _run_cell(settings: CampaignSettings, cell: CampaignCell, run_cell: Ce
             record = record.model_copy(update={"infra_errors": [*infra_errors, *record.infra_errors]})
         record.write(rep_dir)
         return CellOutcome(cell, "ran", record, attempt, infra_errors)
-    raise AssertionError("unreachable: the last attempt always returns")

@@ -1,0 +1,78 @@
+"""One campaign cell as a real session: its own sandbox, a fresh adapter, the duplex runner.
+
+The task's public part is written to a temporary directory and served by a sandbox started for
+this cell alone; leaving the cell always tears the sandbox down and removes the directory, whether
+the session finished, failed or was cancelled. The task is loaded afresh for every session, so no
+state leaks from one cell into another.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.agents.registry import ModelSpec
+from harness.audio.speech_bank import SpeechSource
+from harness.results.result_record import ResultRecord
+from harness.results.session_record import record_from_session
+from harness.session.duplex_runner import run_duplex_session
+from harness.session.mcp_environment import McpEnvironment
+from harness.tasks.bundle import TaskBundle
+from harness.tasks.checksums import ChecksumManifest
+from harness.tasks.loader import load_task
+from sandbox.backend import SandboxBackend
+
+from .campaign import CampaignCell
+
+__all__ = ["SandboxedCellRunner", "SpeechFactory"]
+
+#: Builds the simulated user's speech source for a task (from ``--user-audio``).
+SpeechFactory = Callable[[TaskBundle], SpeechSource]
+
+
+@dataclass
+class SandboxedCellRunner:
+    """A :class:`~harness.campaign.campaign.CellRunner` that runs C2 sessions through a sandbox."""
+
+    model: ModelSpec
+    backend: SandboxBackend
+    task_dirs: dict[str, Path]
+    speech: SpeechFactory
+    judge: Any = None
+    max_turns: int = 44
+    seed: int = 1
+    checksums: ChecksumManifest | None = None
+
+    async def __call__(self, cell: CampaignCell, rep_dir: Path) -> ResultRecord:
+        try:
+            task_dir = self.task_dirs[cell.task_id]
+        except KeyError:
+            raise KeyError(f"campaign cell {cell}: no task directory for {cell.task_id!r}") from None
+        bundle = load_task(task_dir, checksums=self.checksums)
+        run_id = uuid.uuid4().hex[:12]
+        started = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="apexvoice-public-") as public_root:
+            public_dir = Path(public_root) / bundle.task_id
+            bundle.public_bundle(seed=self.seed).write(public_dir)
+            async with self.backend.start(public_dir, run_id, task_id=bundle.task_id) as sandbox_env:
+                sandbox = {"backend": sandbox_env.backend, **sandbox_env.metadata}
+                async with McpEnvironment(sandbox_env) as env:
+                    session = await run_duplex_session(
+                        bundle,
+                        self.model.create_adapter(),
+                        env,
+                        speech=self.speech(bundle),
+                        session_dir=rep_dir / run_id,
+                        judge=self.judge,
+                        seed=self.seed,
+                        max_turns=self.max_turns,
+                        run_id=run_id,
+                    )
+        return record_from_session(
+            session, rep=cell.rep, model=self.model.key, wall_s=time.monotonic() - started, sandbox=sandbox
+        )

@@ -1,0 +1,152 @@
+"""Campaign execution with an injected cell runner: order, layout, resume, retries, parallelism."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.agents.registry import get_model
+from harness.campaign.campaign import CampaignCell, CampaignSettings, campaign_cells, run_campaign
+from harness.campaign.lock import LOCK_FILE
+from harness.results.result_record import ResultRecord
+from harness.session.errors import SessionInfraError
+from sandbox.errors import SandboxUnavailableError
+
+TASKS = ["task_b", "task_a"]
+
+
+class ScriptedCells:
+    """A cell runner that records its calls and raises the scripted errors before succeeding."""
+
+    def __init__(self, failures: dict[tuple[str, int], list[BaseException]] | None = None, pts: int = 1):
+        self.failures = failures or {}
+        self.calls: list[tuple[str, int]] = []
+        self.pts = pts
+        self.active = 0
+        self.max_active = 0
+
+    async def __call__(self, cell: CampaignCell, rep_dir: Path) -> ResultRecord:
+        self.calls.append((cell.task_id, cell.rep))
+        self.active += 1
+        self.max_active = max(self.max_active, self.active)
+        try:
+            for _ in range(3):
+                await asyncio.sleep(0)
+            pending = self.failures.get((cell.task_id, cell.rep), [])
+            if pending:
+                raise pending.pop(0)
+            run_id = f"{cell.task_id}-{cell.rep}-{len(self.calls)}"
+            (rep_dir / run_id).mkdir(parents=True)
+            return ResultRecord(
+                task_id=cell.task_id, rep=cell.rep, model="oracle", run_id=run_id, pts=self.pts,
+                components={"GS": True, "PC": True, "RA": True, "WA": bool(self.pts)}, turns=3, outcome="SUCCESS",
+            )
+        finally:
+            self.active -= 1
+
+
+def _settings(out: Path, **overrides) -> CampaignSettings:
+    values = {"model": get_model("oracle"), "out_dir": out, "repeats": 2, "retry_backoff_s": 0.0, **overrides}
+    return CampaignSettings(**values)
+
+
+def test_cells_are_ordered_coverage_first():
+    assert [str(c) for c in campaign_cells(TASKS, 2)] == ["task_a rep0", "task_b rep0", "task_a rep1", "task_b rep1"]
+
+
+async def test_campaign_writes_layout_and_a_rerun_loads_instead_of_running(tmp_path):
+    runner = ScriptedCells()
+    result = await run_campaign(_settings(tmp_path), TASKS, runner)
+    assert runner.calls == [("task_a", 0), ("task_b", 0), ("task_a", 1), ("task_b", 1)]
+    assert result.complete and result.passed == 4 and result.errored == 0
+    assert result.summary() == f"oracle: 4/4 runs complete, 4 passed, 0 infra errors -> {tmp_path}"
+    stored = json.loads((tmp_path / "task_a" / "rep1" / "result.json").read_text())
+    assert stored["model"] == "oracle" and stored["condition"] == "C2" and stored["error"] is None
+    assert set(stored["components"]) >= {"GS", "PC", "RA", "WA"}
+    assert (tmp_path / "task_a" / "rep1" / stored["run_id"]).is_dir()
+    manifest = json.loads((tmp_path / "campaign.json").read_text())
+    assert manifest["model"] == "oracle" and manifest["repeats"] == 2 and manifest["n_tasks"] == 2
+    assert manifest["task_ids"] == ["task_a", "task_b"]
+    assert not (tmp_path / LOCK_FILE).exists()
+
+    never = ScriptedCells(failures={(t, r): [ValueError("must not run")] for t in TASKS for r in (0, 1)})
+    again = await run_campaign(_settings(tmp_path), TASKS, never)
+    assert never.calls == []
+    assert [o.status for o in again.outcomes] == ["loaded"] * 4
+    assert [r.run_id for r in again.rows] == [r.run_id for r in result.rows]
+    assert json.loads((tmp_path / "campaign.json").read_text())["created_at"] == manifest["created_at"]
+
+
+async def test_an_unparsable_result_is_run_again(tmp_path):
+    rep_dir = tmp_path / "task_a" / "rep0"
+    rep_dir.mkdir(parents=True)
+    (rep_dir / "result.json").write_text("{not json")
+    runner = ScriptedCells()
+    result = await run_campaign(_settings(tmp_path, repeats=1), ["task_a"], runner)
+    assert runner.calls == [("task_a", 0)]
+    assert ResultRecord.read(rep_dir).run_id == result.rows[0].run_id
+
+
+async def test_a_transient_failure_is_retried_and_noted_but_not_scored(tmp_path):
+    runner = ScriptedCells(failures={("task_a", 0): [ConnectionError("server disconnected (1006)")]})
+    result = await run_campaign(_settings(tmp_path, repeats=1), ["task_a"], runner)
+    assert runner.calls == [("task_a", 0), ("task_a", 0)]
+    (outcome,) = result.outcomes
+    assert outcome.status == "ran" and outcome.attempts == 2
+    assert outcome.record.error is None and outcome.record.pts == 1
+    assert outcome.record.infra_errors == ["attempt 1: ConnectionError: server disconnected (1006)"]
+
+
+@pytest.mark.parametrize(
+    "error",
+    [SandboxUnavailableError("container died"), SessionInfraError("socket dropped"), TimeoutError("slow")],
+)
+async def test_persistent_infra_failures_leave_the_cell_empty(tmp_path, error):
+    runner = ScriptedCells(failures={("task_a", 0): [error] * 3})
+    result = await run_campaign(_settings(tmp_path, repeats=1), ["task_a"], runner)
+    assert len(runner.calls) == 3
+    assert result.rows == [] and not result.complete
+    assert result.empty_cells[0].attempts == 3
+    assert not (tmp_path / "task_a" / "rep0" / "result.json").exists()
+    assert "0/1 runs complete, 0 passed, 1 infra errors" in result.summary()
+
+
+async def test_a_non_transient_infra_failure_is_not_retried_nor_scored(tmp_path):
+    runner = ScriptedCells(failures={("task_a", 0): [SessionInfraError("no image", transient=False)]})
+    result = await run_campaign(_settings(tmp_path, repeats=1), ["task_a"], runner)
+    assert runner.calls == [("task_a", 0)]
+    assert result.empty_cells[0].infra_errors == ["attempt 1: SessionInfraError: no image"]
+    assert not (tmp_path / "task_a" / "rep0" / "result.json").exists()
+
+
+async def test_a_session_error_is_persisted_as_an_error_row_and_not_rerun(tmp_path):
+    runner = ScriptedCells(failures={("task_a", 0): [ValueError("bad tool schema")]})
+    result = await run_campaign(_settings(tmp_path, repeats=1), ["task_a"], runner)
+    (row,) = result.rows
+    assert (row.pts, row.error, row.transient, row.attempt, row.components) == (
+        0, "ValueError: bad tool schema", False, 1, {}
+    )
+    assert result.errored == 1 and result.complete
+    again = ScriptedCells()
+    await run_campaign(_settings(tmp_path, repeats=1), ["task_a"], again)
+    assert again.calls == []
+
+
+@pytest.mark.parametrize("parallel", [1, 2, 3])
+async def test_parallel_bounds_the_cells_running_at_once(tmp_path, parallel):
+    runner = ScriptedCells()
+    seen = []
+    result = await run_campaign(
+        _settings(tmp_path, parallel=parallel), TASKS + ["task_c"], runner, on_cell=lambda o: seen.append(o.cell)
+    )
+    assert runner.max_active == parallel
+    assert len(result.rows) == 6 and sorted(seen) == sorted(campaign_cells(TASKS + ["task_c"], 2))
+    assert runner.calls[:3] == [("task_a", 0), ("task_b", 0), ("task_c", 0)]
+
+
+def test_settings_reject_nonsense():
+    with pytest.raises(ValueError, match="parallel must be at least 1, got 0"):
+        _settings(Path("x"), parallel=0)
