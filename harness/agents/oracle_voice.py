@@ -52,6 +52,10 @@ class OracleVoiceAgent(RealtimeAdapter):
 
     def __init__(self, synthesizer: Synthesizer | None = None) -> None:
         self._synthesize = synthesizer or _espeak_agent_voice
+        # Turn-taking manners (tests vary them to script rude agents).
+        self.reply_after_silence_ms = REPLY_AFTER_SILENCE_MS
+        self.reply_after_speech_ms: int | None = None  # answer while the user still talks
+        self.yield_after_ms = YIELD_AFTER_SPEECH_MS
         self._turns: list[PolicyTurn] = []
         self._next_turn = 0
         self._clips: dict[str, Clip] = {}
@@ -75,7 +79,7 @@ class OracleVoiceAgent(RealtimeAdapter):
 
     async def send_audio(self, frame: AudioFrame) -> None:
         self._now_ms = frame.start_ms
-        if self._vad.process(frame.pcm):
+        if self._vad.update(frame.pcm):
             self._heard_user = True
             self._user_speech_ms += FRAME_MS
             self._user_silence_ms = 0
@@ -83,11 +87,13 @@ class OracleVoiceAgent(RealtimeAdapter):
             self._user_speech_ms = 0
             self._user_silence_ms += FRAME_MS
         talking = self._audio_until_ms > self._now_ms
-        if talking and self._user_speech_ms >= YIELD_AFTER_SPEECH_MS:
+        if talking and self._user_speech_ms >= self.yield_after_ms:
             self._events.append(PlayoutCleared())
             self._audio_until_ms = self._now_ms
             talking = False
-        ready = self._heard_user and self._user_silence_ms >= REPLY_AFTER_SILENCE_MS
+        ready = self._heard_user and self._user_silence_ms >= self.reply_after_silence_ms
+        if self.reply_after_speech_ms is not None and self._user_speech_ms >= self.reply_after_speech_ms:
+            ready = True
         if ready and not talking and not self._pending_calls and not self._ended:
             self._heard_user = False
             self._take_turn()

@@ -6,7 +6,7 @@ import typer
 
 from harness import __version__
 
-from . import index_cmd, sandbox_cmd, validate_cmd
+from . import index_cmd, render_audio_cmd, run_cmd, sandbox_cmd, validate_cmd
 
 __all__ = ["app", "main"]
 
@@ -23,6 +23,8 @@ app = typer.Typer(
 
 app.command("validate")(validate_cmd.validate)
 app.command("index")(index_cmd.index)
+app.command("run")(run_cmd.run)
+app.command("render-audio")(render_audio_cmd.render_audio)
 app.add_typer(sandbox_cmd.app, name="sandbox")
 
 

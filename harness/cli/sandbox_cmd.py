@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -21,7 +22,7 @@ from sandbox.backend import SandboxEnvironment, get_backend
 from sandbox.control_client import ControlClient
 from sandbox.errors import ControlRequestError, SandboxUnavailableError
 
-__all__ = ["app", "cleanup", "probe"]
+__all__ = ["app", "cleanup", "export", "probe"]
 
 app = typer.Typer(help="Start, probe and clean up task sandboxes.", no_args_is_help=True)
 
@@ -178,3 +179,32 @@ def cleanup(
     for error in report.errors:
         typer.echo(f"  failed: {error}", err=True)
     raise typer.Exit(1 if report.errors else 0)
+
+
+@app.command("export")
+def export(
+    task: Annotated[Path, typer.Option("--task", help="Task package directory.")],
+    out: Annotated[Path, typer.Option("--out", help="Directory to write the public bundle into.")],
+    token_file: Annotated[
+        Path | None, typer.Option("--token-file", help="Also create this control token file (kept if present).")
+    ] = None,
+) -> None:
+    """Write a task's public bundle (never gold, reference or user files) for a server started elsewhere.
+
+    The compose stack runs this once, so its ``task-mcp`` service mounts only the public part.
+    Files are world-readable: the server container runs as another user.
+    """
+    try:
+        bundle = load_task(task)
+    except TaskLoadError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    out.mkdir(parents=True, exist_ok=True)
+    bundle.public_bundle().write(out)
+    for path in [out, *out.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    if token_file is not None and not token_file.exists():
+        token_file.parent.mkdir(parents=True, exist_ok=True)
+        token_file.write_text(secrets.token_urlsafe(32), encoding="utf-8")
+        token_file.chmod(0o644)
+    typer.echo(f"wrote the public bundle of {bundle.task_id} to {out}")

@@ -96,6 +96,11 @@ class AgentChannel:
     def queued_samples(self) -> int:
         return len(self._buffer)
 
+    @property
+    def playing(self) -> AgentResponse | None:
+        """The response whose audio plays next (``None`` when the queue is empty)."""
+        return self._owners[0][0] if self._owners else None
+
     def enqueue(self, response: AgentResponse, pcm: bytes) -> None:
         samples = np.frombuffer(pcm, dtype="<i2").astype(np.int16)
         if not len(samples):

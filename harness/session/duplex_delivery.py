@@ -2,9 +2,9 @@
 
 A barge-in (expects the agent to yield) or a back-channel (expects it to continue) is scheduled
 when its event fires and spoken at the agent's response onset plus ``start_window_ms[0]``. From the
-user's onset on, the agent channel is watched: the agent has stopped once its channel stays silent
-for ``SILENCE_CONFIRM_MS``; the stop latency is the time from the user's onset to the end of the
-agent's last audio. Nothing here touches the agent's audio.
+user's onset on, the response the agent was playing is watched: its stop latency is the time from
+the user's onset to the last sample of that response heard on the agent channel — early when the
+agent cut itself short, late when it talked on. Nothing here touches the agent's audio.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from harness.tasks.models import EventProgram, EventSpec, FlowSpec
 from harness.user.flow_engine import UserPlan
 
+from .channels import AgentResponse
 from .event_log import EventLog, EventType
 
 __all__ = ["OVERLAY_FLOOR_ACTIONS", "DeliveryTracker", "overlay_events"]
@@ -24,7 +25,6 @@ OVERLAY_FLOOR_ACTIONS = YIELD_ACTIONS | CONTINUE_ACTIONS
 
 DEFAULT_WINDOW_MS = 700
 DEFAULT_MAX_STOP_LATENCY_MS = 1500
-SILENCE_CONFIRM_MS = 200
 #: How long after its onset a delivery is watched for a stop before it counts as "kept talking".
 WATCH_EXTRA_MS = 3000
 
@@ -51,8 +51,7 @@ class _Watch:
     plan: UserPlan
     spec: EventSpec | None
     onset_ms: int
-    agent_speaking_at_onset: bool
-    last_audio_end_ms: int | None = None
+    response: AgentResponse
 
 
 class DeliveryTracker:
@@ -84,53 +83,53 @@ class DeliveryTracker:
             break  # one at a time: the user channel plays one utterance
         return ready
 
-    def started(self, plan: UserPlan | None, *, onset_ms: int, agent_speaking: bool) -> None:
+    def started(self, plan: UserPlan | None, *, onset_ms: int, playing: AgentResponse | None) -> None:
+        """The user's overlapping utterance began; ``playing`` is the agent response it overlaps."""
         if plan is None:
             return
-        watch = _Watch(plan, self._specs.get(plan.event_id or ""), onset_ms, agent_speaking)
-        if not agent_speaking:
-            self._record(watch, stop_latency_ms=0, t=onset_ms)
+        spec = self._specs.get(plan.event_id or "")
+        if playing is None:
+            self._record(plan, spec, onset_ms, stop_latency_ms=0, speaking=False, t=onset_ms)
             return
-        self._watching.append(watch)
+        self._watching.append(_Watch(plan, spec, onset_ms, playing))
 
-    def observe_frame(self, t: int, *, agent_audio: bool) -> None:
+    def observe_frame(self, t: int) -> None:
         for watch in list(self._watching):
-            if t < watch.onset_ms:
-                continue
-            if agent_audio:
-                watch.last_audio_end_ms = t + 20
-                continue
-            quiet_from = watch.last_audio_end_ms if watch.last_audio_end_ms is not None else watch.onset_ms
-            if t + 20 - quiet_from >= SILENCE_CONFIRM_MS:
-                self._watching.remove(watch)
-                self._record(watch, stop_latency_ms=max(0, quiet_from - watch.onset_ms), t=t)
+            end = watch.response.end_ms
+            if end is not None:
+                latency: int | None = max(0, end - watch.onset_ms)
             elif t - watch.onset_ms > _max_stop(watch.spec) + WATCH_EXTRA_MS:
-                self._watching.remove(watch)
-                self._record(watch, stop_latency_ms=None, t=t)
+                latency = None  # still talking long after it should have stopped
+            else:
+                continue
+            self._watching.remove(watch)
+            self._record(watch.plan, watch.spec, watch.onset_ms, stop_latency_ms=latency, speaking=True, t=t)
 
     def finish(self, t: int) -> None:
         """Close every open measurement at session end (the agent never stopped)."""
         for watch in self._watching:
-            self._record(watch, stop_latency_ms=None, t=t)
+            self._record(watch.plan, watch.spec, watch.onset_ms, stop_latency_ms=None, speaking=True, t=t)
         self._watching.clear()
         self._waiting.clear()
 
-    def _record(self, watch: _Watch, *, stop_latency_ms: int | None, t: int) -> None:
-        action = watch.plan.floor_action
-        max_stop = _max_stop(watch.spec)
+    def _record(
+        self, plan: UserPlan, spec: EventSpec | None, onset_ms: int, *, stop_latency_ms: int | None, speaking: bool, t: int
+    ) -> None:
+        action = plan.floor_action
+        max_stop = _max_stop(spec)
         yielded = stop_latency_ms is not None and stop_latency_ms <= max_stop
         self._log.emit(
             EventType.DUPLEX_EVENT,
             "user",
             t,
             {
-                "event_id": watch.plan.event_id or (watch.spec.id if watch.spec else None),
-                "type": watch.spec.type if watch.spec else action,
+                "event_id": plan.event_id or (spec.id if spec else None),
+                "type": spec.type if spec else action,
                 "delivery": action,
-                "plan_id": watch.plan.id,
-                "onset_ms": watch.onset_ms,
+                "plan_id": plan.id,
+                "onset_ms": onset_ms,
                 "expected_floor_action": "YIELD" if action in YIELD_ACTIONS else "CONTINUE",
-                "agent_speaking_at_onset": watch.agent_speaking_at_onset,
+                "agent_speaking_at_onset": speaking,
                 "stop_latency_ms": stop_latency_ms,
                 "max_stop_latency_ms": max_stop,
                 "agent_yielded": yielded,

@@ -7,6 +7,7 @@ audio, never produced by the harness. Grading and result files belong to other m
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from dataclasses import dataclass, field
@@ -153,6 +154,7 @@ class _DuplexSession:
         self.responses: list[AgentResponse] = []
         self.current: AgentResponse | None = None
         self.agent_acted = False  # since the user's last turn
+        self.awaiting_followup_since: int | None = None
         self.last_agent_audio_ms = 0
         self.last_user_end_ms = 0
         self.user_turns = 0
@@ -189,7 +191,7 @@ class _DuplexSession:
                 "model_id": self.adapter.model_id,
                 "condition": "C2",
                 "clock": self.clock.kind,
-                "user_audio": self.speech.name,
+                "user_audio": _speech_name(self.speech),
                 "schema_version": SCHEMA_VERSION,
             },
         )
@@ -211,14 +213,16 @@ class _DuplexSession:
         if started is not None:
             await self._user_started(started, t)
         await self.adapter.send_audio(AudioFrame(user_pcm, t))
-        for event in self.adapter.poll_events():
-            await self._agent_event(event, t)
+        # Handling an event can make an in-process agent produce more (a tool result → its words).
+        while events := self.adapter.poll_events():
+            for event in events:
+                await self._agent_event(event, t)
         agent_pcm, played = self.agent_channel.next_frame()
         self._agent_played(played, t)
-        self.recorder.add(user_pcm, agent_pcm)
-        self._floor("user", self.user_vad.process(user_pcm), t)
-        self._floor("agent", self.agent_vad.process(agent_pcm), t)
-        self.deliveries.observe_frame(t, agent_audio=bool(played))
+        self.recorder.append(user_pcm, agent_pcm)
+        self._floor("user", self.user_vad.update(user_pcm), t)
+        self._floor("agent", self.agent_vad.update(agent_pcm), t)
+        self.deliveries.observe_frame(t + FRAME_MS)
         if ended is not None:
             await self._user_ended(ended, t + FRAME_MS)
         await self._start_due_overlays(t)
@@ -290,6 +294,7 @@ class _DuplexSession:
             commit_attempts=[record.commit_attempt] if record.commit_attempt else [],
         )
         await self._gate_status(t)
+        self.awaiting_followup_since = t
         await self.adapter.send_tool_result(event.call_id, record.output)
 
     def _note_tool_record(self, record: ToolCallRecord, t: int) -> list[str]:
@@ -314,6 +319,7 @@ class _DuplexSession:
             self._maybe_end_response(response, t)
 
     async def _on_response_done(self, event: ResponseDone, t: int) -> None:
+        self.awaiting_followup_since = None
         response = self._response()
         response.done = True
         if response.transcript:
@@ -371,7 +377,14 @@ class _DuplexSession:
 
     @property
     def _agent_busy(self) -> bool:
-        return self.agent_channel.queued_samples > 0 or (self.current is not None and not self.current.done)
+        """The agent is speaking, mid-response, or owes the answer to a tool result it just got."""
+        if self.awaiting_followup_since is not None and self.clock.media_ms - self.awaiting_followup_since > IDLE_TIMEOUT_MS:
+            self.awaiting_followup_since = None  # it never answered: stop waiting for it
+        return (
+            self.agent_channel.queued_samples > 0
+            or (self.current is not None and not self.current.done)
+            or self.awaiting_followup_since is not None
+        )
 
     # -- events, approvals and grading on the way --------------------------------------------
 
@@ -417,7 +430,10 @@ class _DuplexSession:
         if self.user_channel.busy:
             return
         agent_speaking = self.agent_channel.queued_samples > 0
-        for plan in self.deliveries.due(t, agent_speaking=agent_speaking, agent_busy=self._agent_busy):
+        onset = self.current.onset_ms if self.current is not None else None
+        for plan in self.deliveries.due(
+            t, agent_speaking=agent_speaking, agent_busy=self._agent_busy, current_onset_ms=onset
+        ):
             self._speak_plan(plan, overlay=True)
 
     async def _gate_status(self, t: int) -> None:
@@ -446,10 +462,7 @@ class _DuplexSession:
     # -- the user ------------------------------------------------------------------------------
 
     def _speak(self, text: str, *, plan: UserPlan | None = None, **flags: bool) -> None:
-        clip = self.clips.get(text)
-        if clip is None:
-            clip = self.speech.get(text)
-            self.clips[text] = clip
+        clip = self.clips[text]  # every speakable text was prepared before the clock started
         self.user_channel.enqueue(UserUtterance(pcm=clip.pcm, text=text, plan=plan, flags=flags))
 
     def _speak_plan(self, plan: UserPlan, *, overlay: bool = False) -> None:
@@ -481,13 +494,16 @@ class _DuplexSession:
         if plan is not None and plan.speech_act in ("REVOKE", "DENY") and self.pending_approval is not None:
             await self._revoke(t)
         if utterance.flags.get("barge") or utterance.flags.get("backchannel"):
-            self.deliveries.started(plan, onset_ms=t, agent_speaking=self.agent_channel.queued_samples > 0)
+            self.deliveries.started(plan, onset_ms=t, playing=self.agent_channel.playing)
 
     async def _user_ended(self, utterance: UserUtterance, t: int) -> None:
         plan = utterance.plan
         self.log.emit(EventType.USER_AUDIO_END, "user", t, {"text": utterance.text, "plan_id": plan.id if plan else None})
-        if not (utterance.flags.get("backchannel")):
+        if not utterance.flags.get("backchannel"):
+            # The user held the floor: it now waits for the agent's answer to *this* utterance.
+            # (A back-channel does not take the floor, so the agent's ongoing turn still counts.)
             self.last_user_end_ms = t
+            self.agent_acted = False
         # Approval takes effect when the user's "yes" has been heard, never at its onset.
         if plan is not None and plan.speech_act == "APPROVE" and self.pending_approval is not None:
             action, target = self.pending_approval
@@ -574,7 +590,7 @@ class _DuplexSession:
         self.log.emit(EventType.RUN_END, "harness", t, {"outcome": outcome, "pts": report.pts, "reason": self.end_reason})
         if session_dir is not None:
             write_workspace_files(session_dir, snapshot)
-            await self.recorder.write(session_dir / "audio")
+            await asyncio.to_thread(self.recorder.write, session_dir / "audio")
         return DuplexSessionResult(
             run_id=self.log.run_id,
             task_id=self.bundle.task_id,
@@ -590,3 +606,9 @@ class _DuplexSession:
             adapter_meta={"model_id": self.adapter.model_id, "clock": self.clock.kind},
             infra_errors=self.infra_errors,
         )
+
+
+def _speech_name(speech: SpeechSource) -> str:
+    if speech.bank is None:
+        return "espeak"
+    return "prerendered+espeak" if speech.fallback_texts else "prerendered"

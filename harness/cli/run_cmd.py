@@ -1,0 +1,207 @@
+"""``apex-voice run``: a campaign of one model over the selected tasks, then its results table.
+
+Exit codes: 0 when every cell has a result (a model failing tasks is a measurement, not an error);
+1 when infrastructure left some cell empty (run again to fill it); 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from harness.agents.registry import ModelSpec, UnknownModelError, get_model
+from harness.audio.espeak import user_voice
+from harness.audio.speech_bank import SpeechSource, SpeechSourceError, UserAudioMode, open_speech_source
+from harness.campaign.campaign import (
+    CampaignCell,
+    CampaignResult,
+    CampaignSettings,
+    CellOutcome,
+    CellRunner,
+    run_campaign,
+)
+from harness.campaign.lock import CampaignLockedError
+from harness.grading.judge import SemanticJudge
+from harness.tasks.bundle import TaskBundle
+from harness.tasks.errors import TaskLoadError
+from harness.tasks.loader import load_task
+from sandbox.backend import SandboxBackend, get_backend
+from sandbox.errors import SandboxUnavailableError
+
+from .data_option import DATA_HELP, ONLY_HELP, open_data
+
+__all__ = ["SandboxChoice", "run"]
+
+#: Failed runs show at most this many explanation lines each under the table.
+EXPLAIN_LINES = 3
+
+
+class SandboxChoice(str, Enum):
+    auto = "auto"
+    docker = "docker"
+    local = "local"
+
+
+def run(
+    model: Annotated[str, typer.Option("--model", "-m", help="Registry key of the agent under test.")] = "oracle",
+    data: Annotated[Path | None, typer.Option("--data", "-d", help=DATA_HELP)] = None,
+    only: Annotated[list[str] | None, typer.Option("--only", help=ONLY_HELP)] = None,
+    repeats: Annotated[
+        int | None, typer.Option("--repeats", min=1, help="Repetitions per task (default 1 for deterministic agents, else 3).")
+    ] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Campaign directory (default runs/<model>).")] = None,
+    sandbox: Annotated[SandboxChoice, typer.Option("--sandbox", help="Where the task's tools run.")] = SandboxChoice.auto,
+    user_audio: Annotated[
+        UserAudioMode, typer.Option("--user-audio", help="How the simulated user speaks.")
+    ] = UserAudioMode.AUTO,
+    parallel: Annotated[int, typer.Option("--parallel", min=1, help="Sessions run at once.")] = 1,
+    max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="User turns before a session is cut.")] = 44,
+    json_output: Annotated[bool, typer.Option("--json", help="One result.json record per line on stdout.")] = False,
+) -> None:
+    """Run a campaign (resumable: cells that already have a result are loaded, not re-run)."""
+    spec = _model_or_exit(model)
+    source, task_dirs = open_data(data, only)
+    bundles = _load_or_exit(task_dirs, source.checksums)
+    speech = _speech_or_exit(user_audio.value, bundles)
+    backend = _backend_or_exit(sandbox.value)
+    typer.echo(f"sandbox: {backend.name}", err=True)
+
+    from harness.campaign.sandboxed_cell import SandboxedCellRunner  # the session stack, only when running
+
+    settings = CampaignSettings(
+        model=spec,
+        out_dir=out or Path("runs") / spec.key,
+        repeats=repeats or (1 if spec.deterministic else 3),
+        max_turns=max_turns,
+        user_audio=user_audio.value,
+        sandbox=backend.name,
+        parallel=parallel,
+    )
+    runner = SandboxedCellRunner(
+        model=spec,
+        backend=backend,
+        task_dirs={b.task_id: b.task_dir for b in bundles},
+        speech=lambda bundle: speech[bundle.task_id],
+        judge=SemanticJudge.from_env(),
+        max_turns=max_turns,
+        checksums=source.checksums,
+    )
+    try:
+        result = asyncio.run(_run_with_progress(settings, [b.task_id for b in bundles], runner, quiet=json_output))
+    except CampaignLockedError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    if json_output:
+        for row in result.rows:
+            typer.echo(row.model_dump_json())
+        typer.echo(result.summary(), err=True)
+    else:
+        _print_results(result)
+    raise typer.Exit(0 if result.complete else 1)
+
+
+def _model_or_exit(key: str) -> ModelSpec:
+    try:
+        spec = get_model(key)
+    except UnknownModelError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    missing = spec.missing_credentials()
+    if missing:
+        typer.echo(f"error: {spec.display_name} needs {' or '.join(missing)}.", err=True)
+        raise typer.Exit(2)
+    try:
+        spec.create_adapter()
+    except (ImportError, AttributeError) as exc:
+        typer.echo(f"error: the adapter of model {key!r} ({spec.adapter}) cannot be loaded: {exc}", err=True)
+        raise typer.Exit(2) from None
+    return spec
+
+
+def _load_or_exit(task_dirs: list[Path], checksums) -> list[TaskBundle]:
+    try:
+        return [load_task(task_dir, checksums=checksums) for task_dir in task_dirs]
+    except TaskLoadError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _speech_or_exit(mode: str, bundles: list[TaskBundle]) -> dict[str, SpeechSource]:
+    """Each task's speech source, resolved up front so a mode that cannot serve a task is a usage error."""
+    try:
+        return {
+            bundle.task_id: open_speech_source(
+                bundle.task_dir, mode, voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id
+            )
+            for bundle in bundles
+        }
+    except SpeechSourceError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _backend_or_exit(name: str) -> SandboxBackend:
+    try:
+        return get_backend(name)
+    except SandboxUnavailableError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
+async def _run_with_progress(
+    settings: CampaignSettings, task_ids: list[str], runner: CellRunner, *, quiet: bool
+) -> CampaignResult:
+    total = len(set(task_ids)) * settings.repeats
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True, disable=quiet) as progress:
+        bar = progress.add_task(f"{settings.model.key}", total=total)
+
+        def advance(outcome: CellOutcome) -> None:
+            progress.update(bar, advance=1, description=f"{settings.model.key}: {outcome.cell} {outcome.status}")
+
+        return await run_campaign(settings, task_ids, runner, on_cell=advance)
+
+
+def _mark(flag: bool | None) -> str:
+    return "–" if flag is None else ("[green]1[/]" if flag else "[red]0[/]")
+
+
+def _print_results(result: CampaignResult) -> None:
+    console = Console()
+    table = Table("task", "rep", "PTS", "GS", "PC", "RA", "WA", "AFA", "turns", "outcome")
+    for outcome in result.outcomes:
+        table.add_row(*_table_row(outcome))
+    console.print(table)
+    for outcome in result.outcomes:
+        for line in _failure_lines(outcome):
+            console.print(line, highlight=False, soft_wrap=True, markup=False)
+    console.print(result.summary(), highlight=False, soft_wrap=True)
+
+
+def _table_row(outcome: CellOutcome) -> list[str]:
+    cell, row = outcome.cell, outcome.record
+    if row is None:
+        return [cell.task_id, str(cell.rep), "–", "–", "–", "–", "–", "–", "–", "[yellow]INFRA ERROR[/]"]
+    gates = [_mark(row.components.get(gate)) for gate in ("GS", "PC", "RA", "WA")]
+    afa = "–" if row.afa is None else f"{row.afa:.2f}"
+    outcome_text = "[red]ERROR[/]" if row.error else (row.outcome or "")
+    return [cell.task_id, str(cell.rep), _mark(row.pts == 1), *gates, afa, str(row.turns or 0), outcome_text]
+
+
+def _failure_lines(outcome: CellOutcome) -> list[str]:
+    cell: CampaignCell = outcome.cell
+    row = outcome.record
+    if row is None:
+        last = outcome.infra_errors[-1] if outcome.infra_errors else "no result"
+        return [f"{cell}: left empty after {outcome.attempts} attempt(s): {last}"]
+    if row.passed:
+        return []
+    lines = row.explain[:EXPLAIN_LINES] or [row.error or f"{row.outcome} ({row.reason})"]
+    return [f"{cell}: {lines[0]}", *(f"    {line}" for line in lines[1:])]
