@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from pathlib import Path
@@ -24,9 +25,15 @@ from harness.validate import validate_task
 DEMO = Path(__file__).resolve().parents[1] / "harness" / "demo_data" / "tasks" / "demo_warranty_advice_001"
 
 
+@pytest.fixture(scope="module")
+def tts_cache(tmp_path_factory) -> Path:
+    """One synthesis cache for the module: later tests re-render from it."""
+    return tmp_path_factory.mktemp("tts")
+
+
 @pytest.fixture
-def package(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("APEX_VOICE_TTS_CACHE", str(tmp_path / "tts"))
+def package(tmp_path, monkeypatch, tts_cache: Path) -> Path:
+    monkeypatch.setenv("APEX_VOICE_TTS_CACHE", str(tts_cache))
     target = tmp_path / "dataset" / "tasks" / DEMO.name
     shutil.copytree(DEMO, target, ignore=shutil.ignore_patterns("audio"))
     return target
@@ -41,7 +48,7 @@ def test_clip_names_follow_the_published_rule() -> None:
     assert clip_file_name("__a b#!c__") == "a_b_c.flac"
 
 
-async def test_render_writes_clips_index_and_meta_and_the_package_still_validates(package: Path) -> None:
+def test_render_writes_clips_index_and_meta_and_the_package_still_validates(package: Path) -> None:
     result = _render("--data", str(package))
     assert result.exit_code == 0, result.output
     assert "1 package(s) rendered" in result.output
@@ -59,7 +66,7 @@ async def test_render_writes_clips_index_and_meta_and_the_package_still_validate
     assert bundle.audio_meta is not None and bundle.audio_meta["engine"] == "espeak-ng"
     assert not [issue for issue in lint_task(bundle) if issue.severity == "error"]
     assert np.array_equal(PrerenderedBank(package).get(variants[0].text).pcm, read_pcm16(package / "user" / "audio" / rows[0].file))
-    assert (await validate_task(package)).ok
+    assert asyncio.run(validate_task(package)).ok
 
 
 def test_second_run_skips_and_force_rerenders_identically(package: Path) -> None:

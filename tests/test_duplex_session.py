@@ -58,7 +58,7 @@ async def test_oracle_passes_the_form_fixture_and_yields_to_the_correction(toy_f
     record = _delivery(result)
     assert record["expected_floor_action"] == "YIELD" and record["agent_speaking_at_onset"] is True
     assert record["agent_yielded"] is True
-    assert record["stop_latency_ms"] == oracle_voice.YIELD_AFTER_SPEECH_MS
+    assert oracle_voice.YIELD_AFTER_SPEECH_MS - 40 <= record["stop_latency_ms"] <= record["max_stop_latency_ms"]
     approval = _events(result, EventType.APPROVAL_EVENT)[0]
     approve_end = next(e for e in _events(result, EventType.USER_AUDIO_END) if e.payload["plan_id"] == "approve_submit")
     assert approval.media_time_ms == approve_end.media_time_ms  # granted when heard, not at onset

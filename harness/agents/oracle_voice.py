@@ -37,7 +37,12 @@ __all__ = ["OracleVoiceAgent"]
 Synthesizer = Callable[[list[str]], Awaitable[dict[str, Clip]]]
 
 REPLY_AFTER_SILENCE_MS = 500
-YIELD_AFTER_SPEECH_MS = 400
+#: The oracle yields once the user, talking over it, has spoken this much (pauses not counted) in
+#: one utterance: a back-channel ("Right.", "Yeah.", "Uh-huh." — under 450 ms of voice) never gets
+#: there; a barge-in does, within the published 650 ms of its onset for a fluent speaker.
+YIELD_AFTER_SPEECH_MS = 500
+#: Silence that separates two user utterances (shorter pauses belong to one utterance).
+UTTERANCE_GAP_MS = 400
 
 
 async def _espeak_agent_voice(texts: list[str]) -> dict[str, Clip]:
@@ -59,11 +64,12 @@ class OracleVoiceAgent(RealtimeAdapter):
         self._turns: list[PolicyTurn] = []
         self._next_turn = 0
         self._clips: dict[str, Clip] = {}
-        self._vad = FrameVad()
+        self._vad = FrameVad()  # only its raw per-frame decision is used
         self._events: list[AgentEvent] = []
         self._heard_user = False
         self._user_speech_ms = 0
         self._user_silence_ms = 0
+        self._utterance_voiced_ms = 0
         self._audio_until_ms = 0
         self._now_ms = 0
         self._pending_calls: set[str] = set()
@@ -79,15 +85,19 @@ class OracleVoiceAgent(RealtimeAdapter):
 
     async def send_audio(self, frame: AudioFrame) -> None:
         self._now_ms = frame.start_ms
-        if self._vad.update(frame.pcm):
+        voiced = self._vad.voiced(frame.pcm)
+        if voiced:
+            if self._user_silence_ms >= UTTERANCE_GAP_MS or not self._heard_user:
+                self._utterance_voiced_ms = 0
             self._heard_user = True
+            self._utterance_voiced_ms += FRAME_MS
             self._user_speech_ms += FRAME_MS
             self._user_silence_ms = 0
         else:
             self._user_speech_ms = 0
             self._user_silence_ms += FRAME_MS
         talking = self._audio_until_ms > self._now_ms
-        if talking and self._user_speech_ms >= self.yield_after_ms:
+        if talking and voiced and self._utterance_voiced_ms >= self.yield_after_ms:
             self._events.append(PlayoutCleared())
             self._audio_until_ms = self._now_ms
             talking = False

@@ -11,6 +11,7 @@ the model. Any other error is persisted as an error row (PTS 0), as published.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,8 @@ __all__ = [
     "campaign_cells",
     "run_campaign",
 ]
+
+log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
 
@@ -181,6 +184,7 @@ async def _run_cell(settings: CampaignSettings, cell: CampaignCell, run_cell: Ce
             record = await run_cell(cell, rep_dir)
         except Exception as exc:
             if not is_infrastructure_error(exc):
+                log.warning("%s: session error (persisted as an error row)", cell, exc_info=exc)
                 row = ResultRecord.for_error(
                     cell.task_id, cell.rep, settings.model.key, exc, attempt=attempt,
                     wall_s=time.monotonic() - started,
@@ -189,6 +193,7 @@ async def _run_cell(settings: CampaignSettings, cell: CampaignCell, run_cell: Ce
                 row.write(rep_dir)
                 return CellOutcome(cell, "errored", row, attempt, infra_errors)
             infra_errors.append(f"attempt {attempt}: {error_text(exc)}")
+            log.info("%s: infrastructure failure on attempt %d: %s", cell, attempt, error_text(exc))
             if not is_transient(exc) or attempt >= settings.max_attempts:
                 return CellOutcome(cell, "infra_failed", None, attempt, infra_errors)
             await asyncio.sleep(settings.retry_backoff_s * attempt)

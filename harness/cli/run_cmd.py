@@ -28,6 +28,7 @@ from harness.campaign.campaign import (
     run_campaign,
 )
 from harness.campaign.lock import CampaignLockedError
+from harness.campaign.sandboxed_cell import SandboxedCellRunner
 from harness.grading.judge import SemanticJudge
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.errors import TaskLoadError
@@ -73,8 +74,6 @@ def run(
     backend = _backend_or_exit(sandbox.value)
     typer.echo(f"sandbox: {backend.name}", err=True)
 
-    from harness.campaign.sandboxed_cell import SandboxedCellRunner  # the session stack, only when running
-
     settings = CampaignSettings(
         model=spec,
         out_dir=out or Path("runs") / spec.key,
@@ -84,12 +83,19 @@ def run(
         sandbox=backend.name,
         parallel=parallel,
     )
+    judge = SemanticJudge.from_env()
+    if judge is None and not spec.deterministic:
+        typer.echo(
+            "judge: none (set APEX_VOICE_LLM_API_KEY or OPENAI_API_KEY): semantic fields are graded "
+            "deterministically only, so a correct value in other words fails",
+            err=True,
+        )
     runner = SandboxedCellRunner(
         model=spec,
         backend=backend,
         task_dirs={b.task_id: b.task_dir for b in bundles},
         speech=lambda bundle: speech[bundle.task_id],
-        judge=SemanticJudge.from_env(),
+        judge=judge,
         max_turns=max_turns,
         checksums=source.checksums,
     )

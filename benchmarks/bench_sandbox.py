@@ -1,0 +1,90 @@
+"""Sandbox figures per backend: start-to-ready, tool-call round trip, snapshot, teardown, throughput.
+
+    .venv/bin/python benchmarks/bench_sandbox.py [--backends local,docker] [--sessions 10] [--calls 50]
+
+Prints p50/p95 in milliseconds and sessions per minute at 1 and 4 in parallel (each session: start,
+list tools, one call, snapshot, teardown). Aims: ready p50 < 1 s, round trip p50 < 5 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from harness.session.mcp_environment import McpEnvironment
+from harness.tasks.loader import load_task
+from sandbox.backend import get_backend
+
+FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "reference-fixtures" / "toy_form_001"
+DEMO = Path(__file__).resolve().parents[1] / "harness" / "demo_data" / "tasks" / "demo_benefits_enrollment_001"
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000
+
+
+async def _one_session(backend, public_dir: Path, calls: int, figures: dict[str, list[float]]) -> None:
+    t0 = time.perf_counter()
+    async with backend.start(public_dir, "bench", task_id="bench") as sandbox:
+        figures["ready"].append(time.perf_counter() - t0)
+        async with McpEnvironment(sandbox) as env:
+            tools = await env.list_tools()
+            name = tools[0]["name"]
+            for i in range(calls):
+                t = time.perf_counter()
+                await env.call_tool(name, {}, i)
+                figures["round_trip"].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            await env.snapshot()
+            figures["snapshot"].append(time.perf_counter() - t)
+        t_down = time.perf_counter()
+    figures["teardown"].append(time.perf_counter() - t_down)
+
+
+async def _throughput(backend, public_dir: Path, parallel: int, sessions: int) -> float:
+    gate = asyncio.Semaphore(parallel)
+    scratch: dict[str, list[float]] = {k: [] for k in ("ready", "round_trip", "snapshot", "teardown")}
+
+    async def run() -> None:
+        async with gate:
+            await _one_session(backend, public_dir, 1, scratch)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(run() for _ in range(sessions)))
+    return sessions / (time.perf_counter() - t0) * 60
+
+
+async def main(backends: list[str], sessions: int, calls: int) -> None:
+    task_dir = FIXTURE if FIXTURE.is_dir() else DEMO
+    with tempfile.TemporaryDirectory() as tmp:
+        public_dir = Path(tmp) / "public"
+        load_task(task_dir).public_bundle().write(public_dir)
+        print(f"task {task_dir.name}, {sessions} sessions x {calls} calls per backend")
+        for name in backends:
+            backend = get_backend(name)
+            figures: dict[str, list[float]] = {k: [] for k in ("ready", "round_trip", "snapshot", "teardown")}
+            for _ in range(sessions):
+                await _one_session(backend, public_dir, calls, figures)
+            print(f"\n[{name}]")
+            for key, values in figures.items():
+                print(
+                    f"  {key:<11} p50 {_pct(values, 0.5):8.1f} ms   p95 {_pct(values, 0.95):8.1f} ms"
+                    f"   mean {statistics.fmean(values) * 1000:8.1f} ms   n={len(values)}"
+                )
+            for parallel in (1, 4):
+                rate = await _throughput(backend, public_dir, parallel, max(4, sessions))
+                print(f"  sessions/minute at {parallel} in parallel: {rate:6.1f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backends", default="local,docker")
+    parser.add_argument("--sessions", type=int, default=6)
+    parser.add_argument("--calls", type=int, default=50)
+    args = parser.parse_args()
+    asyncio.run(main(args.backends.split(","), args.sessions, args.calls))
