@@ -42,7 +42,7 @@ __all__ = [
 
 REPOSITORY_PREFIX = "apex-voice/"
 LABEL_BUILD_HASH = "org.apex-voice.build-hash"
-LABEL_IMAGE_NAME = "org.apex-voice.image"
+LABEL_IMAGE_NAME = "org.apex-voice.image"  # set in each Dockerfile, in a cached layer
 TAG_LENGTH = 12
 BUILD_TIMEOUT_SECONDS = 1800
 BUILD_NOISE = ("--->", "Removing intermediate container")  # legacy-builder chatter, not progress
@@ -203,7 +203,7 @@ class _ImageBuilder:
                 fileobj=tar,
                 custom_context=True,
                 tag=reference,
-                labels={LABEL_BUILD_HASH: build_hash, LABEL_IMAGE_NAME: spec.name},
+                labels={LABEL_BUILD_HASH: build_hash},
                 buildargs={"BASE_IMAGE": self.base.reference},
                 network_mode="none",
                 pull=False,

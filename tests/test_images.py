@@ -12,7 +12,7 @@ import pytest
 from sandbox.base_image import PythonTarget
 from sandbox.build_context import BuildContext
 from sandbox.debian_rootfs import DebianMirrors, mirrors_from_deb822, mmdebstrap_command
-from sandbox.image_build import IMAGE_SPECS, build_images
+from sandbox.image_build import IMAGE_SPECS, LABEL_BUILD_HASH, build_images
 from sandbox.project_sources import ProjectSources, SourceSnapshot
 from sandbox.wheelhouse import PythonMismatchError, require_same_python
 
@@ -167,6 +167,7 @@ def test_mcp_server_image_ships_no_harness_and_runs_the_server_module(docker_cli
     assert config["User"] == "10001:10001"
     assert "8080/tcp" in config["ExposedPorts"]
     assert config["Cmd"][:3] == ["python", "-m", "mcp_servers"]
+    assert config["Labels"][LABEL_BUILD_HASH] and config["Labels"]["org.apex-voice.image"] == "mcp-server"
     code = "import importlib.util as u; print(u.find_spec('harness') is None)"
     assert _run_as_service_user(docker_client, "apex-voice/mcp-server:latest", code) == "True"
 

@@ -28,6 +28,8 @@ from .frames import SAMPLE_RATE
 __all__ = ["RENDERER_VERSION", "ClipPlan", "PackageRender", "clip_file_name", "planned_clips", "render_package"]
 
 RENDERER_VERSION = "1"
+#: meta.json keys that must match for existing clips to be reused.
+_FRESHNESS_KEYS = ("engine", "engine_version", "voice", "rate_wpm", "renderer_version")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _ENCODING_NOTE = (
     "PCM16 = trunc(clip(x, -1, 1) * 32767); decode q as (q + 0.5*sign(q)) / 32767 to re-encode exactly; "
@@ -100,7 +102,7 @@ def _up_to_date(task_dir: Path, plans: list[ClipPlan], meta: dict[str, object]) 
         texts = {json.loads(line)["text"] for line in index_path.read_text(encoding="utf-8").splitlines() if line.strip()}
     except (ValueError, KeyError, TypeError):
         return False
-    same_engine = all(recorded.get(k) == meta[k] for k in ("engine", "engine_version", "voice", "renderer_version"))
+    same_engine = all(recorded.get(key) == meta[key] for key in _FRESHNESS_KEYS)
     return same_engine and texts == {p.text for p in plans}
 
 
