@@ -66,7 +66,7 @@ class DockerSandboxConfig:
     nano_cpus: int = 1_000_000_000
     tmpfs_size: str = "16m"
     nofile: int = 1024
-    ready_timeout_s: float = 30.0
+    ready_timeout_s: float = 90.0  # python + mcp import on 1 CPU, on a loaded host
     subnet_pool: str | None = None  # default: $APEX_VOICE_SANDBOX_SUBNET_POOL or 10.213.0.0/16
     max_parallel_engine_calls: int = 32
 

@@ -1,6 +1,6 @@
 """demo_retro_facilitation_001: facilitate a retro, recap while the lead back-channels.
 
-The lead says "Mhm."/"Right." during the agent's long recap; the recap's closing question
+The lead says "Yeah."/"Right." during the agent's long recap; the recap's closing question
 (action items in priority order) is what she answers next. In C2 the agent must keep talking
 through the back-channel; in C0 both plans reach the agent in one user beat.
 """

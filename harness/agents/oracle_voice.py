@@ -66,9 +66,9 @@ class OracleVoiceAgent(RealtimeAdapter):
         self._clips: dict[str, Clip] = {}
         self._vad = FrameVad()  # only its raw per-frame decision is used
         self._events: list[AgentEvent] = []
-        self._heard_user = False
+        self._turn_heard = False
         self._user_speech_ms = 0
-        self._user_silence_ms = 0
+        self._user_silence_ms = UTTERANCE_GAP_MS  # the call starts in silence
         self._utterance_voiced_ms = 0
         self._audio_until_ms = 0
         self._now_ms = 0
@@ -87,9 +87,8 @@ class OracleVoiceAgent(RealtimeAdapter):
         self._now_ms = frame.start_ms
         voiced = self._vad.voiced(frame.pcm)
         if voiced:
-            if self._user_silence_ms >= UTTERANCE_GAP_MS or not self._heard_user:
+            if self._user_silence_ms >= UTTERANCE_GAP_MS:
                 self._utterance_voiced_ms = 0
-            self._heard_user = True
             self._utterance_voiced_ms += FRAME_MS
             self._user_speech_ms += FRAME_MS
             self._user_silence_ms = 0
@@ -101,11 +100,14 @@ class OracleVoiceAgent(RealtimeAdapter):
             self._events.append(PlayoutCleared())
             self._audio_until_ms = self._now_ms
             talking = False
-        ready = self._heard_user and self._user_silence_ms >= self.reply_after_silence_ms
+        if voiced and not talking:
+            # Only speech on a free floor is a turn to answer; a back-channel under our own words is not.
+            self._turn_heard = True
+        ready = self._turn_heard and self._user_silence_ms >= self.reply_after_silence_ms
         if self.reply_after_speech_ms is not None and self._user_speech_ms >= self.reply_after_speech_ms:
             ready = True
         if ready and not talking and not self._pending_calls and not self._ended:
-            self._heard_user = False
+            self._turn_heard = False
             self._take_turn()
 
     async def send_tool_result(self, call_id: str, output: Any) -> None:
