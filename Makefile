@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test venv clean
+.PHONY: demo test images venv clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -15,8 +15,14 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# The main job: the oracle agent on the bundled demo suite, full duplex, no keys needed.
 demo: $(STAMP)
 	$(BIN)/apex-voice validate
+	$(BIN)/apex-voice run
+
+# The sandbox images (built offline from Debian packages when no base image is present).
+images: $(STAMP)
+	$(BIN)/apex-voice images build
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)

@@ -11,6 +11,7 @@ without parsing text, no dependency on a `docker` binary, and the sandbox backen
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sys
 import tempfile
@@ -242,9 +243,13 @@ def build_images(
     client = client or connect_docker()
     cache_dir = cache_dir or project_root / "build" / "images"
     requested_base = base_image or os.environ.get("BASE_IMAGE") or DEFAULT_BASE_IMAGE
-    base = ensure_base_image(client, requested_base, cache_dir, report)
-    builder = _ImageBuilder(client, ProjectSources.load(project_root), base, cache_dir, report)
-    results = tuple(builder.ensure(IMAGE_SPECS[name]) for name in selected)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    # One build at a time per cache: a concurrent build would prune images the other one uses.
+    with open(cache_dir / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        base = ensure_base_image(client, requested_base, cache_dir, report)
+        builder = _ImageBuilder(client, ProjectSources.load(project_root), base, cache_dir, report)
+        results = tuple(builder.ensure(IMAGE_SPECS[name]) for name in selected)
     for result in results:
         report(
             f"{result.name}: {'cached' if result.cached else 'built'} {result.reference} in {result.seconds:.1f} s"

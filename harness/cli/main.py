@@ -6,7 +6,7 @@ import typer
 
 from harness import __version__
 
-from . import index_cmd, render_audio_cmd, run_cmd, sandbox_cmd, validate_cmd
+from . import images_cmd, index_cmd, render_audio_cmd, run_cmd, sandbox_cmd, validate_cmd
 
 __all__ = ["app", "main"]
 
@@ -14,7 +14,8 @@ app = typer.Typer(
     name="apex-voice",
     help=(
         "Benchmark harness for realtime, full-duplex voice agents doing professional work.\n\n"
-        "Start with `apex-voice validate` (checks the bundled demo tasks, no keys needed)."
+        "Start with `apex-voice run`: the oracle agent on the bundled demo suite, full duplex, no keys "
+        "needed. `apex-voice validate` checks task packages; `apex-voice <command> --help` explains each."
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -26,6 +27,7 @@ app.command("index")(index_cmd.index)
 app.command("run")(run_cmd.run)
 app.command("render-audio")(render_audio_cmd.render_audio)
 app.add_typer(sandbox_cmd.app, name="sandbox")
+app.add_typer(images_cmd.app, name="images")
 
 
 @app.command("version")

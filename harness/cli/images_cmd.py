@@ -1,0 +1,57 @@
+"""``apex-voice images build``: the sandbox images, built offline when no registry is reachable."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+__all__ = ["app"]
+
+app = typer.Typer(help="Build the Docker images the sandbox uses (offline-capable).", no_args_is_help=True)
+
+
+@app.command("build")
+def build(
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="Build just this image (mcp-server, harness); repeatable.")
+    ] = None,
+    base_image: Annotated[
+        str | None,
+        typer.Option(
+            "--base-image",
+            envvar="BASE_IMAGE",
+            help="Base image to build FROM (e.g. python:3.12-slim where a registry is reachable). "
+            "Default: apex-voice's own Debian base, built with mmdebstrap if absent.",
+        ),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the build summary as JSON.")] = False,
+) -> None:
+    """Ensure the base image, then build apex-voice/mcp-server and apex-voice/harness.
+
+    Unchanged images are reused (a content hash is stored as a label), so a second run is quick.
+    Progress goes to stderr. Exit code 1 when a build fails, 2 for an unknown image name.
+    """
+    from sandbox.image_build import ImageBuildError, build_images
+
+    try:
+        summary = build_images(only or None, base_image=base_image)
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    except ImageBuildError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    if json_output:
+        typer.echo(
+            json.dumps(
+                {
+                    "base": {"reference": summary.base.reference, "built": summary.base.built},
+                    "images": [
+                        {"name": r.name, "reference": r.reference, "cached": r.cached, "seconds": round(r.seconds, 2)}
+                        for r in summary.images
+                    ],
+                }
+            )
+        )
