@@ -30,15 +30,13 @@ from harness.audio.frames import FRAME_MS, AudioFrame
 from harness.audio.speech_bank import SpeechSource
 from harness.audio.stereo_recorder import StereoRecorder
 from harness.audio.vad import FrameVad
-from harness.grading.context import GradingContext
-from harness.grading.gates import grade
 from harness.grading.report import GradeReport
 from harness.tasks.bundle import TaskBundle
 from harness.user.flow_engine import Observation, UserPlan
 from harness.user.recovery import RecoveryMove
 from harness.user.runner_lines import NUDGE_LINE, closing_line
 from harness.user.simulator import SimulatedUser
-from mcp_servers.records import EnvironmentSnapshot, ToolCallRecord
+from mcp_servers.records import EnvironmentSnapshot
 
 from .channels import AgentChannel, AgentResponse, UserChannel, UserUtterance
 from .clocks import MediaClock, VirtualClock
@@ -47,6 +45,7 @@ from .environment_port import EnvironmentPort
 from .errors import SessionInfraError
 from .event_log import SCHEMA_VERSION, EventLog, EventType
 from .run_files import write_workspace_files
+from .session_effects import AgentActivity, SessionEffects
 
 __all__ = ["DuplexSessionResult", "run_duplex_session"]
 
@@ -71,18 +70,6 @@ class DuplexSessionResult:
     session_dir: Path | None
     adapter_meta: dict[str, Any] = field(default_factory=dict)
     infra_errors: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Heard:
-    """What the agent did since the user's last turn (the next flow observation)."""
-
-    acts: list[str] = field(default_factory=list)
-    tool_calls: list[str] = field(default_factory=list)
-    mutations: list[str] = field(default_factory=list)
-    commit_attempts: list[str] = field(default_factory=list)
-    approval_requests: list[str] = field(default_factory=list)
-    fired_events: list[str] = field(default_factory=list)
 
 
 async def run_duplex_session(
@@ -140,6 +127,7 @@ class _DuplexSession:
         self.log = log
         self.max_turns = max_turns
         self.user = SimulatedUser(bundle, condition="C2", seed=seed)
+        self.effects = SessionEffects(bundle, env, self.user, log)
         self.user_channel = UserChannel()
         self.agent_channel = AgentChannel()
         self.recorder = StereoRecorder()
@@ -148,9 +136,8 @@ class _DuplexSession:
         self.deliveries = DeliveryTracker(bundle.events, log)
         self.overlay_event_ids = overlay_events(bundle.flow)
         self.clips: dict[str, Any] = {}
-        self.heard = _Heard()
+        self.heard = AgentActivity()
         self.held_plans: list[UserPlan] = []
-        self.pending_approval: tuple[str, str] | None = None
         self.responses: list[AgentResponse] = []
         self.current: AgentResponse | None = None
         self.agent_acted = False  # since the user's last turn
@@ -267,28 +254,16 @@ class _DuplexSession:
             args: Any = json.loads(event.arguments) if event.arguments.strip() else {}
         except json.JSONDecodeError:
             args = event.arguments  # the environment refuses it with a message the model can act on
-        self.log.emit(EventType.TOOL_CALL, "agent", t, {"tool": event.name, "args": args, "call_id": event.call_id})
+        acts_before = len(self.heard.acts)
         try:
-            record = await self.env.call_tool(event.name, args, t)
+            record = await self.effects.call_tool(event.name, args, t, self.heard, call_id=event.call_id)
+        except SessionInfraError:
+            raise
         except Exception as exc:  # the sandbox, not the model, failed
             raise SessionInfraError(f"tool call {event.name} failed in the sandbox: {exc}", transient=True) from exc
-        self.log.emit(
-            EventType.TOOL_RESULT,
-            "environment",
-            t,
-            {
-                "tool": record.name,
-                "ok": record.ok,
-                "result": record.result,
-                "error": record.error,
-                "auth_decision": record.auth_decision,
-                "call_id": event.call_id,
-            },
-        )
-        acts = self._note_tool_record(record, t)
         await self._fire_events(
             t,
-            act_keys=acts,
+            act_keys=self.heard.acts[acts_before:],
             tool_calls=[record.name],
             mutations=record.mutations,
             commit_attempts=[record.commit_attempt] if record.commit_attempt else [],
@@ -296,22 +271,6 @@ class _DuplexSession:
         await self._gate_status(t)
         self.awaiting_followup_since = t
         await self.adapter.send_tool_result(event.call_id, record.output)
-
-    def _note_tool_record(self, record: ToolCallRecord, t: int) -> list[str]:
-        self.heard.tool_calls.append(record.name)
-        self.heard.mutations.extend(record.mutations)
-        if record.commit_attempt is not None:
-            self.heard.commit_attempts.append(record.commit_attempt)
-        if record.approval_request is not None:
-            self.pending_approval = (record.approval_request["action_type"], record.approval_request["target_id"])
-            self.heard.approval_requests.append(record.approval_request["action_type"])
-        acts: list[str] = []
-        if record.ok or record.result is not None:
-            for act in self.user.see_tool_call(record.name, record.result):
-                acts.append(act.key)
-                self.log.emit(EventType.AGENT_ACT, "agent", t, {"act": act.key, "source": act.source})
-        self.heard.acts.extend(acts)
-        return acts
 
     async def _on_playout_cleared(self, event: PlayoutCleared, t: int) -> None:
         for response in self.agent_channel.clear():
@@ -323,11 +282,7 @@ class _DuplexSession:
         response = self._response()
         response.done = True
         if response.transcript:
-            self.log.emit(EventType.AGENT_TEXT, "agent", t, {"response_id": response.response_id, "text": response.transcript})
-            acts = [a.key for a in self.user.hear_agent_text(response.transcript)]
-            for key in acts:
-                self.log.emit(EventType.AGENT_ACT, "agent", t, {"act": key, "source": "pattern"})
-            self.heard.acts.extend(acts)
+            acts = self.effects.hear_text(response.transcript, t, self.heard, response_id=response.response_id)
             await self._fire_events(t, act_keys=acts)
         self._maybe_end_response(response, t)
 
@@ -392,27 +347,21 @@ class _DuplexSession:
         self,
         t: int,
         *,
-        act_keys: list[str] = (),  # type: ignore[assignment]
-        tool_calls: list[str] = (),  # type: ignore[assignment]
-        mutations: list[str] = (),  # type: ignore[assignment]
-        commit_attempts: list[str] = (),  # type: ignore[assignment]
+        act_keys: list[str],
+        tool_calls: list[str] | None = None,
+        mutations: list[str] | None = None,
+        commit_attempts: list[str] | None = None,
     ) -> None:
-        fired = self.user.fire_events(
+        """Events fire as soon as their trigger is observed — mid-response, not at the turn's end."""
+        fired = await self.effects.fire_events(
+            t,
+            self.heard,
             act_keys=act_keys,
-            tool_calls=tool_calls,
-            artifact_mutations=mutations,
-            commit_attempts=commit_attempts,
-            media_time_ms=t,
+            tool_calls=tool_calls or [],
+            mutations=mutations or [],
+            commit_attempts=commit_attempts or [],
             time_triggers=False,
         )
-        for event in fired:
-            self.log.emit(EventType.DUPLEX_EVENT, "user", t, {"event_id": event.event_id, "type": event.type})
-            await self.env.apply_event(
-                event.event_id, stale_fields=event.stale_fields, world_updates=event.world_updates, media_time_ms=t
-            )
-            if event.revokes_pending and self.pending_approval is not None:
-                await self._revoke(t)
-            self.heard.fired_events.append(event.event_id)
         overlay = [e.event_id for e in fired if e.event_id in self.overlay_event_ids]
         if overlay:
             self._plan_overlays(t, overlay)
@@ -437,27 +386,8 @@ class _DuplexSession:
             self._speak_plan(plan, overlay=True)
 
     async def _gate_status(self, t: int) -> None:
-        report = await self._grade(judge=None)
+        report = await self.effects.grade(judge=None)
         self.log.emit(EventType.GATE_STATUS, "harness", t, {**report.components, "pts": report.pts})
-
-    async def _grade(self, judge: Any) -> GradeReport:
-        snapshot = await self.env.snapshot()
-        self._last_snapshot = snapshot
-        return await grade(
-            self.bundle.gold,
-            GradingContext(
-                snapshot=snapshot,
-                observed_act_keys=set(self.user.observed_act_keys),
-                gold_doc_ids=self.bundle.gold_doc_ids,
-                judge=judge,
-            ),
-        )
-
-    async def _revoke(self, t: int) -> None:
-        assert self.pending_approval is not None
-        action, target = self.pending_approval
-        revoked = await self.env.revoke_approval(action, target, t)
-        self.log.emit(EventType.APPROVAL_EVENT, "user", t, {"revoked": action, "target_id": target, "token_ids": revoked})
 
     # -- the user ------------------------------------------------------------------------------
 
@@ -491,8 +421,8 @@ class _DuplexSession:
             t,
             {"text": utterance.text, "duration_ms": utterance.duration_ms, "plan_id": plan.id if plan else None, **utterance.flags},
         )
-        if plan is not None and plan.speech_act in ("REVOKE", "DENY") and self.pending_approval is not None:
-            await self._revoke(t)
+        if plan is not None and plan.speech_act in ("REVOKE", "DENY"):
+            await self.effects.revoke(t)
         if utterance.flags.get("barge") or utterance.flags.get("backchannel"):
             self.deliveries.started(plan, onset_ms=t, playing=self.agent_channel.playing)
 
@@ -505,12 +435,8 @@ class _DuplexSession:
             self.last_user_end_ms = t
             self.agent_acted = False
         # Approval takes effect when the user's "yes" has been heard, never at its onset.
-        if plan is not None and plan.speech_act == "APPROVE" and self.pending_approval is not None:
-            action, target = self.pending_approval
-            token = await self.env.grant_approval(action, target, t, plan.id)
-            self.log.emit(
-                EventType.APPROVAL_EVENT, "user", t, {"granted": action, "target_id": target, "token_id": token.token_id}
-            )
+        if plan is not None and plan.speech_act == "APPROVE":
+            await self.effects.grant(t, plan.id)
 
     async def _maybe_user_turn(self, t: int) -> None:
         if self.user_channel.busy or self.deliveries.has_waiting or self._agent_busy:
@@ -523,19 +449,10 @@ class _DuplexSession:
             await self._user_turn(t)
 
     async def _user_turn(self, t: int) -> None:
-        heard, self.heard = self.heard, _Heard()
+        heard, self.heard = self.heard, AgentActivity()
         self.agent_acted = False
         self.last_user_end_ms = t  # the idle timer restarts even if the user says nothing
-        obs = Observation(
-            media_time_ms=t,
-            new_act_keys=heard.acts,
-            tool_calls=heard.tool_calls,
-            artifact_mutations=heard.mutations,
-            commit_attempts=heard.commit_attempts,
-            approval_requests=heard.approval_requests,
-            fired_events=heard.fired_events,
-            repetition_counts=dict(self.user.repetition_counts),
-        )
+        obs = heard.observation(t, self.user.repetition_counts)
         plans, self.held_plans = [*self.held_plans, *self.user.next_plans(obs)], []
         if plans:
             self.user_turns += 1
@@ -584,8 +501,8 @@ class _DuplexSession:
                 response.truncated = response.played_samples < response.queued_samples
                 response.done = True
                 self._maybe_end_response(response, t)
-        report = await self._grade(judge)
-        snapshot = self._last_snapshot
+        report = await self.effects.grade(judge)
+        snapshot = self.effects.last_snapshot
         outcome = "SIMULATOR_FALLBACK" if self.fallbacks else ("SUCCESS" if report.pts else "FAILURE")
         self.log.emit(EventType.RUN_END, "harness", t, {"outcome": outcome, "pts": report.pts, "reason": self.end_reason})
         if session_dir is not None:

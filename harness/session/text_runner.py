@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.agents.text_agents import AgentObservationView, TextAgent
-from harness.grading.context import GradingContext
-from harness.grading.gates import grade
 from harness.grading.judge import SemanticJudge
 from harness.grading.report import GradeReport
 from harness.tasks.bundle import TaskBundle
@@ -25,6 +23,7 @@ from mcp_servers.records import EnvironmentSnapshot
 from .environment_port import EnvironmentPort
 from .event_log import SCHEMA_VERSION, EventLog, EventType
 from .run_files import write_workspace_files
+from .session_effects import AgentActivity, SessionEffects
 
 __all__ = ["TextSessionResult", "run_text_session"]
 
@@ -47,18 +46,6 @@ class TextSessionResult:
     events: EventLog
     run_dir: Path | None = None
     observed_act_keys: set[str] = field(default_factory=set)
-
-
-@dataclass
-class _Beat:
-    """What the agent did in one turn, as the user simulator observes it."""
-
-    acts: list[str] = field(default_factory=list)
-    tool_calls: list[str] = field(default_factory=list)
-    tool_results: list[dict[str, Any]] = field(default_factory=list)
-    mutations: list[str] = field(default_factory=list)
-    commit_attempts: list[str] = field(default_factory=list)
-    approval_requests: list[str] = field(default_factory=list)
 
 
 async def run_text_session(
@@ -90,12 +77,12 @@ class _TextSession:
     def __init__(self, bundle: TaskBundle, agent: TextAgent, env: EnvironmentPort, log: EventLog, seed: int):
         self.bundle = bundle
         self.agent = agent
-        self.env = env
         self.log = log
         self.user = SimulatedUser(bundle, condition="C0", seed=seed)
+        self.effects = SessionEffects(bundle, env, self.user, log)
+        self.env = env
         self.media_ms = 0
         self.fallbacks = 0
-        self.pending_approval: tuple[str, str] | None = None
 
     async def run(self, judge: SemanticJudge | None, session_dir: Path | None) -> TextSessionResult:
         tools = await self.env.list_tools()
@@ -128,20 +115,24 @@ class _TextSession:
                     turn_index=turn_index,
                 )
             )
-            beat = await self._agent_turn(reply.text, reply.tool_calls)
+            activity = AgentActivity()
+            if reply.text:
+                self.effects.hear_text(reply.text, self.media_ms, activity)
+            for call in reply.tool_calls:
+                await self.effects.call_tool(call.name, call.args, self.media_ms, activity)
             self.media_ms += MEDIA_STEP_MS
-            fired = await self._fire_events(beat)
-            previous_results = beat.tool_results
-            obs = Observation(
-                media_time_ms=self.media_ms,
-                new_act_keys=beat.acts,
-                tool_calls=beat.tool_calls,
-                artifact_mutations=beat.mutations,
-                commit_attempts=beat.commit_attempts,
-                approval_requests=beat.approval_requests,
-                fired_events=fired,
-                repetition_counts=dict(self.user.repetition_counts),
+            # C0 fires events once per agent turn, on everything the turn did (published rule).
+            await self.effects.fire_events(
+                self.media_ms,
+                activity,
+                act_keys=activity.acts,
+                tool_calls=activity.tool_calls,
+                mutations=activity.mutations,
+                commit_attempts=activity.commit_attempts,
+                time_triggers=True,
             )
+            previous_results = activity.tool_results
+            obs = activity.observation(self.media_ms, self.user.repetition_counts)
             if reply.end_call:
                 break
         return await self._finish(judge, session_dir, turns)
@@ -163,109 +154,18 @@ class _TextSession:
                 {"plan_id": plan.id, "speech_act": plan.speech_act, "facts": list(plan.fact_ids)},
             )
             self.log.emit(EventType.USER_TEXT, "user", self.media_ms, {"text": text})
-            await self._apply_approval_effect(plan.speech_act, plan.id)
+            # The harness, never a tool, grants and revokes approvals when the user says so.
+            if plan.speech_act == "APPROVE":
+                await self.effects.grant(self.media_ms, plan.id)
+            elif plan.speech_act in ("REVOKE", "DENY"):
+                await self.effects.revoke(self.media_ms)
             texts.append(text)
             self.media_ms += MEDIA_STEP_MS
         return " ".join(texts)
 
-    async def _apply_approval_effect(self, speech_act: str, plan_id: str) -> None:
-        """The harness, never a tool, grants and revokes approvals (when the user says so)."""
-        if self.pending_approval is None:
-            return
-        action, target = self.pending_approval
-        if speech_act == "APPROVE":
-            token = await self.env.grant_approval(action, target, self.media_ms, plan_id)
-            self.log.emit(
-                EventType.APPROVAL_EVENT,
-                "user",
-                self.media_ms,
-                {"granted": action, "target_id": target, "token_id": token.token_id},
-            )
-        elif speech_act in ("REVOKE", "DENY"):
-            await self._revoke(action, target)
-
-    async def _revoke(self, action: str, target: str) -> None:
-        revoked = await self.env.revoke_approval(action, target, self.media_ms)
-        self.log.emit(
-            EventType.APPROVAL_EVENT,
-            "user",
-            self.media_ms,
-            {"revoked": action, "target_id": target, "token_ids": revoked},
-        )
-
-    async def _agent_turn(self, text: str, tool_calls: list) -> _Beat:
-        beat = _Beat()
-        if text:
-            self.log.emit(EventType.AGENT_TEXT, "agent", self.media_ms, {"text": text})
-            for act in self.user.hear_agent_text(text):
-                beat.acts.append(act.key)
-                self.log.emit(EventType.AGENT_ACT, "agent", self.media_ms, {"act": act.key, "source": act.source})
-        for call in tool_calls:
-            self.log.emit(EventType.TOOL_CALL, "agent", self.media_ms, {"tool": call.name, "args": call.args})
-            record = await self.env.call_tool(call.name, call.args, self.media_ms)
-            self.log.emit(
-                EventType.TOOL_RESULT,
-                "environment",
-                self.media_ms,
-                {
-                    "tool": record.name,
-                    "ok": record.ok,
-                    "result": record.result,
-                    "auth_decision": record.auth_decision,
-                    "error": record.error,
-                },
-            )
-            beat.tool_calls.append(record.name)
-            beat.tool_results.append({"tool": record.name, "ok": record.ok, "result": record.output})
-            beat.mutations.extend(record.mutations)
-            if record.commit_attempt is not None:
-                beat.commit_attempts.append(record.commit_attempt)
-            if record.approval_request is not None:
-                request = record.approval_request
-                self.pending_approval = (request["action_type"], request["target_id"])
-                beat.approval_requests.append(request["action_type"])
-            if record.ok or record.result is not None:
-                for act in self.user.see_tool_call(record.name, record.result):
-                    beat.acts.append(act.key)
-                    self.log.emit(
-                        EventType.AGENT_ACT, "agent", self.media_ms, {"act": act.key, "source": act.source}
-                    )
-        return beat
-
-    async def _fire_events(self, beat: _Beat) -> list[str]:
-        fired = self.user.fire_events(
-            act_keys=beat.acts,
-            tool_calls=beat.tool_calls,
-            artifact_mutations=beat.mutations,
-            commit_attempts=beat.commit_attempts,
-            media_time_ms=self.media_ms,
-            time_triggers=True,
-        )
-        for event in fired:
-            self.log.emit(
-                EventType.DUPLEX_EVENT, "user", self.media_ms, {"event_id": event.event_id, "type": event.type}
-            )
-            await self.env.apply_event(
-                event.event_id,
-                stale_fields=event.stale_fields,
-                world_updates=event.world_updates,
-                media_time_ms=self.media_ms,
-            )
-            if event.revokes_pending and self.pending_approval is not None:
-                await self._revoke(*self.pending_approval)
-        return [e.event_id for e in fired]
-
     async def _finish(self, judge: SemanticJudge | None, session_dir: Path | None, turns: int) -> TextSessionResult:
-        snapshot = await self.env.snapshot()
-        report = await grade(
-            self.bundle.gold,
-            GradingContext(
-                snapshot=snapshot,
-                observed_act_keys=set(self.user.observed_act_keys),
-                gold_doc_ids=self.bundle.gold_doc_ids,
-                judge=judge,
-            ),
-        )
+        report = await self.effects.grade(judge)
+        snapshot = self.effects.last_snapshot
         outcome = "SIMULATOR_FALLBACK" if self.fallbacks else ("SUCCESS" if report.pts else "FAILURE")
         self.log.emit(EventType.RUN_END, "harness", self.media_ms, {"outcome": outcome, "pts": report.pts})
         if session_dir is not None:
