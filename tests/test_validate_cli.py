@@ -88,3 +88,19 @@ def test_an_oracle_that_fails_explains_the_gate(tmp_path):
     assert result.exit_code == 1
     line = _fail_line(result.output)
     assert "oracle: did not pass" in line and "total_amount" in line
+
+
+def test_reference_fixtures_validate_through_the_local_sandbox():
+    require_reference_fixtures()
+    result = runner.invoke(app, ["validate", "--data", str(REFERENCE_FIXTURES), "--sandbox", "local", "--json"])
+    assert result.exit_code == 0, result.output
+    reports = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
+    assert [(r["task_id"], r["oracle_pass"], r["noop_fail"]) for r in reports] == [
+        ("toy_form_001", True, True),
+        ("toy_interview_001", True, True),
+    ]
+
+
+def test_unknown_sandbox_is_a_usage_error():
+    result = runner.invoke(app, ["validate", "--sandbox", "cloud"])
+    assert result.exit_code == 2 and "cloud" in result.output

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.table import Column, Table
 
 from harness.agents.registry import ModelSpec, UnknownModelError, get_model
 from harness.audio.espeak import user_voice
@@ -181,7 +181,7 @@ def _mark(flag: bool | None) -> str:
 
 def _print_results(result: CampaignResult) -> None:
     console = Console()
-    table = Table("task", "rep", "PTS", "GS", "PC", "RA", "WA", "AFA", "turns", "outcome")
+    table = Table(Column("task", no_wrap=True), "rep", "PTS", "GS", "PC", "RA", "WA", "AFA", "turns", "outcome")
     for outcome in result.outcomes:
         table.add_row(*_table_row(outcome))
     console.print(table)

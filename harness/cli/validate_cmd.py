@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.progress import Progress
-from rich.table import Table
+from rich.table import Column, Table
 
 from harness.validate import ValidationReport, validate_task
 
@@ -22,14 +22,26 @@ def validate(
     data: Annotated[Path | None, typer.Option("--data", "-d", help=DATA_HELP)] = None,
     only: Annotated[list[str] | None, typer.Option("--only", help=ONLY_HELP)] = None,
     json_output: Annotated[bool, typer.Option("--json", help="One JSON report per task per line.")] = False,
+    sandbox: Annotated[
+        str,
+        typer.Option(
+            "--sandbox",
+            help="Where the task's tools run: 'none' (in this process, fastest), or through the MCP server "
+            "in a 'local' subprocess, a 'docker' container, or 'auto' (docker when available). "
+            "Results are identical; the sandboxed modes also check the server.",
+        ),
+    ] = "none",
 ) -> None:
     """Check task packages: they load, pass the cross-file lint, the oracle reaches PTS 1 and an
     inactive agent does not.
 
     Exit code 0 when every package is valid, 1 when some is not, 2 for a usage error.
     """
+    if sandbox not in ("none", "local", "docker", "auto"):
+        typer.echo(f"error: unknown --sandbox {sandbox!r}; use none, local, docker or auto", err=True)
+        raise typer.Exit(2)
     source, task_dirs = open_data(data, only)
-    reports = asyncio.run(_validate_all(source.checksums, task_dirs, show_progress=not json_output))
+    reports = asyncio.run(_validate_all(source.checksums, task_dirs, sandbox, show_progress=not json_output))
     if json_output:
         for report in reports:
             typer.echo(report.model_dump_json())
@@ -38,15 +50,32 @@ def validate(
     raise typer.Exit(0 if all(r.ok for r in reports) else 1)
 
 
-async def _validate_all(checksums, task_dirs: list[Path], *, show_progress: bool) -> list[ValidationReport]:
+async def _validate_all(
+    checksums, task_dirs: list[Path], sandbox: str, *, show_progress: bool
+) -> list[ValidationReport]:
+    backend = None
+    if sandbox != "none":
+        from sandbox.backend import get_backend
+
+        backend = get_backend(sandbox)
     reports: list[ValidationReport] = []
     with Progress(console=Console(stderr=True), transient=True, disable=not show_progress) as progress:
         bar = progress.add_task("validating", total=len(task_dirs))
         for task_dir in task_dirs:
             progress.update(bar, description=f"validating {task_dir.name}")
-            reports.append(await validate_task(task_dir, checksums=checksums))
+            reports.append(await _validate_one(task_dir, checksums, backend))
             progress.advance(bar)
     return reports
+
+
+async def _validate_one(task_dir: Path, checksums, backend) -> ValidationReport:
+    if backend is None:
+        return await validate_task(task_dir, checksums=checksums)
+    from harness.session.mcp_environment import SandboxedEnvironments
+
+    # One sandbox per session (oracle, no-op), torn down before the next task.
+    async with SandboxedEnvironments(backend) as make_env:
+        return await validate_task(task_dir, checksums=checksums, make_env=make_env)
 
 
 def _mark(flag: bool) -> str:
@@ -55,7 +84,7 @@ def _mark(flag: bool) -> str:
 
 def _print_table(reports: list[ValidationReport]) -> None:
     console = Console()
-    table = Table("task", "loads", "lint", "oracle PTS 1", "no-op fails", "valid")
+    table = Table(Column("task", no_wrap=True), "loads", "lint", "oracle PTS 1", "no-op fails", "valid")
     for r in reports:
         table.add_row(r.task_id, _mark(r.loaded), _mark(r.lint_ok), _mark(r.oracle_pass), _mark(r.noop_fail), _mark(r.ok))
     console.print(table)
