@@ -128,3 +128,39 @@ async def test_the_time_budget_is_enforced(toy_form, budget_s):
     )
     assert result.reason == "time_budget"
     assert result.events.events[-1].media_time_ms <= budget_s * 1000
+
+
+class JumpyAgent(OracleVoiceAgent):
+    """Stops talking at any sound from the user, back-channels included (the characteristic
+    mistake of the back-channel tasks)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.yield_after_ms = 20
+
+
+def _backchannel_task():
+    from tests.conftest import DEMO_DATA
+
+    return DEMO_DATA / "tasks" / "demo_field_tech_interview_001"
+
+
+async def test_oracle_keeps_talking_through_a_back_channel():
+    result = await _session(_backchannel_task(), OracleVoiceAgent())
+    assert result.pts == 1, result.grade.explain()
+    record = _delivery(result)
+    assert record["expected_floor_action"] == "CONTINUE" and record["agent_speaking_at_onset"] is True
+    assert record["agent_yielded"] is False
+    start = next(e for e in _events(result, EventType.USER_AUDIO_START) if e.payload.get("backchannel"))
+    assert start.payload["plan_id"] == record["plan_id"]
+
+
+async def test_an_agent_that_stops_at_a_back_channel_is_measured_as_a_false_yield():
+    from harness.metrics.duplex_metrics import duplex_metrics
+
+    result = await _session(_backchannel_task(), JumpyAgent())
+    record = _delivery(result)
+    assert record["expected_floor_action"] == "CONTINUE"
+    assert record["agent_yielded"] is True and record["stop_latency_ms"] <= record["max_stop_latency_ms"]
+    metrics = duplex_metrics(result.events.events)
+    assert metrics["fyr"] == 1.0 and metrics["fda"] == 0.0
