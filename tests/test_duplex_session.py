@@ -164,3 +164,25 @@ async def test_an_agent_that_stops_at_a_back_channel_is_measured_as_a_false_yiel
     assert record["agent_yielded"] is True and record["stop_latency_ms"] <= record["max_stop_latency_ms"]
     metrics = duplex_metrics(result.events.events)
     assert metrics["fyr"] == 1.0 and metrics["fda"] == 0.0
+
+
+class TranscriptlessAgent(OracleVoiceAgent):
+    """Speaks like the oracle but reports no transcript: the user must listen to its audio."""
+
+    def __init__(self) -> None:
+        from harness.audio import espeak
+
+        # A voice local ASR recognizes well enough for keyword patterns.
+        super().__init__(synthesizer=lambda texts: espeak.synthesize(texts, "en-us+f2"))
+
+    def poll_events(self):
+        from harness.agents.realtime import TranscriptDelta
+
+        return [e for e in super().poll_events() if not isinstance(e, TranscriptDelta)]
+
+
+async def test_agent_audio_without_transcript_is_heard_through_local_asr(toy_form):
+    result = await _session(toy_form, TranscriptlessAgent())
+    texts = [e.payload for e in _events(result, EventType.AGENT_TEXT)]
+    assert texts and all(p["source"] == "asr" for p in texts)
+    assert any("total amount" in p["text"] for p in texts)

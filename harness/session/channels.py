@@ -73,6 +73,8 @@ class AgentResponse:
 
     response_id: int
     transcript: str = ""
+    #: Every sample the agent sent for this response (for local ASR when it gives no transcript).
+    audio: bytearray = field(default_factory=bytearray)
     queued_samples: int = 0
     played_samples: int = 0
     onset_ms: int | None = None
@@ -105,6 +107,7 @@ class AgentChannel:
         samples = np.frombuffer(pcm, dtype="<i2").astype(np.int16)
         if not len(samples):
             return
+        response.audio += pcm
         self._buffer = np.concatenate([self._buffer, samples])
         response.queued_samples += len(samples)
         if self._owners and self._owners[-1][0] is response:

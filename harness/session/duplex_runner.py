@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from harness.agents.realtime import (
     AdapterError,
     AudioDelta,
@@ -26,6 +28,7 @@ from harness.agents.realtime import (
     TranscriptDelta,
 )
 from harness.agents.system_prompt import agent_instructions
+from harness.audio.agent_asr import AgentTranscriber, asr_available
 from harness.audio.frames import FRAME_MS, AudioFrame
 from harness.audio.speech_bank import SpeechSource
 from harness.audio.stereo_recorder import StereoRecorder
@@ -151,6 +154,7 @@ class _DuplexSession:
         self.end_reason: str | None = None
         self.speaking = {"user": False, "agent": False}
         self.infra_errors: list[str] = []
+        self.transcriber: AgentTranscriber | None = None
         self.budget_ms = bundle.task.time_budget_s * 1000
 
     # -- set-up ------------------------------------------------------------------------------
@@ -281,10 +285,30 @@ class _DuplexSession:
         self.awaiting_followup_since = None
         response = self._response()
         response.done = True
+        source = "adapter"
+        if not response.transcript and response.audio:
+            response.transcript = await self._transcribe(response, t)
+            source = "asr"
         if response.transcript:
-            acts = self.effects.hear_text(response.transcript, t, self.heard, response_id=response.response_id)
+            acts = self.effects.hear_text(
+                response.transcript, t, self.heard, response_id=response.response_id, source=source
+            )
             await self._fire_events(t, act_keys=acts)
         self._maybe_end_response(response, t)
+
+    async def _transcribe(self, response: AgentResponse, t: int) -> str:
+        """The agent gave audio without words: the user hears it through local ASR."""
+        if self.transcriber is None:
+            if not asr_available():
+                self.log.emit(
+                    EventType.INFRA_FAILURE,
+                    "harness",
+                    t,
+                    {"error": "agent audio without transcript and no local ASR (pip install 'apex-voice[asr]')"},
+                )
+                return ""
+            self.transcriber = AgentTranscriber()
+        return await self.transcriber.transcribe(np.frombuffer(bytes(response.audio), dtype="<i2"))
 
     async def _on_call_ended(self, event: CallEnded, t: int) -> None:
         self.agent_hung_up = True
