@@ -37,7 +37,6 @@ from harness.grading.report import GradeReport
 from harness.tasks.bundle import TaskBundle
 from harness.user.flow_engine import Observation, UserPlan
 from harness.user.recovery import RecoveryMove
-from harness.user.runner_lines import NUDGE_LINE, closing_line
 from harness.user.simulator import SimulatedUser
 from mcp_servers.records import EnvironmentSnapshot
 
@@ -172,7 +171,7 @@ class _DuplexSession:
             await self.adapter.connect(config)
         except (ConnectionError, OSError) as exc:
             raise SessionInfraError(f"agent connection failed: {exc}", transient=True) from exc
-        self.clips = await self.speech.prepare(self._speakable_texts())
+        self.clips = await self.speech.prepare(self.user.speakable_texts())
         self.log.emit(
             EventType.RUN_START,
             "harness",
@@ -191,11 +190,6 @@ class _DuplexSession:
             await self._tick(self.clock.media_ms)
             await self.clock.advance()
         return await self._finish(judge, session_dir)
-
-    def _speakable_texts(self) -> list[str]:
-        """Everything this session's user may say, so clips are ready before the clock starts."""
-        texts = [u.text for plan_id in self.bundle.realization_bank if (u := self.user._realize_id(plan_id))]
-        return [*dict.fromkeys([*texts, closing_line(1), NUDGE_LINE])]
 
     # -- one frame -----------------------------------------------------------------------------
 

@@ -94,6 +94,7 @@ class RecoveryPlanner:
         self._answers = answers
         self._closing = closing
         self._finalize_left = finalize_prompts
+        self._says_finalize = finalize_prompts > 0
         self._restated: dict[str, int] = {}
         self._nudges_used = 0
         self._closed = False
@@ -102,6 +103,12 @@ class RecoveryPlanner:
     def for_condition(cls, flow: FlowSpec, condition: str, *, event_seed: int = 1) -> RecoveryPlanner:
         lines = _TEXT_CONDITION_LINES if condition == "C0" else _Lines(closing_line(event_seed), 0)
         return cls(field_answers(flow), closing=lines.closing, finalize_prompts=lines.finalize_prompts)
+
+    @property
+    def runner_lines(self) -> list[str]:
+        """The lines this planner may say besides re-stated answers (closing, finalize, nudge)."""
+        lines = [self._closing, NUDGE_LINE]
+        return [*lines, FINALIZE_LINE] if self._says_finalize else lines
 
     @property
     def restatements(self) -> dict[str, int]:

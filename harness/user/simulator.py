@@ -65,6 +65,12 @@ class SimulatedUser:
         """The frozen wording of a plan; ``None`` means the bank lacks it (simulator fallback)."""
         return self._realize_id(plan.id)
 
+    def speakable_texts(self) -> list[str]:
+        """Every utterance this user may speak in the session (the wording chosen for each plan,
+        plus the recovery lines), so speech can be prepared before the session starts."""
+        chosen = [u.text for plan_id in self._bank if (u := self._realize_id(plan_id)) is not None]
+        return [*dict.fromkeys([*chosen, *self.recovery.runner_lines])]
+
     def hear_agent_text(self, text: str) -> list[ObservedAct]:
         return self._heard(self.observer.observe_text(text))
 
