@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -239,12 +240,12 @@ class _DuplexSession:
 
     async def _on_transcript(self, event: TranscriptDelta, t: int) -> None:
         response = self._response()
-        before = [a.key for a in self.user.acts_in(response.transcript)]
+        before = Counter(a.key for a in self.user.acts_in(response.transcript))
         response.transcript += event.text
-        now = [a.key for a in self.user.acts_in(response.transcript)]
-        new = now[len(before) :] if now[: len(before)] == before else [k for k in now if k not in before]
+        # Acts are observed as the words stream in, so an event can fire while the agent speaks.
+        new = Counter(a.key for a in self.user.acts_in(response.transcript)) - before
         if new:
-            await self._fire_events(t, act_keys=new)
+            await self._fire_events(t, act_keys=list(new.elements()))
 
     async def _on_tool_call(self, event: ToolCallRequested, t: int) -> None:
         self.agent_acted = True

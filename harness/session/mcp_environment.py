@@ -1,9 +1,9 @@
 """The session's environment port over a sandboxed task server (MCP for tools, control API for the rest).
 
 Tools are listed and called with the official ``mcp`` client over streamable HTTP, exactly as a
-native MCP agent would; each result carries its call-log index, and the full
-:class:`ToolCallRecord` is read back from the control API, so a session graded through the sandbox
-sees the same records as one run in process.
+native MCP agent would; each result carries the full :class:`ToolCallRecord` in its ``_meta``
+(one request per call), so a session graded through the sandbox sees the same records as one run
+in process.
 
 Arguments that are not a JSON object (a model emitted a list or a string) cannot travel as MCP
 ``arguments``; they are forwarded in ``_meta`` and the server refuses them like the in-process
@@ -29,7 +29,7 @@ from mcp import Client
 
 from harness.tasks.bundle import TaskBundle
 from mcp_servers.records import ApprovalToken, EnvironmentSnapshot, ToolCallRecord
-from mcp_servers.server import CALL_INDEX_META_KEY, MEDIA_TIME_META_KEY, RAW_ARGUMENTS_META_KEY
+from mcp_servers.server import CALL_RECORD_META_KEY, MEDIA_TIME_META_KEY, RAW_ARGUMENTS_META_KEY
 from sandbox.backend import SandboxBackend, SandboxEnvironment
 from sandbox.errors import SandboxUnavailableError
 
@@ -194,10 +194,10 @@ class McpEnvironment:
             raise
         except Exception as exc:
             raise SandboxUnavailableError(f"tools/call {name} at {self.sandbox.mcp_url} failed: {exc!r}") from exc
-        index = (result.meta or {}).get(CALL_INDEX_META_KEY)
-        if not isinstance(index, int):
-            raise SandboxUnavailableError(f"tools/call {name}: result carries no {CALL_INDEX_META_KEY!r}")
-        return ToolCallRecord.model_validate(await self.sandbox.control.call(index))
+        record = (result.meta or {}).get(CALL_RECORD_META_KEY)
+        if not isinstance(record, dict):
+            raise SandboxUnavailableError(f"tools/call {name}: result carries no {CALL_RECORD_META_KEY!r}")
+        return ToolCallRecord.model_validate(record)
 
     async def grant_approval(
         self, action_type: str, target_id: str, media_time_ms: int, source_event_id: str | None
