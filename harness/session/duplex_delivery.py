@@ -17,7 +17,7 @@ from harness.user.flow_engine import UserPlan
 from .channels import AgentResponse
 from .event_log import EventLog, EventType
 
-__all__ = ["OVERLAY_FLOOR_ACTIONS", "DeliveryTracker", "overlay_events"]
+__all__ = ["CONTINUE_ACTIONS", "OVERLAY_FLOOR_ACTIONS", "YIELD_ACTIONS", "DeliveryTracker", "overlay_events"]
 
 YIELD_ACTIONS = frozenset({"BARGE_IN", "URGENT_OVERRIDE"})
 CONTINUE_ACTIONS = frozenset({"BACKCHANNEL", "OVERLAP_WITHOUT_FLOOR_CLAIM"})
@@ -65,7 +65,7 @@ class DeliveryTracker:
     def has_waiting(self) -> bool:
         return bool(self._waiting) or bool(self._watching)
 
-    def schedule(self, plan: UserPlan, *, response_onset_ms: int | None, now_ms: int) -> None:
+    def schedule(self, plan: UserPlan, *, response_onset_ms: int | None) -> None:
         self._waiting.append(_Waiting(plan, self._specs.get(plan.event_id or ""), response_onset_ms))
 
     def due(self, t: int, *, agent_speaking: bool, agent_busy: bool, current_onset_ms: int | None = None) -> list[UserPlan]:

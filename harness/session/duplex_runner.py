@@ -43,7 +43,7 @@ from mcp_servers.records import EnvironmentSnapshot
 
 from .channels import AgentChannel, AgentResponse, UserChannel, UserUtterance
 from .clocks import MediaClock, VirtualClock
-from .duplex_delivery import OVERLAY_FLOOR_ACTIONS, DeliveryTracker, overlay_events
+from .duplex_delivery import CONTINUE_ACTIONS, OVERLAY_FLOOR_ACTIONS, DeliveryTracker, overlay_events
 from .environment_port import EnvironmentPort
 from .errors import SessionInfraError
 from .event_log import SCHEMA_VERSION, EventLog, EventType
@@ -390,7 +390,7 @@ class _DuplexSession:
         for plan in self.user.next_plans(Observation(media_time_ms=t, fired_events=event_ids)):
             if plan.floor_action in OVERLAY_FLOOR_ACTIONS:
                 onset = self.current.onset_ms if self.current is not None else None
-                self.deliveries.schedule(plan, response_onset_ms=onset, now_ms=t)
+                self.deliveries.schedule(plan, response_onset_ms=onset)
             else:
                 self.held_plans.append(plan)
 
@@ -422,7 +422,7 @@ class _DuplexSession:
             return
         flags = {}
         if overlay:
-            flags["backchannel" if plan.floor_action in ("BACKCHANNEL", "OVERLAP_WITHOUT_FLOOR_CLAIM") else "barge"] = True
+            flags["backchannel" if plan.floor_action in CONTINUE_ACTIONS else "barge"] = True
         self._speak(utterance.text, plan=plan, **flags)
 
     async def _user_started(self, utterance: UserUtterance, t: int) -> None:
