@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from abc import ABC, abstractmethod
 from typing import ClassVar, Literal
 
 from harness.audio.frames import FRAME_MS
@@ -17,7 +18,7 @@ from harness.audio.frames import FRAME_MS
 __all__ = ["MediaClock", "RealtimeClock", "VirtualClock", "make_clock"]
 
 
-class MediaClock:
+class MediaClock(ABC):
     kind: ClassVar[Literal["virtual", "realtime"]]
 
     def __init__(self) -> None:
@@ -28,9 +29,9 @@ class MediaClock:
         """Wall time since the clock started (ns)."""
         return time.monotonic_ns() - self._wall_start_ns
 
+    @abstractmethod
     async def advance(self) -> None:
         """Move media time forward by one frame (waiting for wall time where the clock is paced)."""
-        self.media_ms += FRAME_MS
 
 
 class VirtualClock(MediaClock):
