@@ -18,6 +18,7 @@ from harness.tasks.loader import load_task
 from mcp_servers.environment import TaskEnvironment
 from mcp_servers.server import (
     CALL_INDEX_META_KEY,
+    CALL_RECORD_META_KEY,
     MEDIA_TIME_META_KEY,
     RAW_ARGUMENTS_META_KEY,
     TaskServer,
@@ -58,7 +59,7 @@ async def test_sdk_client_lists_exactly_the_task_tools_with_their_schemas(served
     assert set(expected) == {"update_expense", "request_approval", "submit_expense"}
 
 
-async def test_sdk_client_calls_a_tool_and_the_result_points_into_the_call_log(served):
+async def test_sdk_client_calls_a_tool_and_the_result_carries_its_call_log_record(served):
     base, _, _ = served
     async with httpx.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http:
         async with Client(f"{base}/mcp") as client:
@@ -70,6 +71,7 @@ async def test_sdk_client_calls_a_tool_and_the_result_points_into_the_call_log(s
     assert record["name"] == "update_expense" and record["ok"] is True
     assert record["mutations"] == ["expense_1.employee_id"]
     assert json.loads(result.content[0].text) == record["result"]
+    assert result.meta[CALL_RECORD_META_KEY] == record
 
 
 async def test_bad_arguments_are_an_error_result_the_model_can_act_on(served):

@@ -104,3 +104,10 @@ def test_reference_fixtures_validate_through_the_local_sandbox():
 def test_unknown_sandbox_is_a_usage_error():
     result = runner.invoke(app, ["validate", "--sandbox", "cloud"])
     assert result.exit_code == 2 and "cloud" in result.output
+
+
+def test_unknown_only_id_is_a_usage_error_listing_known_ids():
+    result = runner.invoke(app, ["validate", "--only", "nope"])
+    assert result.exit_code == 2
+    assert "nope" in result.output and "demo_benefits_enrollment_001" in result.output
+    assert "Traceback" not in result.output

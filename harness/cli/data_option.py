@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from harness.tasks.dataset import DataSource, resolve_data
-from harness.tasks.errors import DataNotFoundError, TaskLoadError
+from harness.tasks.errors import DataNotFoundError, TaskLoadError, UnknownTaskError
 
 __all__ = ["DATA_HELP", "ONLY_HELP", "open_data"]
 
@@ -23,6 +23,6 @@ def open_data(data: Path | None, only: list[str] | None) -> tuple[DataSource, li
     try:
         source = resolve_data(data)
         return source, source.select(only or None)
-    except (DataNotFoundError, TaskLoadError, FileNotFoundError, ValueError) as exc:
+    except (DataNotFoundError, TaskLoadError, UnknownTaskError, FileNotFoundError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
