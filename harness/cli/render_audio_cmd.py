@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from enum import Enum
 from pathlib import Path
@@ -17,6 +16,7 @@ from harness.tasks.checksums import ChecksumManifest
 from harness.tasks.errors import TaskLoadError
 
 from .data_option import DATA_HELP, ONLY_HELP, open_data
+from .interrupts import run_interruptible
 
 __all__ = ["VoiceEngine", "render_audio"]
 
@@ -51,7 +51,7 @@ def render_audio(
     console = Console(stderr=True)
     started = time.perf_counter()
     try:
-        results = asyncio.run(_render_all(task_dirs, force, console))
+        results = run_interruptible(_render_all(task_dirs, force, console))
     except (TaskLoadError, ValueError, RuntimeError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None

@@ -6,7 +6,6 @@ Exit codes: 0 when every cell has a result (a model failing tasks is a measureme
 
 from __future__ import annotations
 
-import asyncio
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -37,6 +36,7 @@ from sandbox.backend import SandboxBackend, get_backend
 from sandbox.errors import SandboxUnavailableError
 
 from .data_option import DATA_HELP, ONLY_HELP, open_data
+from .interrupts import run_interruptible
 
 __all__ = ["SandboxChoice", "run"]
 
@@ -100,7 +100,7 @@ def run(
         checksums=source.checksums,
     )
     try:
-        result = asyncio.run(_run_with_progress(settings, [b.task_id for b in bundles], runner, quiet=json_output))
+        result = run_interruptible(_run_with_progress(settings, [b.task_id for b in bundles], runner, quiet=json_output))
     except CampaignLockedError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None

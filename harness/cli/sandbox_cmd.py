@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import secrets
 import tempfile
@@ -21,6 +20,8 @@ from mcp_servers.public_models import ToolClass, ToolSet
 from sandbox.backend import SandboxEnvironment, get_backend
 from sandbox.control_client import ControlClient
 from sandbox.errors import ControlRequestError, SandboxUnavailableError
+
+from .interrupts import run_interruptible
 
 __all__ = ["app", "cleanup", "export", "probe"]
 
@@ -150,7 +151,7 @@ def probe(
         typer.echo("error: --mcp-url needs --token-file", err=True)
         raise typer.Exit(2)
     try:
-        summary = asyncio.run(_probe(task, backend, mcp_url, token_file))
+        summary = run_interruptible(_probe(task, backend, mcp_url, token_file))
     except (TaskLoadError, ValueError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

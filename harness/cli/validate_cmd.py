@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +13,7 @@ from rich.table import Column, Table
 from harness.validate import ValidationReport, validate_task
 
 from .data_option import DATA_HELP, ONLY_HELP, open_data
+from .interrupts import run_interruptible
 
 __all__ = ["validate"]
 
@@ -41,7 +41,7 @@ def validate(
         typer.echo(f"error: unknown --sandbox {sandbox!r}; use none, local, docker or auto", err=True)
         raise typer.Exit(2)
     source, task_dirs = open_data(data, only)
-    reports = asyncio.run(_validate_all(source.checksums, task_dirs, sandbox, show_progress=not json_output))
+    reports = run_interruptible(_validate_all(source.checksums, task_dirs, sandbox, show_progress=not json_output))
     if json_output:
         for report in reports:
             typer.echo(report.model_dump_json())
