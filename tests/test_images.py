@@ -174,7 +174,7 @@ def test_mcp_server_image_ships_no_harness_and_runs_the_server_module(docker_cli
 
 @pytest.mark.docker
 def test_harness_image_imports_the_whole_project(docker_client, built) -> None:
-    code = "import harness, mcp_servers, sandbox, tui, typer; print(harness.__name__)"
+    code = "import harness, mcp_servers, sandbox, typer; print(harness.__name__)"
     assert _run_as_service_user(docker_client, "apex-voice/harness:latest", code) == "harness"
 
 
