@@ -1,13 +1,19 @@
-"""``python -m mcp_servers --task DIR --port N --token-file F``: serve one task's environment.
+"""``python -m mcp_servers [--task DIR] --port N --token-file F``: serve one task's environment.
 
 ``--task`` is a public bundle directory (see :mod:`mcp_servers.public_bundle`): the harness writes it
-from a task package and never includes grading, reference or user-simulator files.
+from a task package and never includes grading, reference or user-simulator files. Without it the
+server boots empty and waits for ``POST /control/load`` (a warm pool's server, started ahead of
+need). ``--exit-with-stdin`` ties the server's life to its parent: it shuts down when its stdin
+closes, so a harness that dies (even by SIGKILL) leaves no pooled server behind.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import uvicorn
@@ -18,19 +24,31 @@ from .server import TaskServer, build_app
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m mcp_servers", description=__doc__.splitlines()[0])
-    parser.add_argument("--task", type=Path, required=True, help="public bundle directory of the task")
+    parser.add_argument("--task", type=Path, default=None, help="public bundle directory (else wait for a load)")
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--host", default="127.0.0.1", help="bind address (0.0.0.0 inside a container)")
     parser.add_argument("--token-file", type=Path, required=True, help="file holding the control bearer token")
     parser.add_argument("--state-file", type=Path, default=None, help="persist the environment here after every change")
+    parser.add_argument("--exit-with-stdin", action="store_true", help="shut down when stdin reaches end of file")
     return parser
+
+
+def _exit_when_stdin_closes() -> None:
+    """Block on stdin in a daemon thread; at EOF ask uvicorn to shut down (SIGTERM to ourselves)."""
+
+    def watch() -> None:
+        while sys.stdin.buffer.read(4096):
+            pass
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="stdin-watch", daemon=True).start()
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         token = args.token_file.read_text(encoding="utf-8").strip()
-        bundle = PublicBundle.read(args.task)
+        bundle = PublicBundle.read(args.task) if args.task is not None else None
     except (OSError, ValueError) as exc:
         print(f"mcp_servers: {exc}", file=sys.stderr)
         return 2
@@ -39,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     server = TaskServer(bundle, state_file=args.state_file)
     app = build_app(server, token=token, host=args.host)
+    if args.exit_with_stdin:
+        _exit_when_stdin_closes()
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
     return 0
 

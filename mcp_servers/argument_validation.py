@@ -23,6 +23,7 @@ __all__ = [
     "preview",
     "type_problem",
     "validate_field_values",
+    "undeclared_args",
     "validate_tool_args",
     "without_null_optionals",
 ]
@@ -123,30 +124,31 @@ def without_null_optionals(spec: ToolSpec, args: Any) -> Any:
 
 
 def validate_tool_args(spec: ToolSpec, args: Any) -> list[str]:
-    """Every problem with ``args`` for ``spec`` (empty when the call is well formed)."""
+    """Problems that make ``args`` unusable for ``spec``: not an object, or a declared parameter of
+    the wrong JSON type or outside its enum. Missing and undeclared parameters are not problems here:
+    as published, handlers fall back to the tool's ``effect`` for what is missing, and undeclared
+    arguments are ignored (see :func:`undeclared_args`)."""
     if not isinstance(args, dict):
         return [f"arguments must be a JSON object, got {json_type_name(args)} ({preview(args)})"]
-    declared = {param.name: param for param in spec.params}
-    valid_names = ", ".join(declared) or "none"
-    problems = [
-        f"unknown parameter '{name}' (valid parameters: {valid_names})"
-        for name in args
-        if name not in declared
-    ]
-    for name, param in declared.items():
-        if name not in args:
-            if param.required:
-                problems.append(f"missing required parameter '{name}'")
+    problems: list[str] = []
+    for param in spec.params:
+        if param.name not in args:
             continue
-        value = args[name]
+        value = args[param.name]
         problem = type_problem(value, param.type)
         if problem is not None:
-            problems.append(f"parameter '{name}' {problem}")
+            problems.append(f"parameter '{param.name}' {problem}")
         elif param.enum is not None and value not in param.enum:
             problems.append(
-                f"parameter '{name}' must be one of {preview(param.enum, 200)}, got {preview(value)}"
+                f"parameter '{param.name}' must be one of {preview(param.enum, 200)}, got {preview(value)}"
             )
     return problems
+
+
+def undeclared_args(spec: ToolSpec, args: dict[str, Any]) -> list[str]:
+    """Argument names the tool does not declare (ignored, and reported back to the agent)."""
+    declared = {param.name for param in spec.params}
+    return [name for name in args if name not in declared]
 
 
 def validate_field_values(

@@ -1,7 +1,9 @@
 """The harness-only control API beside the MCP endpoint.
 
 Never listed as tools, never reachable without the bearer token (except a health probe that
-reveals nothing). Request bodies are validated; a bad body is a 400 naming the field.
+reveals nothing but the task id). Request bodies are validated; a bad body is a 400 naming the
+field. ``POST /control/load`` gives an empty (pooled) server its task, once; every other route
+answers 409 until a task is loaded.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from pydantic import BaseModel, Field, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from .bundle_upload import TaskAlreadyLoadedError, bundle_from_files
+from .public_bundle import PublicBundleError
 
 if TYPE_CHECKING:
     from .server import TaskServer
@@ -45,6 +50,11 @@ class MediaTimeBody(BaseModel):
     media_time_ms: int
 
 
+class LoadBody(BaseModel):
+    #: bundle file name -> its JSON text
+    files: dict[str, str]
+
+
 def _authorized(request: Request, token: str) -> bool:
     header = request.headers.get("authorization", "")
     scheme, _, given = header.partition(" ")
@@ -63,25 +73,43 @@ async def _body(request: Request, model: type[BaseModel]) -> BaseModel | JSONRes
 
 
 def control_routes(server: TaskServer, token: str) -> list[Route]:
-    def guarded(handler):
+    def guarded(handler, *, needs_task: bool = True):
         async def endpoint(request: Request) -> Response:
             if not _authorized(request, token):
                 return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401)
+            if needs_task and server.env is None:
+                return JSONResponse({"error": "no task is loaded on this server yet"}, status_code=409)
             return await handler(request)
 
         return endpoint
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"ok": True, "task_id": server.bundle.task_id})
+        return JSONResponse({"ok": True, "task_id": server.task_id})
+
+    async def load(request: Request) -> Response:
+        body = await _body(request, LoadBody)
+        if isinstance(body, JSONResponse):
+            return body
+        try:
+            server.refuse_second_load()
+            server.load(bundle_from_files(body.files))
+        except PublicBundleError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        except TaskAlreadyLoadedError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=409)
+        await server.persist()
+        return JSONResponse({"task_id": server.task_id})
 
     async def snapshot(request: Request) -> Response:
-        return JSONResponse(server.env.snapshot().model_dump(mode="json"))
+        return JSONResponse(server.loaded_env().snapshot().model_dump(mode="json"))
 
     async def grant(request: Request) -> Response:
         body = await _body(request, GrantBody)
         if isinstance(body, JSONResponse):
             return body
-        token_ = server.env.grant_approval(body.action_type, body.target_id, body.media_time_ms, body.source_event_id)
+        token_ = server.loaded_env().grant_approval(
+            body.action_type, body.target_id, body.media_time_ms, body.source_event_id
+        )
         await server.persist()
         return JSONResponse(token_.model_dump(mode="json"))
 
@@ -89,7 +117,7 @@ def control_routes(server: TaskServer, token: str) -> list[Route]:
         body = await _body(request, RevokeBody)
         if isinstance(body, JSONResponse):
             return body
-        revoked = server.env.revoke_approval(body.action_type, body.target_id, body.media_time_ms)
+        revoked = server.loaded_env().revoke_approval(body.action_type, body.target_id, body.media_time_ms)
         await server.persist()
         return JSONResponse({"revoked": revoked})
 
@@ -97,7 +125,7 @@ def control_routes(server: TaskServer, token: str) -> list[Route]:
         body = await _body(request, EventBody)
         if isinstance(body, JSONResponse):
             return body
-        server.env.apply_event(
+        server.loaded_env().apply_event(
             body.event_id,
             stale_fields=body.stale_fields,
             world_updates=body.world_updates,
@@ -115,9 +143,11 @@ def control_routes(server: TaskServer, token: str) -> list[Route]:
 
     async def call(request: Request) -> Response:
         index = int(request.path_params["index"])
-        log = server.env.snapshot().call_log
+        log = server.loaded_env().snapshot().call_log
         if not 0 <= index < len(log):
-            return JSONResponse({"error": f"no call with index {index} (log has {len(log)})"}, status_code=404)
+            return JSONResponse(
+                {"error": f"no call with index {index} (log has {len(log)})"}, status_code=404
+            )
         return JSONResponse(log[index].model_dump(mode="json"))
 
     async def stream(request: Request) -> Response:
@@ -131,6 +161,7 @@ def control_routes(server: TaskServer, token: str) -> list[Route]:
 
     return [
         Route("/control/health", health, methods=["GET"]),
+        Route("/control/load", guarded(load, needs_task=False), methods=["POST"]),
         Route("/control/snapshot", guarded(snapshot), methods=["GET"]),
         Route("/control/approvals/grant", guarded(grant), methods=["POST"]),
         Route("/control/approvals/revoke", guarded(revoke), methods=["POST"]),

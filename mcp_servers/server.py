@@ -4,6 +4,10 @@ The model-facing side lists exactly the task's tools and nothing else. The contr
 (``/control/...``) is for the harness only: every route except health needs the bearer token given
 at start, compared in constant time. After every call the whole environment is persisted to a
 state file (write-then-rename), so the harness can still grade a session whose server hangs.
+
+A server either gets its task at start (``--task DIR``) or boots empty and receives it once through
+``POST /control/load``: a warm pool starts servers ahead of need and each one serves exactly one
+session. Until a task is loaded ``/mcp`` answers 503 and nothing can be called.
 """
 
 from __future__ import annotations
@@ -18,14 +22,25 @@ import mcp.types as mcp_types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .bundle_upload import TaskAlreadyLoadedError
 from .call_stream import CallStream
 from .control_api import control_routes
 from .environment import TaskEnvironment
 from .public_bundle import PublicBundle
 from .state_file import StateFile
 
-__all__ = ["CALL_INDEX_META_KEY", "MEDIA_TIME_META_KEY", "RAW_ARGUMENTS_META_KEY", "TaskServer", "build_app"]
+__all__ = [
+    "CALL_INDEX_META_KEY",
+    "CALL_RECORD_META_KEY",
+    "MEDIA_TIME_META_KEY",
+    "RAW_ARGUMENTS_META_KEY",
+    "TaskAlreadyLoadedError",
+    "TaskServer",
+    "build_app",
+]
 
 #: ``_meta`` key a bridging harness sets on ``tools/call`` to stamp the call with media time.
 MEDIA_TIME_META_KEY = "apex_voice/media_time_ms"
@@ -38,61 +53,118 @@ RAW_ARGUMENTS_META_KEY = "apex_voice/raw_arguments"
 #: ``_meta`` key on every tool result: the call's index in the call log (``/control/calls/{index}``).
 CALL_INDEX_META_KEY = "apex_voice/call_index"
 
+#: ``_meta`` key on every tool result: the whole ``ToolCallRecord`` as JSON, so a bridging harness
+#: needs one request per call. It holds nothing the caller does not already know (its own call,
+#: the output it was shown, the fields it changed).
+CALL_RECORD_META_KEY = "apex_voice/call_record"
+
 #: Tool arguments larger than this are refused by the environment; the HTTP body cap sits above it.
 MAX_REQUEST_BODY = 1024 * 1024
 
 
 class TaskServer:
-    """The environment, its media clock, its persisted state and its call stream, for one session."""
+    """The environment, its media clock, its persisted state and its call stream, for one session.
 
-    def __init__(self, bundle: PublicBundle, *, state_file: Path | None = None) -> None:
-        self.bundle = bundle
-        self.env = TaskEnvironment(bundle)
+    ``bundle`` and ``env`` are ``None`` until a task is loaded (at construction or by :meth:`load`).
+    """
+
+    def __init__(self, bundle: PublicBundle | None = None, *, state_file: Path | None = None) -> None:
+        self.bundle: PublicBundle | None = None
+        self.env: TaskEnvironment | None = None
         self.media_time_ms = 0
         self.calls = CallStream()
         self.state_file = StateFile(state_file) if state_file else None
+        self._tools: list[mcp_types.Tool] = []
         # Calls are applied one at a time so the log order is the execution order.
         self._lock = asyncio.Lock()
+        if bundle is not None:
+            self.load(bundle)
+
+    @property
+    def task_id(self) -> str | None:
+        return self.bundle.task_id if self.bundle is not None else None
+
+    def refuse_second_load(self) -> None:
+        """Raise :class:`TaskAlreadyLoadedError` when a task is loaded: a server is never reused."""
+        if self.bundle is not None:
+            raise TaskAlreadyLoadedError(
+                f"this server already serves task {self.bundle.task_id!r}; a server serves one session"
+            )
+
+    def load(self, bundle: PublicBundle) -> None:
+        """Serve ``bundle`` from now on; refused when a task is already loaded."""
+        self.refuse_second_load()
+        env = TaskEnvironment(bundle)
+        self._tools = [
+            mcp_types.Tool(name=s["name"], description=s.get("description", ""), input_schema=s["parameters"])
+            for s in env.tool_schemas()
+        ]
+        self.bundle, self.env = bundle, env
+
+    def loaded_env(self) -> TaskEnvironment:
+        if self.env is None:
+            raise RuntimeError("no task is loaded on this server yet (POST /control/load)")
+        return self.env
 
     async def call_tool(self, name: str, args: Any, media_time_ms: int | None) -> mcp_types.CallToolResult:
+        env = self.loaded_env()
         async with self._lock:
             at = self.media_time_ms if media_time_ms is None else media_time_ms
-            record = self.env.call_tool(name, args, at)
+            record = env.call_tool(name, args, at)
             await self.persist()
-            self.calls.publish(record.model_dump(mode="json"))
+            record_json = record.model_dump(mode="json")
+            self.calls.publish(record_json)
         output = record.output
         text = json.dumps(output, ensure_ascii=False, default=str)
         return mcp_types.CallToolResult(
             content=[mcp_types.TextContent(type="text", text=text)],
             structured_content=output if isinstance(output, dict) else None,
             is_error=not record.ok,
-            _meta={CALL_INDEX_META_KEY: record.index},
+            _meta={CALL_INDEX_META_KEY: record.index, CALL_RECORD_META_KEY: record_json},
         )
 
     async def persist(self) -> None:
         if self.state_file is not None:
-            snapshot = self.env.snapshot().model_dump(mode="json")
-            await anyio.to_thread.run_sync(self.state_file.write, snapshot)
+            snapshot = self.loaded_env().snapshot().model_dump_json().encode()
+            await anyio.to_thread.run_sync(self.state_file.write_bytes, snapshot)
 
     def mcp_server(self) -> Server[Any]:
-        tools = [
-            mcp_types.Tool(name=s["name"], description=s.get("description", ""), input_schema=s["parameters"])
-            for s in self.env.tool_schemas()
-        ]
-
         async def list_tools(
             ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
         ) -> mcp_types.ListToolsResult:
-            return mcp_types.ListToolsResult(tools=tools)
+            return mcp_types.ListToolsResult(tools=self._tools)
 
         async def call_tool(
             ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
         ) -> mcp_types.CallToolResult:
             meta = _meta_dict(params)
-            args = meta[RAW_ARGUMENTS_META_KEY] if params.arguments is None and RAW_ARGUMENTS_META_KEY in meta else params.arguments
+            args = (
+                meta[RAW_ARGUMENTS_META_KEY]
+                if params.arguments is None and RAW_ARGUMENTS_META_KEY in meta
+                else params.arguments
+            )
             return await self.call_tool(params.name, args, _media_time(meta))
 
-        return Server(f"apex-voice-task-{self.bundle.task_id}", on_list_tools=list_tools, on_call_tool=call_tool)
+        server: Server[Any] = Server("apex-voice-task", on_list_tools=list_tools, on_call_tool=call_tool)
+        # The SDK's only default middleware opens an OpenTelemetry span per message; nothing here
+        # exports traces, so it is pure per-call overhead.
+        server.middleware.clear()
+        return server
+
+
+class _RefuseUntilLoaded:
+    """ASGI gate in front of ``/mcp``: 503 until a task is loaded, so an empty server serves nothing."""
+
+    def __init__(self, app: ASGIApp, server: TaskServer) -> None:
+        self.app = app
+        self.server = server
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self.server.env is None and scope["path"].startswith("/mcp"):
+            response = JSONResponse({"error": "no task is loaded on this server yet"}, status_code=503)
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 def _meta_dict(params: mcp_types.CallToolRequestParams) -> dict[str, Any]:
@@ -115,7 +187,7 @@ def build_app(server: TaskServer, *, token: str, host: str = "127.0.0.1") -> Sta
         # Inside the sandbox the harness reaches us by container address; the network itself is
         # internal, and the control plane is token-protected.
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    return server.mcp_server().streamable_http_app(
+    app = server.mcp_server().streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
         json_response=True,
@@ -124,3 +196,5 @@ def build_app(server: TaskServer, *, token: str, host: str = "127.0.0.1") -> Sta
         max_request_body_size=MAX_REQUEST_BODY,
         custom_starlette_routes=control_routes(server, token),
     )
+    app.add_middleware(_RefuseUntilLoaded, server=server)
+    return app

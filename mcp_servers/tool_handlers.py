@@ -1,11 +1,11 @@
 """The built-in tool handlers, with the reference's integrity holes closed.
 
 A handler gets the session's environment parts and one already-validated call, and returns a
-:class:`HandlerOutcome` or raises :class:`ToolError`. Binding rule, one for every handler: what the
-tool spec binds (``commit_action_type``, ``effect.artifact_id``, ``effect.state``, ...) wins over the
-agent's arguments, which only fill what the spec leaves open. Integrity rules: the commit guard is
-the only path to ``COMMITTED``; committed artifacts are frozen; field keys and value types must match
-the artifact schema.
+:class:`HandlerOutcome` or raises :class:`ToolError`. Arguments are read in the published order
+(the agent's, then the tool's ``effect``), except that a tool bound to one artifact refuses another
+and ``effect.state`` cannot be overridden. Integrity rules: the commit guard is the only path to
+``COMMITTED``; committed artifacts are frozen; field keys and value types must match the artifact
+schema.
 """
 
 from __future__ import annotations
@@ -91,9 +91,19 @@ def _bound(call: ToolCall, key: str) -> Any:
     return value if value is not None else call.args.get(key)
 
 
+def _artifact_id(call: ToolCall) -> Any:
+    """The artifact a call addresses: the agent's ``artifact_id`` or the tool's bound one (published
+    order). A tool bound to one artifact refuses another, rather than writing somewhere else."""
+    given, bound = call.args.get("artifact_id"), call.spec.effect.get("artifact_id")
+    if given is not None and bound is not None and given != bound:
+        raise ToolError(f"this tool works on {bound}, not {preview(given)}")
+    return given if given is not None else bound
+
+
 def _target_id(call: ToolCall) -> str:
+    """Published order: ``target_id``, then the tool's target parameter, then ``effect.target_id``."""
     param = call.spec.commit_target_param or "target_id"
-    value = call.args.get(param) or call.args.get("target_id") or call.spec.effect.get("target_id") or ""
+    value = call.args.get("target_id") or call.args.get(param) or call.spec.effect.get("target_id") or ""
     return str(value)
 
 
@@ -104,7 +114,7 @@ def commit_action_type(spec: ToolSpec, args: Any) -> str:
 
 
 def _artifact(parts: EnvironmentParts, call: ToolCall) -> Artifact:
-    artifact_id = _bound(call, "artifact_id")
+    artifact_id = _artifact_id(call)
     if not isinstance(artifact_id, str) or not artifact_id:
         raise ToolError("no artifact given: pass 'artifact_id'")
     artifact = parts.workspace.get(artifact_id)
@@ -142,8 +152,8 @@ def get_entity(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
 def update_artifact(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
     artifact = _writable_artifact(parts, call)
     fields = call.args.get("fields")
-    if not isinstance(fields, dict) or not fields:
-        raise ToolError(f"'fields' must be a non-empty object of field values, got {preview(fields)}")
+    if not isinstance(fields, dict):
+        raise ToolError(f"'fields' must be an object of field values, got {preview(fields)}")
     problems = validate_field_values(artifact.artifact_id, artifact.schema, fields)
     if problems:
         raise ToolError("; ".join(problems))
@@ -186,7 +196,8 @@ def set_lifecycle(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
 
 
 def request_approval(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
-    action = call.spec.commit_action_type or _bound(call, "action_type")
+    # Published order: the agent's action_type, then the tool's, then its effect's.
+    action = call.args.get("action_type") or call.spec.commit_action_type or call.spec.effect.get("action_type")
     if not isinstance(action, str) or not action:
         raise ToolError("no action to approve: pass 'action_type'")
     target = _target_id(call)
@@ -201,6 +212,7 @@ def request_approval(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
 def commit(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
     action = commit_action_type(call.spec, call.args)
     target = _target_id(call)
+    artifact_id = _artifact_id(call)  # refuse a wrong artifact before an approval is spent on it
     authorization = parts.guard.authorize(action, target, call.media_time_ms, call.index)
     authorized = authorization.decision == "AUTHORIZED"
     result = {"action_type": action, "target_id": target, "committed": authorized}
@@ -212,7 +224,6 @@ def commit(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
             commit_attempt=action,
         )
     mutations: list[str] = []
-    artifact_id = _bound(call, "artifact_id")
     artifact = parts.workspace.get(artifact_id) if isinstance(artifact_id, str) else None
     cause = f"commit:{call.spec.name}"
     if artifact is not None:

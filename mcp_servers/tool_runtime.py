@@ -16,7 +16,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .argument_validation import MAX_ARGS_BYTES, json_size, validate_tool_args, without_null_optionals
+from .argument_validation import (
+    MAX_ARGS_BYTES,
+    json_size,
+    undeclared_args,
+    validate_tool_args,
+    without_null_optionals,
+)
 from .public_models import ToolSet
 from .records import ToolCallRecord
 from .tool_error import ToolError
@@ -102,6 +108,10 @@ class ToolRuntime:
         except Exception as exc:  # a handler bug is logged against the call, never raised
             message = f"internal error in tool {spec.name}: {type(exc).__name__}: {exc}"
             raise _Refusal(message, args, commit_attempt) from None
+        ignored = undeclared_args(spec, call_args)
+        if ignored and isinstance(outcome.result, dict):
+            # Tell the agent, so it can stop sending them; the published handlers ignore them too.
+            outcome.result = {**outcome.result, "ignored_arguments": ignored}
         return self._record(base, args, outcome)
 
     @staticmethod

@@ -132,8 +132,8 @@ async def test_wrong_scope_commit_is_refused(toy_form):
     "args",
     [None, "garbage", [1, 2, 3], {"fields": "not an object"}, {"fields": {"employe_id": "E1042"}},
      {"fields": {"total_amount": "two hundred"}}, {"fields": {"trip_purpose": "x" * 2_000_000}},
-     {"fields": {"employee_id": "E1042"}, "surprise": True}],
-    ids=["null", "string", "list", "fields-not-object", "unknown-field", "ill-typed", "huge", "unknown-param"],
+     {"fields": {"employee_id": "E1042"}, "artifact_id": "expense_9"}],
+    ids=["null", "string", "list", "fields-not-object", "unknown-field", "ill-typed", "huge", "other-artifact"],
 )
 async def test_bad_arguments_get_a_clear_error_and_never_crash(toy_form, args):
     bundle = load_task(toy_form)
@@ -157,8 +157,10 @@ async def test_set_lifecycle_cannot_reach_committed(toy_interview):
     bundle = load_task(toy_interview)
     turns = [AgentTurn(tool_calls=[ToolCallRequest("set_ready", {"state": "COMMITTED"})], end_call=True)]
     result = await _run(bundle, turns)
-    assert result.snapshot.call_log[0].ok is False
-    assert result.snapshot.artifacts["interview_1"].lifecycle != "COMMITTED"
+    record = result.snapshot.call_log[0]
+    # The tool's own state wins; the agent's "state" is not a parameter of set_ready and is ignored.
+    assert record.result["ignored_arguments"] == ["state"]
+    assert result.snapshot.artifacts["interview_1"].lifecycle == "READY_FOR_REVIEW"
 
 
 async def test_interview_oracle_passes_and_fabricated_evidence_fails(toy_interview):

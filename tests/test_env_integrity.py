@@ -104,11 +104,36 @@ def test_one_approval_authorizes_one_commit(form_env):
 
 
 def test_malformed_commit_is_still_a_commit_attempt_but_not_a_decision(form_env):
-    record = form_env.call_tool("submit_expense", {"artifact_id": "expense_1"}, 0)
+    record = form_env.call_tool("submit_expense", {"artifact_id": 42}, 0)
 
-    assert_refused(form_env, record, "submit_expense: missing required parameter 'target_id'")
+    assert_refused(form_env, record, "submit_expense: parameter 'artifact_id' must be a string")
     assert record.commit_attempt == "submit_expense"
     assert record.auth_decision is None
+
+
+def test_a_commit_without_its_target_is_judged_by_the_guard_as_published(form_env):
+    record = form_env.call_tool("submit_expense", {"artifact_id": "expense_1"}, 0)
+
+    assert_refused(form_env, record, "needs the user's approval first")
+    assert record.auth_decision == "PREMATURE_COMMIT"
+
+
+def test_a_tool_bound_to_one_artifact_refuses_another(form_env):
+    form_env.grant_approval("submit_expense", "expense_1", 0)
+    record = form_env.call_tool("submit_expense", {"target_id": "expense_1", "artifact_id": "EXP-9"}, 10)
+
+    assert_refused(form_env, record, 'submit_expense: this tool works on expense_1, not "EXP-9"')
+    assert form_env.snapshot().artifacts["expense_1"].lifecycle != "COMMITTED"
+    # The refused call did not spend the approval: the right commit still goes through.
+    retry = form_env.call_tool("submit_expense", {"target_id": "expense_1", "artifact_id": "expense_1"}, 20)
+    assert retry.auth_decision == "AUTHORIZED"
+
+
+def test_undeclared_arguments_are_ignored_and_reported(form_env):
+    record = form_env.call_tool("update_expense", {"fields": {"employee_id": "E1"}, "note": "hi"}, 0)
+
+    assert record.ok is True
+    assert record.result["ignored_arguments"] == ["note"]
 
 
 # --- lifecycle and writes -------------------------------------------------------------------------
@@ -217,9 +242,10 @@ def test_array_fields_need_arrays(interview_env):
     assert_refused(interview_env, record, "field 'leadership.evidence' of interview_1 must be an array")
 
 
-def test_empty_fields_are_refused(form_env):
-    assert_refused(form_env, form_env.call_tool("update_expense", {"fields": {}}), "non-empty object")
-    assert form_env.snapshot().artifacts["expense_1"].lifecycle == "EMPTY"
+def test_empty_fields_write_nothing_but_start_the_draft_as_published(form_env):
+    record = form_env.call_tool("update_expense", {"fields": {}})
+    assert record.ok is True and record.mutations == []
+    assert form_env.snapshot().artifacts["expense_1"].lifecycle == "DRAFT"
 
 
 # --- malformed calls ------------------------------------------------------------------------------
@@ -232,11 +258,11 @@ def test_empty_fields_are_refused(form_env):
         ([{"fields": {}}], ["got array"]),
         ("fields=employee_id", ["got string"]),
         (42, ["got integer"]),
-        ({}, ["missing required parameter 'fields'"]),
+        ({}, ["'fields' must be an object of field values, got null"]),
         ({"fields": "employee_id=E1"}, ["parameter 'fields' must be an object, got string"]),
         (
             {"fields": {"employee_id": "E1"}, "artifact_id": "expense_2"},
-            ["unknown parameter 'artifact_id' (valid parameters: fields)"],
+            ['update_expense: this tool works on expense_1, not "expense_2"'],
         ),
         ({"fields": {"employee_id": {"nested": [[[{"deep": None}]]]}}}, ["must be a string, got object"]),
         ({"fields": {"employee_id": float("nan")}}, ["arguments are not JSON"]),

@@ -101,3 +101,11 @@ def test_claim_atoms_always_zero() -> None:
 def test_unknown_grader_names_the_value() -> None:
     with pytest.raises(ValueError, match="unknown field grader 'fuzzy'"):
         grade_field("fuzzy", "a", "a")
+
+
+def test_interval_overlap_takes_endpoints_in_order_and_an_empty_union_scores_zero():
+    from harness.grading.field_graders import grade_field
+
+    assert grade_field("interval_overlap", [0, 10], [5, 15]) == 5 / 15
+    assert grade_field("interval_overlap", [10, 0], [0, 10]) == 0.0
+    assert grade_field("interval_overlap", [5, 5], [5, 5]) == 0.0

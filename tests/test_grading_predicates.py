@@ -183,3 +183,19 @@ async def test_unknown_kind_and_missing_args_fail_without_raising() -> None:
     assert unknown.holds is False and unknown.reason == "unknown predicate kind 'x'"
     missing = await evaluate_predicate(PredicateSpec(kind="state_equals", args={"path": "a"}), _ctx())
     assert missing.holds is False and missing.reason == "state_equals: missing argument 'value'"
+
+
+async def test_state_predicates_compare_yaml_dates_as_the_environment_stores_them():
+    import datetime
+
+    from harness.grading.context import GradingContext
+    from harness.grading.predicates import evaluate_predicate
+    from harness.tasks.models import PredicateSpec
+    from mcp_servers.records import EnvironmentSnapshot
+
+    ctx = GradingContext(snapshot=EnvironmentSnapshot(state={"claim": {"filed_on": "2026-05-12"}}))
+    filed = datetime.date(2026, 5, 12)  # how YAML 1.1 loads an unquoted gold date
+    equals = PredicateSpec(kind="state_equals", args={"path": "claim.filed_on", "value": filed})
+    one_of = PredicateSpec(kind="state_in", args={"path": "claim.filed_on", "values": [filed]})
+    assert (await evaluate_predicate(equals, ctx)).holds
+    assert (await evaluate_predicate(one_of, ctx)).holds

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
@@ -28,12 +29,9 @@ from mcp_servers.server import (
 TOKEN = "test-token-0123456789"
 
 
-@pytest.fixture
-async def served(toy_form: Path, tmp_path: Path):
-    """(base_url, task_server, state_file) for a live server on a free loopback port."""
-    bundle = load_task(toy_form).public_bundle()
-    state_file = tmp_path / "state" / "state.json"
-    task_server = TaskServer(bundle, state_file=state_file)
+@asynccontextmanager
+async def _serving(task_server: TaskServer):
+    """The base URL of ``task_server`` served by uvicorn on a free loopback port."""
     config = uvicorn.Config(
         build_app(task_server, token=TOKEN), host="127.0.0.1", port=0, log_level="warning", lifespan="on"
     )
@@ -44,10 +42,74 @@ async def served(toy_form: Path, tmp_path: Path):
         await asyncio.sleep(0.01)
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield f"http://127.0.0.1:{port}", task_server, state_file
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         await serving
+
+
+@pytest.fixture
+async def served(toy_form: Path, tmp_path: Path):
+    """(base_url, task_server, state_file) for a live server on a free loopback port."""
+    bundle = load_task(toy_form).public_bundle()
+    state_file = tmp_path / "state" / "state.json"
+    task_server = TaskServer(bundle, state_file=state_file)
+    async with _serving(task_server) as base:
+        yield base, task_server, state_file
+
+
+@pytest.fixture
+def bundle_files(toy_form: Path, tmp_path: Path) -> dict[str, str]:
+    """The toy form's public bundle as the upload ``POST /control/load`` takes."""
+    load_task(toy_form).public_bundle().write(tmp_path / "public")
+    return {path.name: path.read_text() for path in (tmp_path / "public").iterdir()}
+
+
+async def test_an_empty_server_serves_nothing_until_its_task_is_loaded_once(bundle_files, tmp_path):
+    task_server = TaskServer(state_file=tmp_path / "state.json")
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    async with _serving(task_server) as base, httpx.AsyncClient(base_url=base) as http:
+        health_before = (await http.get("/control/health")).json()
+        mcp_before = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        snapshot_before = await http.get("/control/snapshot", headers=auth)
+        no_token = await http.post("/control/load", json={"files": bundle_files})
+        wrong_token = await http.post(
+            "/control/load", json={"files": bundle_files}, headers={"Authorization": "Bearer x"}
+        )
+        loaded = await http.post("/control/load", json={"files": bundle_files}, headers=auth)
+        again = await http.post("/control/load", json={"files": bundle_files}, headers=auth)
+        async with Client(f"{base}/mcp") as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+        health_after = (await http.get("/control/health")).json()
+    assert health_before == {"ok": True, "task_id": None}
+    assert mcp_before.status_code == 503 and snapshot_before.status_code == 409
+    assert (no_token.status_code, wrong_token.status_code) == (401, 401)
+    assert loaded.status_code == 200 and loaded.json() == {"task_id": "toy_form_001"}
+    assert again.status_code == 409 and "already serves task 'toy_form_001'" in again.json()["error"]
+    assert names == ["update_expense", "request_approval", "submit_expense"]
+    assert health_after == {"ok": True, "task_id": "toy_form_001"}
+    assert json.loads((tmp_path / "state.json").read_text())["call_log"] == []
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda files: files.pop("tools.json"), "missing: tools.json"),
+        (lambda files: files.update({"../escape.json": "{}"}), "unexpected: ../escape.json"),
+        (lambda files: files.update({"tools.json": "[1"}), "uploaded bundle/tools.json: invalid JSON"),
+    ],
+)
+async def test_a_bad_upload_is_refused_naming_the_file_and_the_server_stays_empty(
+    bundle_files, change, message
+):
+    task_server = TaskServer()
+    change(bundle_files)
+    async with _serving(task_server) as base, httpx.AsyncClient(base_url=base) as http:
+        response = await http.post(
+            "/control/load", json={"files": bundle_files}, headers={"Authorization": f"Bearer {TOKEN}"}
+        )
+    assert response.status_code == 400 and message in response.json()["error"]
+    assert task_server.env is None
 
 
 async def test_sdk_client_lists_exactly_the_task_tools_with_their_schemas(served, toy_form):
@@ -89,7 +151,9 @@ async def test_non_object_arguments_forwarded_in_meta_are_refused_like_in_proces
     async with Client(f"{base}/mcp") as client:
         await client.list_tools()
         result = await client.call_tool("update_expense", None, meta={RAW_ARGUMENTS_META_KEY: ["E1042"]})
-    in_process = TaskEnvironment(load_task(toy_form).public_bundle()).call_tool("update_expense", ["E1042"], 0)
+    in_process = TaskEnvironment(load_task(toy_form).public_bundle()).call_tool(
+        "update_expense", ["E1042"], 0
+    )
     served_record = task_server.env.snapshot().call_log[0]
     assert result.is_error
     assert served_record.args == ["E1042"] and not served_record.ok
@@ -112,7 +176,9 @@ async def test_control_routes_are_never_listed_as_tools(served):
     base, _, _ = served
     async with Client(f"{base}/mcp") as client:
         names = [t.name for t in (await client.list_tools()).tools]
-    assert not any("control" in n or "snapshot" in n or "approv" in n.replace("request_approval", "") for n in names)
+    assert not any(
+        "control" in n or "snapshot" in n or "approv" in n.replace("request_approval", "") for n in names
+    )
 
 
 async def test_snapshot_shape_and_state_file_after_every_call(served):
@@ -125,7 +191,15 @@ async def test_snapshot_shape_and_state_file_after_every_call(served):
             await client.call_tool("update_expense", {"fields": {"cost_center": "CC-330"}})
             assert len(json.loads(state_file.read_text())["call_log"]) == 2
         snapshot = (await http.get(f"{base}/control/snapshot")).json()
-    assert set(snapshot) >= {"state", "artifacts", "versions", "call_log", "approval_log", "search_log", "tokens"}
+    assert set(snapshot) >= {
+        "state",
+        "artifacts",
+        "versions",
+        "call_log",
+        "approval_log",
+        "search_log",
+        "tokens",
+    }
     assert snapshot["artifacts"]["expense_1"]["fields"]["cost_center"] == "CC-330"
     assert [v["path"] for v in snapshot["versions"]] == ["employee_id", "cost_center"]
     assert json.loads(state_file.read_text()) == snapshot

@@ -19,6 +19,7 @@ from harness.tasks.loader import load_task
 from harness.validate import validate_task
 from sandbox.backend import SandboxUnavailableError
 from sandbox.docker_backend import DockerBackend, DockerSandboxConfig
+from sandbox.errors import ControlRequestError
 from sandbox.labels import LABEL_RUN
 from tests.conftest import require_docker
 
@@ -58,16 +59,18 @@ async def test_container_holds_no_grading_reference_or_user_file(engine, public_
         "    dirs[:] = [d for d in dirs if os.path.join(root, d) not in ('/proc', '/sys', '/dev')]\n"
         "    found += [os.path.join(root, f) for f in files if f in ('gold.yaml', 'policy.yaml', 'flow.yaml',"
         " 'user_state.yaml', 'observer.yaml', 'events.yaml', 'persona.yaml', 'realization_bank.jsonl')]\n"
-        "print(json.dumps({'task': sorted(os.listdir('/task')), 'found': found}))"
+        "print(json.dumps({'task_dir': os.path.exists('/task'), 'found': found}))"
     )
     async with DockerBackend().start(public_dir, "t-files", task_id="toy_form_001") as sandbox:
         code, out = await asyncio.to_thread(_exec_python, engine, sandbox.metadata["container_id"], probe)
         harness_code, _ = await asyncio.to_thread(
             _exec_python, engine, sandbox.metadata["container_id"], "import harness"
         )
+        health = await sandbox.control.health()
     listing = json.loads(out)
     assert code == 0 and listing["found"] == []
-    assert listing["task"] == sorted(p.name for p in public_dir.iterdir())
+    assert listing["task_dir"] is False  # the public bundle is uploaded, nothing is mounted
+    assert health["task_id"] == "toy_form_001"
     assert harness_code != 0  # the harness (and its gold-reading code) is not in the image
 
 
@@ -84,8 +87,10 @@ async def test_container_cannot_connect_to_the_host(engine, public_dir):
     )
     try:
         async with DockerBackend().start(public_dir, "t-net", task_id="toy_form_001") as sandbox:
-            gateway = sandbox.metadata["subnet"].split("/")[0].rsplit(".", 1)[0] + "." + str(
-                int(sandbox.metadata["subnet"].split("/")[0].rsplit(".", 1)[1]) + 1
+            gateway = (
+                sandbox.metadata["subnet"].split("/")[0].rsplit(".", 1)[0]
+                + "."
+                + str(int(sandbox.metadata["subnet"].split("/")[0].rsplit(".", 1)[1]) + 1)
             )
             container = engine.containers.get(sandbox.metadata["container_id"])
             result = await asyncio.to_thread(
@@ -182,14 +187,50 @@ async def test_twenty_sessions_some_cancelled_leave_nothing_behind(engine, publi
     for task in backend_tasks[::3]:
         task.cancel()  # some while provisioning, some while running
     results = await asyncio.gather(*backend_tasks, return_exceptions=True)
+    spares = await asyncio.to_thread(_leftovers, engine, run_id)
+    await backend.aclose()
     assert not [r for r in results if isinstance(r, Exception) and not isinstance(r, asyncio.CancelledError)]
+    assert len(spares[0]) == len(spares[1]) <= 1  # the warm spare, until the backend is closed
     containers, networks = await asyncio.to_thread(_leftovers, engine, run_id)
     assert (containers, networks) == ([], [])
 
 
+async def test_a_pooled_container_serves_exactly_one_session(engine, public_dir):
+    backend = DockerBackend()
+    try:
+        async with backend.start(public_dir, "t-pool", task_id="toy_form_001") as first:
+            async with McpEnvironment(first) as env:
+                await env.call_tool("update_expense", {"fields": {"employee_id": "E1"}}, 0)
+            first_id, first_warm = first.metadata["container_id"], first.metadata["warm"]
+        first_gone = not await asyncio.to_thread(_exists, engine, first_id)
+        async with backend.start(public_dir, "t-pool", task_id="toy_form_001") as second:
+            with pytest.raises(ControlRequestError, match="already serves task") as reload:
+                await second.control.load({})
+            snapshot = await second.control.snapshot()
+            second_id, second_warm = second.metadata["container_id"], second.metadata["warm"]
+    finally:
+        await backend.aclose()
+    assert (first_warm, second_warm) == (False, True) and first_id != second_id
+    assert first_gone and reload.value.status == 409
+    assert snapshot["call_log"] == []  # a fresh server: nothing of the first session
+    assert await asyncio.to_thread(_leftovers, engine, "t-pool") == ([], [])
+
+
+def _exists(engine, container_id: str) -> bool:
+    try:
+        engine.containers.get(container_id)
+    except docker.errors.NotFound:
+        return False
+    return True
+
+
 async def test_fixtures_validate_through_the_docker_backend(engine, toy_form, toy_interview):
-    for task_dir in (toy_form, toy_interview):
-        async with SandboxedEnvironments(DockerBackend(), run_id="t-validate") as make_env:
-            report = await validate_task(task_dir, make_env=make_env)
-        assert report.ok, report.problems
+    backend = DockerBackend()
+    try:
+        for task_dir in (toy_form, toy_interview):
+            async with SandboxedEnvironments(backend, run_id="t-validate") as make_env:
+                report = await validate_task(task_dir, make_env=make_env)
+            assert report.ok, report.problems
+    finally:
+        await backend.aclose()
     assert await asyncio.to_thread(_leftovers, engine, "t-validate") == ([], [])

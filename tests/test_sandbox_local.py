@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -90,11 +93,97 @@ async def test_killed_server_is_an_infra_error_and_the_persisted_state_is_recove
     assert [c.name for c in snapshot.call_log] == ["update_expense"]
 
 
-async def test_server_that_cannot_start_fails_fast_with_its_error(tmp_path: Path):
-    (tmp_path / "empty").mkdir()
-    with pytest.raises(SandboxUnavailableError, match="exited while starting"):
-        async with LocalBackend(ready_timeout_s=60).start(tmp_path / "empty", "run-e", task_id="broken"):
+async def test_server_that_cannot_start_fails_fast_with_its_error(public_dir: Path):
+    backend = LocalBackend(python="/bin/false", ready_timeout_s=60, pool_size=0)  # exits at once, code 1
+    with pytest.raises(SandboxUnavailableError, match="exited while starting: exit code 1"):
+        async with backend.start(public_dir, "run-e", task_id="broken"):
             pass
+
+
+async def test_a_broken_bundle_is_refused_naming_the_file_and_leaves_no_process(public_dir: Path):
+    (public_dir / "tools.json").write_text("{not json", encoding="utf-8")
+    before = _our_servers()
+    with pytest.raises(ControlRequestError, match="tools.json: invalid JSON") as refused:
+        async with LocalBackend(pool_size=0).start(public_dir, "run-e2", task_id="broken"):
+            pass
+    assert refused.value.status == 400
+    assert _our_servers() <= before
+
+
+def _our_servers() -> set[int]:
+    """Live task-server processes started by this (test) process."""
+    found = set()
+    for proc in Path("/proc").iterdir():
+        try:
+            ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (proc / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == os.getpid() and b"mcp_servers" in cmdline:
+            found.add(int(proc.name))
+    return found
+
+
+async def test_a_warm_server_serves_exactly_one_session_then_is_stopped(public_dir: Path):
+    backend = LocalBackend(pool_size=1)
+    try:
+        async with backend.start(public_dir, "run-w", task_id="toy_form_001") as first:
+            first_pid, first_warm = first.metadata["pid"], first.metadata["warm"]
+        async with backend.start(public_dir, "run-w", task_id="toy_form_001") as second:
+            second_pid, second_warm = second.metadata["pid"], second.metadata["warm"]
+            with pytest.raises(ControlRequestError, match="already serves task 'toy_form_001'") as reload:
+                await second.control.load({})
+            async with McpEnvironment(second) as env:
+                await env.call_tool("update_expense", {"fields": {"employee_id": "E1"}}, 0)
+                snapshot = await env.snapshot()
+    finally:
+        await backend.aclose()
+    assert (first_warm, second_warm) == (False, True)
+    assert first_pid != second_pid and not _alive(first_pid) and not _alive(second_pid)
+    assert reload.value.status == 409
+    assert len(snapshot.call_log) == 1  # the warm server started empty: nothing from session one
+
+
+async def test_closing_the_backend_stops_every_spare(public_dir: Path):
+    before = _our_servers()
+    backend = LocalBackend(pool_size=2)
+    async with backend.start(public_dir, "run-x", task_id="toy_form_001") as sandbox:
+        session_pid = sandbox.metadata["pid"]
+    spares = _our_servers() - before
+    await backend.aclose()
+    assert len(spares) == 2 and session_pid not in spares
+    assert _our_servers() <= before
+
+
+def test_spares_die_with_the_harness_even_when_it_is_killed(public_dir: Path, tmp_path: Path):
+    script = (
+        "import asyncio, os, sys\n"
+        "from pathlib import Path\n"
+        "from sandbox.local import LocalBackend\n"
+        "async def main():\n"
+        "    backend = LocalBackend(pool_size=1)\n"
+        "    async with backend.start(Path(sys.argv[1]), 'run-k', task_id='toy_form_001'):\n"
+        "        pass\n"
+        "    print(*[p for p in os.listdir('/proc') if p.isdigit() and _child(p)], flush=True)\n"
+        "    os.kill(os.getpid(), 9)\n"
+        "def _child(pid):\n"
+        "    try: return open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1] == str(os.getpid())\n"
+        "    except OSError: return False\n"
+        "asyncio.run(main())\n"
+    )
+    harness = subprocess.run(
+        [sys.executable, "-c", script, str(public_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    spare_pids = [int(p) for p in harness.stdout.split()]
+    assert harness.returncode == -9 and len(spare_pids) == 1, harness.stderr
+    deadline = time.monotonic() + 30
+    while _alive(spare_pids[0]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(spare_pids[0])
 
 
 async def test_control_client_errors_name_the_cause(public_dir: Path):

@@ -148,15 +148,15 @@ def _interval(pred: Any, gold: Any, _tol: float | None) -> float:
     if not isinstance(pred, list | tuple) or not isinstance(gold, list | tuple):
         return 0.0
     try:
-        p_start, p_end = sorted(float(x) for x in pred)
-        g_start, g_end = sorted(float(x) for x in gold)
+        p_start, p_end = (float(x) for x in pred)
+        g_start, g_end = (float(x) for x in gold)
     except (TypeError, ValueError):
         return 0.0
+    # As published: endpoints taken in the given order, and an empty union (a division by zero
+    # there) scores 0 — a reversed or zero-length interval is not a valid answer.
     overlap = max(0.0, min(p_end, g_end) - max(p_start, g_start))
     union = (p_end - p_start) + (g_end - g_start) - overlap
-    if union <= 0:
-        return float((p_start, p_end) == (g_start, g_end))
-    return overlap / union
+    return overlap / union if union > 0 else 0.0
 
 
 def _claim_atoms(_pred: Any, _gold: Any, _tol: float | None) -> float:

@@ -6,6 +6,7 @@ rather than an exception that aborts grading.
 
 from __future__ import annotations
 
+import json
 import operator
 import re
 from collections.abc import Awaitable, Callable
@@ -83,10 +84,16 @@ def _target_id(call: ToolCallRecord) -> Any:
     return result.get("target_id")
 
 
+def _as_json(value: Any) -> Any:
+    """A gold value as the environment stores it: state passes through JSON (YAML dates become
+    ISO strings), so gold is compared in the same form."""
+    return json.loads(json.dumps(value, default=str))
+
+
 async def _state_equals(args: Args, ctx: GradingContext) -> PredicateResult:
     path, value = _arg(args, "path"), _arg(args, "value")
     got = state_get(ctx.snapshot.state, path)
-    if got == value:
+    if got == value or got == _as_json(value):
         return PredicateResult(True, f"state {path} == {value!r}")
     return PredicateResult(False, f"state {path} is {got!r}, expected {value!r}")
 
@@ -94,7 +101,7 @@ async def _state_equals(args: Args, ctx: GradingContext) -> PredicateResult:
 async def _state_in(args: Args, ctx: GradingContext) -> PredicateResult:
     path, values = _arg(args, "path"), args.get("values") or []
     got = state_get(ctx.snapshot.state, path)
-    if got in values:
+    if got in values or got in _as_json(list(values)):
         return PredicateResult(True, f"state {path} is {got!r}, one of {values!r}")
     return PredicateResult(False, f"state {path} is {got!r}, not one of {values!r}")
 

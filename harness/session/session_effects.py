@@ -101,10 +101,10 @@ class SessionEffects:
         if record.approval_request is not None:
             self.pending_approval = (record.approval_request["action_type"], record.approval_request["target_id"])
             activity.approval_requests.append(record.approval_request["action_type"])
-        if record.ok or record.result is not None:
-            for act in self.user.see_tool_call(record.name, record.result):
-                activity.acts.append(act.key)
-                self.log.emit(EventType.AGENT_ACT, "agent", t, {"act": act.key, "source": act.source})
+        # Every call of a mapped tool is an act, refused or not (published rule).
+        for act in self.user.see_tool_call(record.name, record.result):
+            activity.acts.append(act.key)
+            self.log.emit(EventType.AGENT_ACT, "agent", t, {"act": act.key, "source": act.source})
         return record
 
     # -- the user's approvals -------------------------------------------------------------------
