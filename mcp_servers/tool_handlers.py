@@ -159,6 +159,21 @@ def update_artifact(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
         raise ToolError("; ".join(problems))
     causal = call.args.get("causal_events")
     causal_events = [str(event) for event in causal] if isinstance(causal, list) else []
+    mutations = _write_fields(parts, call, artifact, fields, f"tool:{call.spec.name}", causal_events)
+    if artifact.lifecycle in _DRAFTING_STATES:
+        parts.workspace.set_lifecycle(artifact.artifact_id, LifecycleState.DRAFT)
+    return HandlerOutcome({"updated": list(fields), "artifact_id": artifact.artifact_id}, mutations=mutations)
+
+
+def _write_fields(
+    parts: EnvironmentParts,
+    call: ToolCall,
+    artifact: Artifact,
+    fields: dict[str, Any],
+    cause: str,
+    causal_events: list[str] | None = None,
+) -> list[str]:
+    """Write ``fields`` in order at the call's media time; returns the ``artifact.field`` keys."""
     for key, value in fields.items():
         parts.workspace.write(
             artifact.artifact_id,
@@ -166,15 +181,10 @@ def update_artifact(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
             value,
             media_time_ms=call.media_time_ms,
             wall_time_ns=call.wall_time_ns,
-            causal_events=causal_events,
-            cause=f"tool:{call.spec.name}",
+            causal_events=causal_events or [],
+            cause=cause,
         )
-    if artifact.lifecycle in _DRAFTING_STATES:
-        parts.workspace.set_lifecycle(artifact.artifact_id, LifecycleState.DRAFT)
-    return HandlerOutcome(
-        {"updated": list(fields), "artifact_id": artifact.artifact_id},
-        mutations=[f"{artifact.artifact_id}.{key}" for key in fields],
-    )
+    return [f"{artifact.artifact_id}.{key}" for key in fields]
 
 
 def set_lifecycle(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
@@ -228,16 +238,7 @@ def commit(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
     cause = f"commit:{call.spec.name}"
     if artifact is not None:
         parts.workspace.set_lifecycle(artifact.artifact_id, LifecycleState.COMMITTED)
-        for key, value in (call.spec.effect.get("set_fields") or {}).items():
-            parts.workspace.write(
-                artifact.artifact_id,
-                key,
-                value,
-                media_time_ms=call.media_time_ms,
-                wall_time_ns=call.wall_time_ns,
-                cause=cause,
-            )
-            mutations.append(f"{artifact.artifact_id}.{key}")
+        mutations = _write_fields(parts, call, artifact, call.spec.effect.get("set_fields") or {}, cause)
     world_updates = call.spec.effect.get("world_updates") or {}
     parts.state.apply_updates(world_updates, media_time_ms=call.media_time_ms, cause=cause)
     return HandlerOutcome(result, auth_decision="AUTHORIZED", mutations=mutations, commit_attempt=action)

@@ -7,41 +7,21 @@ never from runner internals, so a replayed or published run is measured the same
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
-from harness.grading.report import GradeReport
 from harness.metrics.duplex_metrics import duplex_metrics
 from harness.metrics.latency import latency_metrics
 from harness.metrics.timeline import build_timeline
+from harness.session.duplex_runner import DuplexSessionResult
 from harness.session.event_log import RunEvent
 
 from .result_record import ResultRecord
 
-__all__ = ["FinishedSession", "record_from_session"]
-
-
-class _Events(Protocol):
-    events: list[RunEvent]
-
-
-class FinishedSession(Protocol):
-    """What a record needs from a session result (``DuplexSessionResult`` provides it)."""
-
-    run_id: str
-    task_id: str
-    condition: str
-    pts: int
-    outcome: str
-    reason: str
-    turns: int
-    grade: GradeReport
-    events: _Events
-    adapter_meta: dict[str, Any]
-    infra_errors: list[str]
+__all__ = ["record_from_session"]
 
 
 def record_from_session(
-    session: FinishedSession,
+    session: DuplexSessionResult,
     *,
     rep: int,
     model: str,
