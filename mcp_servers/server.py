@@ -17,7 +17,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import anyio
 import mcp.types as mcp_types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.transport_security import TransportSecuritySettings
@@ -125,8 +124,7 @@ class TaskServer:
 
     async def persist(self) -> None:
         if self.state_file is not None:
-            snapshot = self.loaded_env().snapshot().model_dump_json().encode()
-            await anyio.to_thread.run_sync(self.state_file.write_bytes, snapshot)
+            self.state_file.write_bytes(self.loaded_env().snapshot().model_dump_json().encode())
 
     def mcp_server(self) -> Server[Any]:
         async def list_tools(

@@ -57,12 +57,18 @@ class SandboxBackend(ABC):
     name: ClassVar[str]
 
     @abstractmethod
-    def start(self, public_dir: Path, run_id: str, *, task_id: str) -> AbstractAsyncContextManager[SandboxEnvironment]:
+    def start(
+        self, public_dir: Path, run_id: str, *, task_id: str
+    ) -> AbstractAsyncContextManager[SandboxEnvironment]:
         """Serve the public bundle in ``public_dir``; the context's exit always tears down."""
 
     def available(self) -> str | None:
         """``None`` when this backend can start sandboxes here, else the reason it cannot."""
         return None
+
+    async def aclose(self) -> None:
+        """Remove what the backend keeps between sessions (warm spares); sessions keep their own."""
+        return None  # a backend without spares keeps nothing
 
 
 #: name -> "module:class", imported on demand (the docker SDK is an optional dependency).
@@ -96,7 +102,9 @@ def get_backend(name: BackendName | str = "auto") -> SandboxBackend:
                 continue
             reason = backend.available()
             if reason is None:
-                log.info("sandbox backend auto -> %s%s", candidate, f" ({'; '.join(reasons)})" if reasons else "")
+                log.info(
+                    "sandbox backend auto -> %s%s", candidate, f" ({'; '.join(reasons)})" if reasons else ""
+                )
                 return backend
             reasons.append(f"{candidate}: {reason}")
         raise SandboxUnavailableError(f"no sandbox backend is available: {'; '.join(reasons)}")

@@ -46,6 +46,10 @@ class ControlClient:
     async def health(self) -> dict[str, Any]:
         return await self._request("GET", "/control/health")
 
+    async def load(self, files: dict[str, str]) -> str:
+        """Give an empty (pooled) server its task: the public bundle's files by name; returns the task id."""
+        return str((await self._request("POST", "/control/load", {"files": files}))["task_id"])
+
     async def snapshot(self) -> dict[str, Any]:
         """The environment snapshot (``mcp_servers.records.EnvironmentSnapshot`` as JSON)."""
         return await self._request("GET", "/control/snapshot")

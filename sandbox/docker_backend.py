@@ -3,9 +3,15 @@
 The container runs ``apex-voice/mcp-server`` with a read-only root filesystem, tmpfs ``/tmp``, all
 capabilities dropped, no-new-privileges, a non-root uid and pids/memory/CPU limits. Its only network
 is a per-session ``internal`` bridge (no egress) with a planned /28 (:mod:`sandbox.subnet_plan`),
-and the host guard (:mod:`sandbox.host_guard`) stops it from connecting to the host. The public
-bundle and the control token are mounted read-only; the state file lives in a bind-mounted
-directory, so it survives a hung server or a killed container and ``get_archive`` can still fetch it.
+and the host guard (:mod:`sandbox.host_guard`) stops it from connecting to the host. The control
+token is mounted read-only; the state file lives in a bind-mounted directory, so it survives a hung
+server or a killed container and ``get_archive`` can still fetch it.
+
+Containers are started ahead of need (:class:`~sandbox.warm_pool.WarmPool`, ``pool_size`` spares):
+network and container are created and the server boots, empty, while the previous session runs; a
+session takes one and uploads its public bundle through ``POST /control/load`` (so no task files
+are mounted). Each container serves exactly one session and is removed when it ends; spares are
+removed by :meth:`DockerBackend.aclose`, at interpreter exit, and otherwise by the orphan sweeper.
 
 Docker SDK calls block, so they run on a dedicated thread pool. Teardown is submitted to that pool
 and waits for provisioning to finish first: a session cancelled mid-start leaves nothing behind,
@@ -15,6 +21,7 @@ even when cancelled again during teardown (the interpreter joins the pool's thre
 from __future__ import annotations
 
 import asyncio
+import atexit
 import io
 import json
 import logging
@@ -23,7 +30,7 @@ import threading
 import time
 import uuid
 from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from ipaddress import IPv4Network
@@ -40,19 +47,22 @@ from .control_client import ControlClient
 from .errors import SandboxUnavailableError
 from .host_guard import BRIDGE_PREFIX, HostGuard
 from .labels import session_labels
+from .public_files import read_public_files
 from .readiness import wait_until_ready
 from .session_files import STATE_FILE_NAME, SessionFiles
 from .subnet_plan import SubnetPlanner, subnets_in_use
+from .warm_pool import WarmPool
 
 __all__ = ["DockerBackend", "DockerSandboxConfig"]
 
 log = logging.getLogger(__name__)
 
 SERVER_PORT = 8080
-TASK_MOUNT = "/task"
 TOKEN_MOUNT = "/run/secrets/token"
 STATE_MOUNT = "/state"
 _SUBNET_ATTEMPTS = 8
+#: ``apexvoice.task`` of every container and network: created before the task is known.
+POOLED_TASK_LABEL = "(loaded at start)"
 
 
 @dataclass(frozen=True)
@@ -69,15 +79,20 @@ class DockerSandboxConfig:
     ready_timeout_s: float = 90.0  # python + mcp import on 1 CPU, on a loaded host
     subnet_pool: str | None = None  # default: $APEX_VOICE_SANDBOX_SUBNET_POOL or 10.213.0.0/16
     max_parallel_engine_calls: int = 32
+    pool_size: int = 1  # containers booted ahead of need (0: every session starts cold)
 
 
 @dataclass
 class _Session:
-    """What one session created, filled in as it is created (teardown removes whatever exists)."""
+    """What one session created, filled in as it is created (teardown removes whatever exists).
+
+    ``run_id`` is the run that started the container (a spare is started by the session before the
+    one it serves: labels cannot change after creation); ``task_id`` is empty until a task is loaded.
+    """
 
     id: str
     run_id: str
-    task_id: str
+    task_id: str = ""
     files: SessionFiles | None = None
     subnet: IPv4Network | None = None
     network_id: str | None = None
@@ -91,6 +106,14 @@ class _Session:
         return f"apexvoice-{self.id}"
 
 
+@dataclass
+class _Spare:
+    """A container being provisioned (or provisioned) on the engine thread pool, not yet loaded."""
+
+    session: _Session
+    provisioning: Future[None]
+
+
 class DockerBackend(SandboxBackend):
     name = "docker"
 
@@ -99,14 +122,22 @@ class DockerBackend(SandboxBackend):
         self._client = client
         self._planner = SubnetPlanner(self.config.subnet_pool)
         self._guard = HostGuard()
-        self._pool = ThreadPoolExecutor(self.config.max_parallel_engine_calls, thread_name_prefix="apexvoice-docker")
+        self._pool = ThreadPoolExecutor(
+            self.config.max_parallel_engine_calls, thread_name_prefix="apexvoice-docker"
+        )
         self._swept = False
         self._sweep_lock = threading.Lock()
+        self._spares: WarmPool[_Spare] = WarmPool(
+            lambda spare: self._destroy(spare.session), size=self.config.pool_size
+        )
+        atexit.register(self._spares.drain)
 
     @property
     def client(self) -> Any:
         if self._client is None:
-            self._client = docker.from_env(use_context=False, max_pool_size=self.config.max_parallel_engine_calls)
+            self._client = docker.from_env(
+                use_context=False, max_pool_size=self.config.max_parallel_engine_calls
+            )
         return self._client
 
     def available(self) -> str | None:
@@ -125,14 +156,26 @@ class DockerBackend(SandboxBackend):
     async def _in_pool(self, fn, *args):  # type: ignore[no-untyped-def]
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
+    async def aclose(self) -> None:
+        """Remove every spare container and its network (sessions in progress keep theirs)."""
+        await self._in_pool(self._spares.drain)
+
+    def _spawn(self, run_id: str) -> _Spare:
+        """Start provisioning an empty container on the engine pool; returns at once."""
+        session = _Session(id=uuid.uuid4().hex[:12], run_id=run_id)
+        return _Spare(session, self._pool.submit(self._provision, session))
+
     @asynccontextmanager
-    async def start(self, public_dir: Path, run_id: str, *, task_id: str) -> AsyncIterator[SandboxEnvironment]:
+    async def start(
+        self, public_dir: Path, run_id: str, *, task_id: str
+    ) -> AsyncIterator[SandboxEnvironment]:
         started = time.monotonic()
-        session = _Session(id=uuid.uuid4().hex[:12], run_id=run_id, task_id=task_id)
-        provisioning = asyncio.get_running_loop().run_in_executor(self._pool, self._provision, session, Path(public_dir))
+        files = read_public_files(Path(public_dir))
+        spare, warm = self._spares.take(lambda: self._spawn(run_id))
+        session = spare.session
         control: ControlClient | None = None
         try:
-            await asyncio.shield(provisioning)
+            await asyncio.shield(asyncio.wrap_future(spare.provisioning))
             assert session.files is not None
             control = ControlClient(f"http://{session.address}:{SERVER_PORT}", session.files.token)
             ready_s = await wait_until_ready(
@@ -141,14 +184,22 @@ class DockerBackend(SandboxBackend):
                 exit_reason=lambda: self._in_pool(self._exit_reason, session),
                 what=f"container {session.name} ({task_id})",
             )
+            await control.load(files)
+            session.task_id = task_id
             session.timings["ready_s"] = round(ready_s, 4)
             session.timings["start_to_ready_s"] = round(time.monotonic() - started, 4)
+            self._spares.refill(lambda: self._spawn(run_id))  # boots while this session runs
             yield SandboxEnvironment(
                 mcp_url=f"http://{session.address}:{SERVER_PORT}/mcp",
                 control=control,
                 backend=self.name,
                 read_persisted_state=lambda: self._in_pool(self._read_state, session),
-                metadata=self._metadata(session),
+                metadata={
+                    **self._metadata(session),
+                    "run_id": run_id,
+                    "labelled_run_id": session.run_id,
+                    "warm": warm,
+                },
             )
         finally:
             try:
@@ -174,17 +225,16 @@ class DockerBackend(SandboxBackend):
 
     # ---- blocking engine work (runs on the pool) -------------------------------------------------
 
-    def _provision(self, session: _Session, public_dir: Path) -> None:
+    def _provision(self, session: _Session) -> None:
         try:
             self._sweep_orphans_once()
             self._guard.ensure()
             t0 = time.monotonic()
             session.files = SessionFiles.create(f"apexvoice-{session.id}-", for_container=True)
-            task_copy = session.files.copy_task(public_dir)
             t1 = time.monotonic()
             self._create_network(session)
             t2 = time.monotonic()
-            container = self._run_container(session, task_copy)
+            container = self._run_container(session)
             t3 = time.monotonic()
             session.timings.update(
                 files_s=round(t1 - t0, 4), network_s=round(t2 - t1, 4), container_s=round(t3 - t2, 4)
@@ -195,7 +245,9 @@ class DockerBackend(SandboxBackend):
             if not session.address:
                 raise SandboxUnavailableError(f"container {session.name} got no address on its network")
         except docker.errors.DockerException as exc:
-            raise SandboxUnavailableError(f"docker sandbox {session.name} for {session.task_id}: {exc}") from exc
+            raise SandboxUnavailableError(
+                f"docker sandbox {session.name} for {session.task_id}: {exc}"
+            ) from exc
         finally:
             session.provisioned.set()
 
@@ -206,14 +258,20 @@ class DockerBackend(SandboxBackend):
             self._swept = True
             report = sweep(orphans_only=True, client=self.client)
             if report.containers or report.networks:
-                log.info("swept orphaned sandboxes: %s containers, %s networks", len(report.containers), len(report.networks))
+                log.info(
+                    "swept orphaned sandboxes: %s containers, %s networks",
+                    len(report.containers),
+                    len(report.networks),
+                )
 
     def _create_network(self, session: _Session) -> None:
-        labels = session_labels(session.run_id, session.id, session.task_id)
+        labels = session_labels(session.run_id, session.id, POOLED_TASK_LABEL)
         candidates = self._planner.reserve(subnets_in_use(self.client.api.networks()))
         for _ in range(_SUBNET_ATTEMPTS):
             subnet = next(candidates)
-            ipam = IPAMConfig(pool_configs=[IPAMPool(subnet=str(subnet), gateway=str(subnet.network_address + 1))])
+            ipam = IPAMConfig(
+                pool_configs=[IPAMPool(subnet=str(subnet), gateway=str(subnet.network_address + 1))]
+            )
             try:
                 network = self.client.networks.create(
                     session.name,
@@ -233,22 +291,27 @@ class DockerBackend(SandboxBackend):
             return
         raise SandboxUnavailableError(f"no free subnet for {session.name} after {_SUBNET_ATTEMPTS} attempts")
 
-    def _run_container(self, session: _Session, task_copy: Path) -> Any:
+    def _run_container(self, session: _Session) -> Any:
         assert session.files is not None
         cfg = self.config
         container = self.client.containers.create(
             cfg.image,
             command=[
-                "python", "-m", "mcp_servers",
-                "--task", TASK_MOUNT,
-                "--host", "0.0.0.0",
-                "--port", str(SERVER_PORT),
-                "--token-file", TOKEN_MOUNT,
-                "--state-file", f"{STATE_MOUNT}/{STATE_FILE_NAME}",
+                "python",
+                "-m",
+                "mcp_servers",
+                "--host",
+                "0.0.0.0",
+                "--port",
+                str(SERVER_PORT),
+                "--token-file",
+                TOKEN_MOUNT,
+                "--state-file",
+                f"{STATE_MOUNT}/{STATE_FILE_NAME}",
             ],  # fmt: skip
             name=session.name,
             hostname="task",
-            labels=session_labels(session.run_id, session.id, session.task_id),
+            labels=session_labels(session.run_id, session.id, POOLED_TASK_LABEL),
             network=session.name,
             user=cfg.user,
             read_only=True,
@@ -262,7 +325,6 @@ class DockerBackend(SandboxBackend):
             ulimits=[Ulimit(name="nofile", soft=cfg.nofile, hard=cfg.nofile)],
             ipc_mode="private",
             volumes={
-                str(task_copy): {"bind": TASK_MOUNT, "mode": "ro"},
                 str(session.files.token_file): {"bind": TOKEN_MOUNT, "mode": "ro"},
                 str(session.files.state_dir): {"bind": STATE_MOUNT, "mode": "rw"},
             },
@@ -293,7 +355,9 @@ class DockerBackend(SandboxBackend):
                 assert member is not None
                 return json.loads(member.read())
         except (docker.errors.DockerException, KeyError, ValueError) as exc:
-            log.warning("get_archive of %s from %s failed (%s); reading the bind mount", path, session.name, exc)
+            log.warning(
+                "get_archive of %s from %s failed (%s); reading the bind mount", path, session.name, exc
+            )
         try:
             return json.loads(session.files.state_file.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
@@ -319,4 +383,6 @@ class DockerBackend(SandboxBackend):
         if session.files is not None:
             session.files.remove()
         if errors:
-            log.warning("teardown of %s incomplete (the sweeper will retry): %s", session.name, "; ".join(errors))
+            log.warning(
+                "teardown of %s incomplete (the sweeper will retry): %s", session.name, "; ".join(errors)
+            )

@@ -57,7 +57,9 @@ class HostGuard:
                 problems.append(f"{tool} not found")
                 continue
             try:
-                present = subprocess.run([binary, "-C", *_RULE], capture_output=True, timeout=10).returncode == 0
+                present = (
+                    subprocess.run([binary, "-C", *_RULE], capture_output=True, timeout=10).returncode == 0
+                )
                 if not present:
                     subprocess.run([binary, "-I", *_RULE], capture_output=True, timeout=10, check=True)
             except (OSError, subprocess.SubprocessError) as exc:

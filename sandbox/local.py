@@ -2,6 +2,12 @@
 
 For machines without a Docker engine (and for fast tests). It isolates nothing beyond a separate
 process: the server runs with the harness user's rights. Use ``docker`` for untrusted agents.
+
+Servers are started ahead of need (:class:`~sandbox.warm_pool.WarmPool`): a spare boots (python,
+``import mcp``) while the previous session runs, empty, and gets its task through
+``POST /control/load`` when a session takes it. Each server serves exactly one session and is
+stopped when that session ends. Spares die with the harness: their stdin is a pipe from it, and the
+server exits when that pipe closes (``--exit-with-stdin``), even after a SIGKILL of the harness.
 """
 
 from __future__ import annotations
@@ -11,17 +17,21 @@ import importlib.util
 import json
 import os
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .backend import SandboxBackend, SandboxEnvironment
 from .control_client import ControlClient
 from .errors import SandboxUnavailableError
+from .public_files import read_public_files
 from .readiness import wait_until_ready
 from .session_files import SessionFiles
+from .warm_pool import WarmPool
 
 __all__ = ["LocalBackend"]
 
@@ -50,55 +60,103 @@ def _server_environment() -> dict[str, str]:
     return env
 
 
+@dataclass
+class _LocalServer:
+    """One empty server process and its private files; used by one session, then stopped."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    files: SessionFiles
+    spawned_at: float = field(default_factory=time.monotonic)
+
+    def exit_reason(self) -> str | None:
+        if self.process.poll() is None:
+            return None
+        log_tail = (
+            (self.files.root / "server.log").read_text(encoding="utf-8", errors="replace")[-600:].strip()
+        )
+        return f"exit code {self.process.returncode}: {log_tail or 'no output'}"
+
+    def stop(self) -> None:
+        """terminate, then kill after a grace period; always removes the private files (blocking)."""
+        try:
+            if self.process.poll() is None:
+                with suppress(ProcessLookupError):
+                    self.process.terminate()
+                try:
+                    self.process.wait(_TERMINATE_GRACE_S)
+                except subprocess.TimeoutExpired:
+                    with suppress(ProcessLookupError):
+                        self.process.kill()
+                    self.process.wait()
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+        finally:
+            self.files.remove()
+
+
 class LocalBackend(SandboxBackend):
     name = "local"
 
-    def __init__(self, *, python: str = sys.executable, ready_timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, *, python: str = sys.executable, ready_timeout_s: float = 30.0, pool_size: int = 1
+    ) -> None:
         self.python = python
         self.ready_timeout_s = ready_timeout_s
+        self._pool: WarmPool[_LocalServer] = WarmPool(_LocalServer.stop, size=pool_size)
+
+    async def aclose(self) -> None:
+        """Stop every spare server (sessions in progress keep theirs until they end)."""
+        await asyncio.to_thread(self._pool.drain)
 
     @asynccontextmanager
-    async def start(self, public_dir: Path, run_id: str, *, task_id: str) -> AsyncIterator[SandboxEnvironment]:
+    async def start(
+        self, public_dir: Path, run_id: str, *, task_id: str
+    ) -> AsyncIterator[SandboxEnvironment]:
         started = time.monotonic()
-        files = SessionFiles.create("apexvoice-local-", for_container=False)
-        process: asyncio.subprocess.Process | None = None
+        files = read_public_files(Path(public_dir))
+        server: _LocalServer | None = None
         control: ControlClient | None = None
         try:
             for attempt in range(1, _PORT_ATTEMPTS + 1):
-                port = _free_port()
-                process = await self._spawn(Path(public_dir), port, files)
-                control = ControlClient(f"http://{LOOPBACK}:{port}", files.token)
+                server, warm = self._pool.take(self._spawn)
+                control = ControlClient(f"http://{LOOPBACK}:{server.port}", server.files.token)
                 try:
                     ready_s = await wait_until_ready(
                         control,
                         timeout_s=self.ready_timeout_s,
-                        exit_reason=lambda p=process: self._exit_reason(p, files),
+                        exit_reason=lambda s=server: asyncio.to_thread(s.exit_reason),
                         what=f"local task server for {task_id}",
                     )
                     break
                 except SandboxUnavailableError as exc:
                     await control.aclose()
-                    await _stop(process)
-                    control = process = None
+                    await asyncio.to_thread(server.stop)
+                    control = server = None
                     if "address already in use" not in str(exc).lower() or attempt == _PORT_ATTEMPTS:
                         raise
+            assert server is not None and control is not None
+            await control.load(files)
+            start_to_ready_s = time.monotonic() - started
+            self._pool.refill(self._spawn)  # the next session's server boots while this one runs
 
             async def read_state() -> dict:
-                return await asyncio.to_thread(_read_state_file, files)
+                return await asyncio.to_thread(_read_state_file, server.files)
 
             yield SandboxEnvironment(
-                mcp_url=f"http://{LOOPBACK}:{port}/mcp",
+                mcp_url=f"http://{LOOPBACK}:{server.port}/mcp",
                 control=control,
                 backend=self.name,
                 read_persisted_state=read_state,
                 metadata={
                     "run_id": run_id,
                     "task_id": task_id,
-                    "pid": process.pid,
-                    "private_dir": str(files.root),
-                    "address": f"{LOOPBACK}:{port}",
+                    "pid": server.process.pid,
+                    "private_dir": str(server.files.root),
+                    "address": f"{LOOPBACK}:{server.port}",
+                    "warm": warm,
                     "ready_s": round(ready_s, 4),
-                    "start_to_ready_s": round(time.monotonic() - started, 4),
+                    "start_to_ready_s": round(start_to_ready_s, 4),
                 },
             )
         finally:
@@ -106,37 +164,34 @@ class LocalBackend(SandboxBackend):
                 if control is not None:
                     await control.aclose()
             finally:
-                if process is not None:
-                    await _stop(process)
-                files.remove()
+                if server is not None:
+                    await asyncio.shield(asyncio.to_thread(server.stop))
 
-    async def _spawn(self, public_dir: Path, port: int, files: SessionFiles) -> asyncio.subprocess.Process:
-        stderr = (files.root / "server.log").open("ab")
+    def _spawn(self) -> _LocalServer:
+        """Start an empty server (blocking but quick: fork/exec, no waiting for it to boot)."""
+        files = SessionFiles.create("apexvoice-local-", for_container=False)
+        port = _free_port()
         try:
-            return await asyncio.create_subprocess_exec(
-                self.python, "-m", "mcp_servers",
-                "--task", str(public_dir),
-                "--host", LOOPBACK,
-                "--port", str(port),
-                "--token-file", str(files.token_file),
-                "--state-file", str(files.state_file),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.DEVNULL,
-                stderr=stderr,
-                env=_server_environment(),
-                start_new_session=True,  # Ctrl-C in the terminal reaches the harness, which tears down
-            )  # fmt: skip
+            with (files.root / "server.log").open("ab") as stderr:
+                process = subprocess.Popen(
+                    [
+                        self.python, "-m", "mcp_servers",
+                        "--host", LOOPBACK,
+                        "--port", str(port),
+                        "--token-file", str(files.token_file),
+                        "--state-file", str(files.state_file),
+                        "--exit-with-stdin",
+                    ],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=stderr,
+                    env=_server_environment(),
+                    start_new_session=True,  # Ctrl-C in the terminal reaches the harness, which tears down
+                )  # fmt: skip
         except OSError as exc:
+            files.remove()
             raise SandboxUnavailableError(f"cannot start {self.python} -m mcp_servers: {exc}") from exc
-        finally:
-            stderr.close()
-
-    @staticmethod
-    async def _exit_reason(process: asyncio.subprocess.Process, files: SessionFiles) -> str | None:
-        if process.returncode is None:
-            return None
-        log_tail = (files.root / "server.log").read_text(encoding="utf-8", errors="replace")[-600:].strip()
-        return f"exit code {process.returncode}: {log_tail or 'no output'}"
+        return _LocalServer(process=process, port=port, files=files)
 
 
 def _read_state_file(files: SessionFiles) -> dict:
@@ -144,21 +199,3 @@ def _read_state_file(files: SessionFiles) -> dict:
         return json.loads(files.state_file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise SandboxUnavailableError(f"state file {files.state_file} unreadable: {exc}") from exc
-
-
-async def _stop(process: asyncio.subprocess.Process) -> None:
-    """terminate, then kill after a grace period; kill at once when cancelled while waiting."""
-    if process.returncode is not None:
-        return
-    with suppress(ProcessLookupError):
-        process.terminate()
-    try:
-        await asyncio.wait_for(process.wait(), _TERMINATE_GRACE_S)
-    except TimeoutError:
-        with suppress(ProcessLookupError):
-            process.kill()
-        await process.wait()
-    except BaseException:
-        with suppress(ProcessLookupError):
-            process.kill()
-        raise

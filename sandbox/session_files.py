@@ -1,9 +1,9 @@
-"""The private files of one sandbox session: control token, state file and (for containers) a task copy.
+"""The private files of one sandbox session: the control token and the state file.
 
 Everything lives in one ``mkdtemp`` directory (mode 0700), so other host users cannot read the
-token or the state. Containers run as another uid: for them the token and the task copy are made
-world-readable and the state directory world-writable; the 0700 parent still keeps host users out,
-because a bind mount exposes only the mounted path itself.
+token or the state. Containers run as another uid: for them the token is made world-readable and
+the state directory world-writable; the 0700 parent still keeps host users out, because a bind
+mount exposes only the mounted path itself. (The task itself is uploaded, never mounted.)
 """
 
 from __future__ import annotations
@@ -45,14 +45,6 @@ class SessionFiles:
             token_file.chmod(0o644)
             state_dir.chmod(0o777)
         return cls(root=root, token=token, token_file=token_file, state_dir=state_dir)
-
-    def copy_task(self, public_dir: Path) -> Path:
-        """A world-readable copy of the public bundle (the container user is not the file owner)."""
-        target = self.root / "task"
-        shutil.copytree(public_dir, target)
-        for path in [target, *target.rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)
-        return target
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)

@@ -100,7 +100,9 @@ def run(
         checksums=source.checksums,
     )
     try:
-        result = run_interruptible(_run_with_progress(settings, [b.task_id for b in bundles], runner, quiet=json_output))
+        result = run_interruptible(
+            _run_with_progress(settings, [b.task_id for b in bundles], runner, backend, quiet=json_output)
+        )
     except CampaignLockedError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
@@ -162,17 +164,20 @@ def _backend_or_exit(name: str) -> SandboxBackend:
 
 
 async def _run_with_progress(
-    settings: CampaignSettings, task_ids: list[str], runner: CellRunner, *, quiet: bool
+    settings: CampaignSettings, task_ids: list[str], runner: CellRunner, backend: SandboxBackend, *, quiet: bool
 ) -> CampaignResult:
     total = len(set(task_ids)) * settings.repeats
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True, disable=quiet) as progress:
-        bar = progress.add_task(f"{settings.model.key}", total=total)
+    try:
+        with Progress(*columns, console=Console(stderr=True), transient=True, disable=quiet) as progress:
+            bar = progress.add_task(f"{settings.model.key}", total=total)
 
-        def advance(outcome: CellOutcome) -> None:
-            progress.update(bar, advance=1, description=f"{settings.model.key}: {outcome.cell} {outcome.status}")
+            def advance(outcome: CellOutcome) -> None:
+                progress.update(bar, advance=1, description=f"{settings.model.key}: {outcome.cell} {outcome.status}")
 
-        return await run_campaign(settings, task_ids, runner, on_cell=advance)
+            return await run_campaign(settings, task_ids, runner, on_cell=advance)
+    finally:
+        await backend.aclose()  # the warm spares it started for sessions that will not come
 
 
 def _mark(flag: bool | None) -> str:

@@ -65,6 +65,7 @@ async def _probe(
 ) -> dict[str, Any]:
     timings: dict[str, float] = {}
     spec: ToolSet | None = None
+    backend = None
     with tempfile.TemporaryDirectory(prefix="apexvoice-probe-") as tmp:
         if mcp_url is not None:
             assert token_file is not None
@@ -74,7 +75,8 @@ async def _probe(
             bundle = load_task(task)
             spec = bundle.tools
             bundle.public_bundle().write(Path(tmp) / "public")
-            starter = get_backend(backend_name).start(Path(tmp) / "public", "probe", task_id=bundle.task_id)
+            backend = get_backend(backend_name)
+            starter = backend.start(Path(tmp) / "public", "probe", task_id=bundle.task_id)
         t0 = time.monotonic()
         async with starter as sandbox, McpEnvironment(sandbox) as env:
             timings["start_to_ready_s"] = time.monotonic() - t0
@@ -107,6 +109,8 @@ async def _probe(
                 },
             }
         timings["teardown_s"] = time.monotonic() - t4
+        if backend is not None:
+            await backend.aclose()
     summary["timings"] = {k: round(v, 4) for k, v in timings.items()}
     return summary
 

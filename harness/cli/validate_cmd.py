@@ -59,12 +59,16 @@ async def _validate_all(
 
         backend = get_backend(sandbox)
     reports: list[ValidationReport] = []
-    with Progress(console=Console(stderr=True), transient=True, disable=not show_progress) as progress:
-        bar = progress.add_task("validating", total=len(task_dirs))
-        for task_dir in task_dirs:
-            progress.update(bar, description=f"validating {task_dir.name}")
-            reports.append(await _validate_one(task_dir, checksums, backend))
-            progress.advance(bar)
+    try:
+        with Progress(console=Console(stderr=True), transient=True, disable=not show_progress) as progress:
+            bar = progress.add_task("validating", total=len(task_dirs))
+            for task_dir in task_dirs:
+                progress.update(bar, description=f"validating {task_dir.name}")
+                reports.append(await _validate_one(task_dir, checksums, backend))
+                progress.advance(bar)
+    finally:
+        if backend is not None:
+            await backend.aclose()
     return reports
 
 
