@@ -12,6 +12,7 @@ from harness.agents import registry
 from harness.cli import run_cmd
 from harness.cli.main import app
 from harness.session.errors import SessionInfraError
+from sandbox.backend import SandboxBackend
 from tests.conftest import DEMO_DATA
 
 DEMO_TASK = "demo_warranty_advice_001"
@@ -51,7 +52,7 @@ def test_prerendered_audio_required_but_absent_is_a_usage_error(toy_form, tmp_pa
     assert not (tmp_path / "campaign.json").exists()
 
 
-class _BrokenBackend:
+class _BrokenBackend(SandboxBackend):
     """A sandbox backend whose sandboxes never start (a missing image: not transient)."""
 
     name = "broken"
