@@ -34,6 +34,7 @@ from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
 from sandbox.backend import SandboxBackend, get_backend
 from sandbox.errors import SandboxUnavailableError
+from sandbox.external import ExternalBackend
 
 from .data_option import DATA_HELP, ONLY_HELP, open_data
 from .interrupts import run_interruptible
@@ -65,13 +66,35 @@ def run(
     parallel: Annotated[int, typer.Option("--parallel", min=1, help="Sessions run at once.")] = 1,
     max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="User turns before a session is cut.")] = 44,
     json_output: Annotated[bool, typer.Option("--json", help="One result.json record per line on stdout.")] = False,
+    mcp_url: Annotated[
+        str | None,
+        typer.Option(
+            "--mcp-url",
+            help="Use this already running task server (e.g. the compose stack's task-mcp) instead of "
+            "starting a sandbox: exactly one task and one repetition.",
+        ),
+    ] = None,
+    token_file: Annotated[
+        Path | None, typer.Option("--token-file", help="The control token of the --mcp-url server.")
+    ] = None,
 ) -> None:
-    """Run a campaign (resumable: cells that already have a result are loaded, not re-run)."""
+    """Run a campaign (resumable: cells that already have a result are loaded, not re-run).
+
+    With no arguments: the oracle agent on the bundled demo suite, full duplex, in the best
+    available sandbox, with a results table at the end. Exit 0 when every cell ran (whatever the
+    model scored), 1 when infrastructure left cells empty, 2 for usage errors.
+    """
     spec = _model_or_exit(model)
     source, task_dirs = open_data(data, only)
     bundles = _load_or_exit(task_dirs, source.checksums)
     speech = _speech_or_exit(user_audio.value, bundles)
-    backend = _backend_or_exit(sandbox.value)
+    if mcp_url is not None:
+        if token_file is None or len(bundles) != 1 or (repeats or 1) != 1:
+            typer.echo("error: --mcp-url needs --token-file, exactly one task (--only) and one repetition", err=True)
+            raise typer.Exit(2)
+        backend: SandboxBackend = ExternalBackend.from_token_file(mcp_url, token_file)
+    else:
+        backend = _backend_or_exit(sandbox.value)
     typer.echo(f"sandbox: {backend.name}", err=True)
 
     settings = CampaignSettings(

@@ -6,8 +6,6 @@ import json
 import secrets
 import tempfile
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,9 +15,9 @@ from harness.session.mcp_environment import McpEnvironment
 from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
 from mcp_servers.public_models import ToolClass, ToolSet
-from sandbox.backend import SandboxEnvironment, get_backend
-from sandbox.control_client import ControlClient
+from sandbox.backend import get_backend
 from sandbox.errors import ControlRequestError, SandboxUnavailableError
+from sandbox.external import ExternalBackend
 
 from .interrupts import run_interruptible
 
@@ -46,20 +44,6 @@ def _read_tool(tools: list[dict[str, Any]], spec: ToolSet | None) -> tuple[str |
     return None, "no read tool and no tool with required parameters: call skipped"
 
 
-@asynccontextmanager
-async def _external(mcp_url: str, token_file: Path) -> AsyncIterator[SandboxEnvironment]:
-    """An already running server (the compose stack's ``task-mcp``)."""
-    control = ControlClient(mcp_url.rsplit("/mcp", 1)[0], token_file.read_text(encoding="utf-8").strip())
-
-    async def no_state_file() -> dict[str, Any]:
-        raise SandboxUnavailableError("an external server's state file is not reachable from here")
-
-    try:
-        yield SandboxEnvironment(mcp_url, control, "external", no_state_file, {"address": mcp_url})
-    finally:
-        await control.aclose()
-
-
 async def _probe(
     task: Path | None, backend_name: str, mcp_url: str | None, token_file: Path | None
 ) -> dict[str, Any]:
@@ -69,7 +53,7 @@ async def _probe(
     with tempfile.TemporaryDirectory(prefix="apexvoice-probe-") as tmp:
         if mcp_url is not None:
             assert token_file is not None
-            starter = _external(mcp_url, token_file)
+            starter = ExternalBackend.from_token_file(mcp_url, token_file).start(Path(tmp), "probe", task_id="external")
         else:
             assert task is not None
             bundle = load_task(task)

@@ -1,0 +1,51 @@
+"""A task server that is already running (the compose stack's ``task-mcp``), used for one session.
+
+The harness did not start it, so it cannot tear it down or read its state file; it can only
+connect, and refuse to reuse it: one server serves one session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, ClassVar
+
+from .backend import SandboxBackend, SandboxEnvironment
+from .control_client import ControlClient
+from .errors import SandboxUnavailableError
+
+__all__ = ["ExternalBackend"]
+
+
+class ExternalBackend(SandboxBackend):
+    name: ClassVar[str] = "external"
+
+    def __init__(self, mcp_url: str, token: str) -> None:
+        self.mcp_url = mcp_url
+        self.token = token
+        self._used = False
+
+    @classmethod
+    def from_token_file(cls, mcp_url: str, token_file: Path) -> ExternalBackend:
+        return cls(mcp_url, token_file.read_text(encoding="utf-8").strip())
+
+    def start(self, public_dir: Path, run_id: str, *, task_id: str) -> Any:
+        return self._session()
+
+    @asynccontextmanager
+    async def _session(self) -> AsyncIterator[SandboxEnvironment]:
+        if self._used:
+            raise SandboxUnavailableError(
+                f"{self.mcp_url} already served a session; an external server serves exactly one"
+            )
+        self._used = True
+        control = ControlClient(self.mcp_url.rsplit("/mcp", 1)[0], self.token)
+
+        async def no_state_file() -> dict[str, Any]:
+            raise SandboxUnavailableError("an external server's state file is not reachable from here")
+
+        try:
+            yield SandboxEnvironment(self.mcp_url, control, self.name, no_state_file, {"address": self.mcp_url})
+        finally:
+            await control.aclose()
