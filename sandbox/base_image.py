@@ -26,7 +26,8 @@ __all__ = [
     "probe_python",
 ]
 
-DEFAULT_BASE_IMAGE = "apex-voice/base:bookworm-py311"
+#: Bump the suffix whenever the rootfs recipe (``debian_rootfs.PACKAGES``...) changes.
+DEFAULT_BASE_IMAGE = "apex-voice/base:bookworm-py311-r2"
 IMPORT_CHANGES = (
     "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     "ENV LANG=C.UTF-8",

@@ -30,7 +30,8 @@ DEFAULT_MAIN_MIRROR = "http://deb.debian.org/debian"
 DEFAULT_SECURITY_MIRROR = "http://deb.debian.org/debian-security"
 APT_SOURCES = Path("/etc/apt/sources.list.d/debian.sources")
 MERGED_USR_HOOK = Path("/usr/share/mmdebstrap/hooks/merged-usr")
-PACKAGES = ("python3", "python3-venv", "ca-certificates")
+#: libstdc++6: the harness's numpy, scipy and espeak-ng wheels link against it.
+PACKAGES = ("python3", "python3-venv", "ca-certificates", "libstdc++6")
 SLIM_DPKG_OPTIONS = (
     "path-exclude=/usr/share/man/*",
     "path-exclude=/usr/share/info/*",

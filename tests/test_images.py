@@ -174,7 +174,11 @@ def test_mcp_server_image_ships_no_harness_and_runs_the_server_module(docker_cli
 
 @pytest.mark.docker
 def test_harness_image_imports_the_whole_project(docker_client, built) -> None:
-    code = "import harness, mcp_servers, sandbox, typer; print(harness.__name__)"
+    # The CLI pulls in the native wheels (numpy, scipy, soundfile, webrtcvad): they must load.
+    code = (
+        "import harness.cli.main, numpy, scipy.signal, soundfile, webrtcvad, espeakng_loader; "
+        "import harness; print(harness.__name__)"
+    )
     assert _run_as_service_user(docker_client, "apex-voice/harness:latest", code) == "harness"
 
 

@@ -6,12 +6,12 @@ samples whose digest the index records.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import soundfile as sf
+
+from harness.atomic_write import atomic_path
 
 from .frames import SAMPLE_RATE
 
@@ -49,13 +49,6 @@ def write_pcm16(path: Path, pcm: np.ndarray, *, sample_rate: int = SAMPLE_RATE) 
     audio_format = _format_for(path)
     if pcm.dtype != np.int16 or pcm.ndim not in (1, 2):
         raise AudioFileError(f"{path}: expected int16 samples of shape (n,) or (n, ch), got {pcm.dtype} {pcm.shape}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         sf.write(tmp, pcm, sample_rate, subtype="PCM_16", format=audio_format)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return path

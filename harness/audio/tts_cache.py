@@ -11,10 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from harness.atomic_write import atomic_path
 
 from .clip import Clip, WordTiming
 
@@ -54,18 +55,10 @@ class TtsCache:
         return Clip(pcm, text, source, [WordTiming(**w) for w in words])
 
     def store(self, key: str, clip: Clip) -> None:
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                np.savez(
-                    handle,
-                    pcm=clip.pcm,
-                    text=np.array(clip.text),
-                    words=np.array(json.dumps([w.to_json() for w in clip.word_timestamps])),
-                )
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_path(self._path(key)) as tmp, open(tmp, "wb") as handle:
+            np.savez(
+                handle,
+                pcm=clip.pcm,
+                text=np.array(clip.text),
+                words=np.array(json.dumps([w.to_json() for w in clip.word_timestamps])),
+            )

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.atomic_write import atomic_write_text
+
 from .judge_prompt import JUDGE_VERSION
 
 __all__ = ["JUDGE_CACHE_ENV", "JudgeCache", "default_cache_path", "judge_cache_key"]
@@ -115,7 +117,5 @@ class JudgeCache:
             return {}
 
     def _write(self, entries: dict[str, bool]) -> None:
-        temp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-        temp.write_text(json.dumps(entries, sort_keys=True), encoding="utf-8")
-        os.replace(temp, self.path)
+        atomic_write_text(self.path, json.dumps(entries, sort_keys=True))
         self._seen_stat = self._stat()

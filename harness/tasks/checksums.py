@@ -11,7 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .atomic_files import write_text_atomic
+from harness.atomic_write import atomic_write_text
+
 from .errors import TaskLoadError
 
 __all__ = ["CHECKSUM_FILE", "ChecksumManifest"]
@@ -51,7 +52,7 @@ class ChecksumManifest:
         )
         manifest = cls(root=root, digests={p.relative_to(root).as_posix(): _sha256(p) for p in files})
         lines = "".join(f"{digest}  {rel}\n" for rel, digest in sorted(manifest.digests.items()))
-        write_text_atomic(root / CHECKSUM_FILE, lines)
+        atomic_write_text(root / CHECKSUM_FILE, lines)
         return manifest
 
     def verify(self, paths: Iterable[Path]) -> None:

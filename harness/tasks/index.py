@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .atomic_files import write_text_atomic
+from harness.atomic_write import atomic_write_text
+
 from .bundle import TaskBundle
 
 __all__ = ["INDEX_FILE", "index_row", "write_index"]
@@ -58,7 +59,7 @@ def write_index(root: Path, bundles: Iterable[TaskBundle]) -> Path:
     text = "".join(
         json.dumps(index_row(b, f"tasks/{b.task_dir.name}"), ensure_ascii=False) + "\n" for b in ordered
     )
-    return write_text_atomic(root / INDEX_FILE, text)
+    return atomic_write_text(root / INDEX_FILE, text)
 
 
 def _value(member: Any) -> Any:
