@@ -209,7 +209,7 @@ def _mark(flag: bool | None) -> str:
 
 def _print_results(result: CampaignResult) -> None:
     console = Console()
-    table = Table(Column("task", no_wrap=True), "rep", "PTS", "GS", "PC", "RA", "WA", "AFA", "turns", "outcome")
+    table = Table(Column("task", overflow="fold"), *(Column(h, no_wrap=True) for h in ("rep", "PTS", "GS", "PC", "RA", "WA", "AFA", "turns", "outcome")))
     for outcome in result.outcomes:
         table.add_row(*_table_row(outcome))
     console.print(table)

@@ -88,7 +88,7 @@ def _mark(flag: bool) -> str:
 
 def _print_table(reports: list[ValidationReport]) -> None:
     console = Console()
-    table = Table(Column("task", no_wrap=True), "loads", "lint", "oracle PTS 1", "no-op fails", "valid")
+    table = Table(Column("task", overflow="fold"), *(Column(h, no_wrap=True) for h in ("loads", "lint", "oracle PTS 1", "no-op fails", "valid")))
     for r in reports:
         table.add_row(r.task_id, _mark(r.loaded), _mark(r.lint_ok), _mark(r.oracle_pass), _mark(r.noop_fail), _mark(r.ok))
     console.print(table)
