@@ -186,3 +186,19 @@ async def test_agent_audio_without_transcript_is_heard_through_local_asr(toy_for
     texts = [e.payload for e in _events(result, EventType.AGENT_TEXT)]
     assert texts and all(p["source"] == "asr" for p in texts)
     assert any("total amount" in p["text"] for p in texts)
+
+
+async def test_a_live_provider_adapter_runs_on_the_realtime_clock(toy_form):
+    class LiveSilentAgent(NoOpVoiceAgent):
+        clock_mode = "realtime"
+
+    bundle = load_task(toy_form)
+    bundle.task.time_budget_s = 1
+    speech = open_speech_source(toy_form, "auto", voice=user_voice("voice_03"), task_id=bundle.task_id)
+    result = await run_duplex_session(
+        bundle, LiveSilentAgent(), InProcessEnvironment(bundle.public_bundle()), speech=speech, session_dir=None
+    )
+    start = result.events.events[0]
+    assert start.payload["clock"] == "realtime"
+    end = result.events.events[-1]
+    assert end.wall_time_ns >= end.media_time_ms * 1_000_000  # paced: media never runs ahead of the wall

@@ -51,7 +51,7 @@ def test_mirrors_of_another_distribution_fall_back_to_debian() -> None:
 def test_mmdebstrap_recipe_is_the_slim_essential_one_with_security_updates() -> None:
     command = mmdebstrap_command(Path("/tmp/out.tar"), DebianMirrors("http://m/debian", "http://m/security"))
     assert "--variant=essential" in command
-    assert "--include=python3,python3-venv,ca-certificates" in command
+    assert "--include=python3,python3-venv,ca-certificates,libstdc++6" in command
     assert "--dpkgopt=path-exclude=/usr/share/doc/*" in command
     assert command[-3:] == [
         "deb http://m/debian bookworm main",

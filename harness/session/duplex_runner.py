@@ -42,7 +42,7 @@ from harness.user.simulator import SimulatedUser
 from mcp_servers.records import EnvironmentSnapshot
 
 from .channels import AgentChannel, AgentResponse, UserChannel, UserUtterance
-from .clocks import MediaClock, VirtualClock
+from .clocks import MediaClock, make_clock
 from .duplex_delivery import CONTINUE_ACTIONS, OVERLAY_FLOOR_ACTIONS, DeliveryTracker, overlay_events
 from .environment_port import EnvironmentPort
 from .errors import SessionInfraError
@@ -93,7 +93,8 @@ async def run_duplex_session(
     Raises:
         SessionInfraError: the sandbox or the provider failed (retryable; never scored).
     """
-    clock = clock or VirtualClock()
+    # In-process agents run on the virtual clock (deterministic, fast); live providers on wall time.
+    clock = clock or make_clock(adapter.clock_mode)
     run_id = run_id or uuid.uuid4().hex[:12]
     log = EventLog(
         run_id=run_id,
