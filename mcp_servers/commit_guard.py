@@ -63,17 +63,28 @@ class CommitGuard:
             source_event_id=source_event_id,
         )
         self._tokens.append(token)
+        self._record("granted", action_type, target_id, media_time_ms, [token.token_id], source_event_id)
+        return token.model_copy()
+
+    def _record(
+        self,
+        kind: str,
+        action_type: str,
+        target_id: str,
+        media_time_ms: int,
+        token_ids: list[str],
+        source_event_id: str | None = None,
+    ) -> None:
         self._log.append(
             ApprovalRecord(
-                kind="granted",
+                kind=kind,
                 action_type=action_type,
                 target_id=target_id,
                 media_time_ms=media_time_ms,
-                token_ids=[token.token_id],
+                token_ids=token_ids,
                 source_event_id=source_event_id,
             )
         )
-        return token.model_copy()
 
     def revoke(self, action_type: str, target_id: str, media_time_ms: int) -> list[str]:
         """Revoke every token of the scope at ``media_time_ms`` (an earlier revocation stands)."""
@@ -84,15 +95,7 @@ class CommitGuard:
             if token.revoked_media_time_ms is None or media_time_ms < token.revoked_media_time_ms:
                 self._tokens[index] = token.model_copy(update={"revoked_media_time_ms": media_time_ms})
                 revoked.append(token.token_id)
-        self._log.append(
-            ApprovalRecord(
-                kind="revoked",
-                action_type=action_type,
-                target_id=target_id,
-                media_time_ms=media_time_ms,
-                token_ids=revoked,
-            )
-        )
+        self._record("revoked", action_type, target_id, media_time_ms, revoked)
         return revoked
 
     def authorize(
@@ -104,15 +107,7 @@ class CommitGuard:
         for index, token in enumerate(self._tokens):
             if _same_scope(token, action_type, target_id) and _live(token, media_time_ms):
                 self._tokens[index] = token.model_copy(update={"consumed_by_call": call_index})
-                self._log.append(
-                    ApprovalRecord(
-                        kind="consumed",
-                        action_type=action_type,
-                        target_id=target_id,
-                        media_time_ms=media_time_ms,
-                        token_ids=[token.token_id],
-                    )
-                )
+                self._record("consumed", action_type, target_id, media_time_ms, [token.token_id])
                 return Authorization("AUTHORIZED", token.token_id)
         if any(
             _same_scope(t, action_type, target_id)

@@ -3,28 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 from harness.tasks.lint import LintIssue, lint_task
 from harness.tasks.loader import load_task
 from harness.user.runner_lines import CLOSING_LINES, NUDGE_LINE
-
-
-def editable_copy(package: Path, tmp_path: Path) -> Path:
-    target = tmp_path / package.name
-    shutil.copytree(package, target)
-    for path in [target, *target.rglob("*")]:
-        os.chmod(path, 0o755 if path.is_dir() else 0o644)
-    return target
-
-
-def edit(task_dir: Path, rel: str, old: str, new: str) -> None:
-    path = task_dir / rel
-    text = path.read_text(encoding="utf-8")
-    assert old in text, f"{old!r} not in {rel}"
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+from tests.package_editing import edit, editable_copy
 
 
 def issues(task_dir: Path, level: str = "error") -> list[str]:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,22 +10,7 @@ import pytest
 from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
 from mcp_servers.public_models import FieldGrader
-
-
-def editable_copy(package: Path, tmp_path: Path) -> Path:
-    """A writable copy of a (read-only) reference package."""
-    target = tmp_path / package.name
-    shutil.copytree(package, target)
-    for path in [target, *target.rglob("*")]:
-        os.chmod(path, 0o755 if path.is_dir() else 0o644)
-    return target
-
-
-def edit(task_dir: Path, rel: str, old: str, new: str) -> None:
-    path = task_dir / rel
-    text = path.read_text(encoding="utf-8")
-    assert old in text, f"{old!r} not in {rel}"
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+from tests.package_editing import edit, editable_copy
 
 
 def load_error(task_dir: Path) -> str:
