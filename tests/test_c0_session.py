@@ -7,8 +7,8 @@ import json
 import pytest
 
 from harness.agents.text_agents import AgentTurn, NoOpAgent, ScriptedAgent, ToolCallRequest
+from harness.events import EventType
 from harness.session.environment_port import InProcessEnvironment
-from harness.session.event_log import EventType
 from harness.session.text_runner import run_text_session
 from harness.tasks.loader import load_task
 

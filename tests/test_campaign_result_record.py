@@ -6,10 +6,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.events import EventBus, EventType
 from harness.grading.report import FailedPredicate, FieldRow, GradeReport
 from harness.results.result_record import ResultRecord
 from harness.results.session_record import record_from_session
-from harness.session.event_log import EventLog, EventType
 
 PUBLISHED_KEYS = ["task_id", "rep", "model", "run_id", "condition", "pts", "components", "turns", "outcome",
                   "duplex", "latency", "wall_s", "error"]
@@ -20,7 +20,7 @@ class FinishedSession:
     run_id: str
     task_id: str
     grade: GradeReport
-    events: EventLog
+    events: EventBus
     condition: str = "C2"
     pts: int = 0
     outcome: str = "FAILURE"
@@ -47,13 +47,13 @@ def _failed_grade() -> GradeReport:
     )
 
 
-def _events() -> EventLog:
-    log = EventLog(run_id="abc123", task_version="1", condition="C2")
-    log.emit(EventType.USER_AUDIO_START, "user", 0, {"text": "hello"})
+def _events() -> EventBus:
+    log = EventBus(run_id="abc123", task_version="1", condition="C2")
+    log.emit(EventType.USER_AUDIO_START, "user", 0, {"text": "hello", "duration_ms": 1000})
     log.emit(EventType.USER_AUDIO_END, "user", 1000, {"text": "hello"})
     log.emit(EventType.AGENT_AUDIO_START, "agent", 1400, {"response_id": 0})
     log.emit(EventType.TOOL_CALL, "agent", 1500, {"tool": "kb_search", "args": {}})
-    log.emit(EventType.AGENT_AUDIO_END, "agent", 2400, {"response_id": 0})
+    log.emit(EventType.AGENT_AUDIO_END, "agent", 2400, {"response_id": 0, "duration_ms": 1000})
     log.emit(EventType.RUN_END, "harness", 3000, {"outcome": "FAILURE", "pts": 0})
     return log
 

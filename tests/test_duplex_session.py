@@ -11,9 +11,9 @@ from harness.agents.noop_voice import NoOpVoiceAgent
 from harness.agents.oracle_voice import OracleVoiceAgent
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
+from harness.events import EventType
 from harness.session.duplex_runner import run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
-from harness.session.event_log import EventType
 from harness.tasks.loader import load_task
 
 

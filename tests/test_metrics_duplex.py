@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
+from harness.events import EventType
 from harness.metrics.duplex_metrics import delivery_records, duplex_metrics
-from harness.session.event_log import EventLog, EventType
+from tests.event_builders import events
 
 
 def _events(*specs):
-    log = EventLog(run_id="r", task_version="1", condition="C2")
-    for type_, t, payload in specs:
-        log.emit(type_, "harness", t, payload)
-    return log.events
+    return events(*specs)
 
 
 def _delivery(event_id, expected, *, yielded, stop=None, speaking=True, type_="MID_SPEECH_CORRECTION", **extra):

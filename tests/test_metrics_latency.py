@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from harness.events import EventType
 from harness.metrics.latency import latency_metrics, response_start_latency
 from harness.metrics.timeline import build_timeline
-from harness.session.event_log import EventLog, EventType
+from tests.event_builders import events
 
 U0, U1, A0, A1, END, TOOL = (
     EventType.USER_AUDIO_START,
@@ -17,10 +18,7 @@ U0, U1, A0, A1, END, TOOL = (
 
 
 def _events(*specs):
-    log = EventLog(run_id="r", task_version="1", condition="C2")
-    for type_, t, payload in specs:
-        log.emit(type_, "harness", t, payload)
-    return log.events
+    return events(*specs)
 
 
 def _user(start, end, **flags):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from harness.events import EventType
 from harness.metrics.timeline import Interval, build_timeline, intersection_ms, merge_intervals
-from harness.session.event_log import EventLog, EventType
+from tests.event_builders import events
 
 U0, U1, A0, A1, END = (
     EventType.USER_AUDIO_START,
@@ -15,10 +16,7 @@ U0, U1, A0, A1, END = (
 
 
 def _events(*specs):
-    log = EventLog(run_id="r", task_version="1", condition="C2")
-    for type_, t, payload in specs:
-        log.emit(type_, "harness", t, payload)
-    return log.events
+    return events(*specs)
 
 
 def test_agent_answering_before_the_user_finished_overlaps():

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.session.event_log import EventType, RunEvent
+from harness.events import EventType, RunEvent
 
 from .percentiles import median, percentile, rounded
 from .timeline import Timeline, build_timeline

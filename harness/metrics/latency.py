@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.session.event_log import EventType, RunEvent
+from harness.events import EventType, RunEvent
 
 from .percentiles import median, percentile, rounded
 from .timeline import Timeline, UserUtterance, build_timeline, session_end_ms

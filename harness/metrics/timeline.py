@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.session.event_log import EventType, RunEvent
+from harness.events import EventType, RunEvent
 
 from .percentiles import rounded
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from harness.events import RunEvent
 from harness.metrics.duplex_metrics import duplex_metrics
 from harness.metrics.latency import latency_metrics
 from harness.metrics.timeline import build_timeline
 from harness.session.duplex_runner import DuplexSessionResult
-from harness.session.event_log import RunEvent
 
 from .result_record import ResultRecord
 

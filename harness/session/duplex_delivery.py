@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.events import EventBus, EventType
 from harness.tasks.models import EventProgram, EventSpec, FlowSpec
 from harness.user.flow_engine import UserPlan
 
 from .channels import AgentResponse
-from .event_log import EventLog, EventType
 
 __all__ = ["CONTINUE_ACTIONS", "OVERLAY_FLOOR_ACTIONS", "YIELD_ACTIONS", "DeliveryTracker", "overlay_events"]
 
@@ -55,7 +55,7 @@ class _Watch:
 
 
 class DeliveryTracker:
-    def __init__(self, program: EventProgram, log: EventLog) -> None:
+    def __init__(self, program: EventProgram, log: EventBus) -> None:
         self._specs = {e.id: e for e in program.events}
         self._log = log
         self._waiting: list[_Waiting] = []

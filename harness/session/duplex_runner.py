@@ -34,6 +34,7 @@ from harness.audio.frames import FRAME_MS, AudioFrame
 from harness.audio.speech_bank import SpeechSource
 from harness.audio.stereo_recorder import StereoRecorder
 from harness.audio.vad import FrameVad
+from harness.events import EVENTS_FILE, SCHEMA_VERSION, EventBus, EventType, JsonlEventWriter
 from harness.grading.report import GradeReport
 from harness.tasks.bundle import TaskBundle
 from harness.user.flow_engine import Observation, UserPlan
@@ -46,7 +47,6 @@ from .clocks import MediaClock, make_clock
 from .duplex_delivery import CONTINUE_ACTIONS, OVERLAY_FLOOR_ACTIONS, DeliveryTracker, overlay_events
 from .environment_port import EnvironmentPort
 from .errors import SessionInfraError
-from .event_log import SCHEMA_VERSION, EventLog, EventType
 from .run_files import write_workspace_files
 from .session_effects import AgentActivity, SessionEffects
 
@@ -69,7 +69,7 @@ class DuplexSessionResult:
     turns: int
     grade: GradeReport
     snapshot: EnvironmentSnapshot
-    events: EventLog
+    events: EventBus
     session_dir: Path | None
     adapter_meta: dict[str, Any] = field(default_factory=dict)
     infra_errors: list[str] = field(default_factory=list)
@@ -96,13 +96,14 @@ async def run_duplex_session(
     # In-process agents run on the virtual clock (deterministic, fast); live providers on wall time.
     clock = clock or make_clock(adapter.clock_mode)
     run_id = run_id or uuid.uuid4().hex[:12]
-    log = EventLog(
+    log = EventBus(
         run_id=run_id,
         task_version=bundle.task.version,
         condition="C2",
-        path=session_dir / "events.jsonl" if session_dir else None,
         wall_clock_ns=clock.wall_ns,
     )
+    if session_dir is not None:
+        JsonlEventWriter(session_dir / EVENTS_FILE).attach(log)
     session = _DuplexSession(bundle, adapter, env, speech, clock, log, seed, max_turns)
     try:
         return await session.run(judge, session_dir)
@@ -119,7 +120,7 @@ class _DuplexSession:
         env: EnvironmentPort,
         speech: SpeechSource,
         clock: MediaClock,
-        log: EventLog,
+        log: EventBus,
         seed: int,
         max_turns: int,
     ) -> None:

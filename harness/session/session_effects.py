@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.events import EventBus, EventType
 from harness.grading.context import GradingContext
 from harness.grading.gates import grade
 from harness.grading.report import GradeReport
@@ -20,7 +21,6 @@ from harness.user.simulator import SimulatedUser
 from mcp_servers.records import EnvironmentSnapshot, ToolCallRecord
 
 from .environment_port import EnvironmentPort
-from .event_log import EventLog, EventType
 
 __all__ = ["AgentActivity", "SessionEffects"]
 
@@ -53,7 +53,7 @@ class AgentActivity:
 class SessionEffects:
     """The harness's side of one session: it alone grants approvals and applies fired events."""
 
-    def __init__(self, bundle: TaskBundle, env: EnvironmentPort, user: SimulatedUser, log: EventLog) -> None:
+    def __init__(self, bundle: TaskBundle, env: EnvironmentPort, user: SimulatedUser, log: EventBus) -> None:
         self.bundle = bundle
         self.env = env
         self.user = user

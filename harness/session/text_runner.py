@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.agents.text_agents import AgentObservationView, TextAgent
+from harness.events import EVENTS_FILE, SCHEMA_VERSION, EventBus, EventType, JsonlEventWriter
 from harness.grading.judge import SemanticJudge
 from harness.grading.report import GradeReport
 from harness.tasks.bundle import TaskBundle
@@ -21,7 +22,6 @@ from harness.user.simulator import SimulatedUser
 from mcp_servers.records import EnvironmentSnapshot
 
 from .environment_port import EnvironmentPort
-from .event_log import SCHEMA_VERSION, EventLog, EventType
 from .run_files import write_workspace_files
 from .session_effects import AgentActivity, SessionEffects
 
@@ -43,7 +43,7 @@ class TextSessionResult:
     leakage_violations: list[str]
     grade: GradeReport
     snapshot: EnvironmentSnapshot
-    events: EventLog
+    events: EventBus
     run_dir: Path | None = None
     observed_act_keys: set[str] = field(default_factory=set)
 
@@ -61,12 +61,13 @@ async def run_text_session(
     """Run one C0 session to the end and grade it."""
     run_id = run_id or uuid.uuid4().hex[:12]
     session_dir = run_dir / run_id if run_dir is not None else None
-    log = EventLog(
+    log = EventBus(
         run_id=run_id,
         task_version=bundle.task.version,
         condition="C0",
-        path=session_dir / "events.jsonl" if session_dir else None,
     )
+    if session_dir is not None:
+        JsonlEventWriter(session_dir / EVENTS_FILE).attach(log)
     try:
         return await _TextSession(bundle, agent, env, log, seed).run(judge, session_dir)
     finally:
@@ -74,7 +75,7 @@ async def run_text_session(
 
 
 class _TextSession:
-    def __init__(self, bundle: TaskBundle, agent: TextAgent, env: EnvironmentPort, log: EventLog, seed: int):
+    def __init__(self, bundle: TaskBundle, agent: TextAgent, env: EnvironmentPort, log: EventBus, seed: int):
         self.bundle = bundle
         self.agent = agent
         self.log = log
