@@ -33,7 +33,7 @@ async def _oracle_session(task_dir: Path, clock=None):
     bundle = load_task(task_dir)
     speech = open_speech_source(task_dir, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
     env = InProcessEnvironment(bundle.public_bundle())
-    return await run_duplex_session(bundle, OracleVoiceAgent(), env, speech=speech, session_dir=None, clock=clock)
+    return await run_duplex_session(bundle, OracleVoiceAgent(), env, speech=speech, session_dir=None, clock=clock, privileged=True)
 
 
 async def virtual_clock(task_dirs: list[Path]) -> None:

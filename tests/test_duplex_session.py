@@ -38,7 +38,7 @@ async def _session(task_dir, agent, session_dir=None):
     bundle = load_task(task_dir)
     speech = open_speech_source(task_dir, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
     env = InProcessEnvironment(bundle.public_bundle())
-    return await run_duplex_session(bundle, agent, env, speech=speech, session_dir=session_dir)
+    return await run_duplex_session(bundle, agent, env, speech=speech, session_dir=session_dir, privileged=True)
 
 
 def _events(result, type_):
@@ -124,7 +124,7 @@ async def test_the_time_budget_is_enforced(toy_form, budget_s):
     bundle.task.time_budget_s = budget_s
     speech = open_speech_source(toy_form, "auto", voice=user_voice("voice_03"), task_id=bundle.task_id)
     result = await run_duplex_session(
-        bundle, OracleVoiceAgent(), InProcessEnvironment(bundle.public_bundle()), speech=speech, session_dir=None
+        bundle, OracleVoiceAgent(), InProcessEnvironment(bundle.public_bundle()), speech=speech, session_dir=None, privileged=True
     )
     assert result.reason == "time_budget"
     assert result.events.events[-1].media_time_ms <= budget_s * 1000
@@ -196,7 +196,7 @@ async def test_a_live_provider_adapter_runs_on_the_realtime_clock(toy_form):
     bundle.task.time_budget_s = 1
     speech = open_speech_source(toy_form, "auto", voice=user_voice("voice_03"), task_id=bundle.task_id)
     result = await run_duplex_session(
-        bundle, LiveSilentAgent(), InProcessEnvironment(bundle.public_bundle()), speech=speech, session_dir=None
+        bundle, LiveSilentAgent(), InProcessEnvironment(bundle.public_bundle()), speech=speech, session_dir=None, privileged=True
     )
     start = result.events.events[0]
     assert start.payload["clock"] == "realtime"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from harness.audio.frames import AudioFrame
 
-from .realtime import AgentEvent, RealtimeAdapter, SessionConfig
+from .realtime import AgentEvent, RealtimeAdapter, SessionConfig, ToolResult
 
 __all__ = ["NoOpVoiceAgent"]
 
@@ -21,7 +21,7 @@ class NoOpVoiceAgent(RealtimeAdapter):
     async def send_audio(self, frame: AudioFrame) -> None:
         return None
 
-    async def send_tool_result(self, call_id: str, output: Any) -> None:
+    async def send_tool_result(self, result: ToolResult) -> None:
         return None
 
     def poll_events(self) -> list[AgentEvent]:

@@ -29,6 +29,7 @@ from .realtime import (
     ResponseDone,
     SessionConfig,
     ToolCallRequested,
+    ToolResult,
     TranscriptDelta,
 )
 
@@ -52,8 +53,6 @@ async def _espeak_agent_voice(texts: list[str]) -> dict[str, Clip]:
 class OracleVoiceAgent(RealtimeAdapter):
     model_id: ClassVar[str] = "oracle"
     clock_mode: ClassVar[str] = "virtual"
-    #: The runner hands the task's reference policy only to adapters that declare this.
-    uses_reference_policy: ClassVar[bool] = True
 
     def __init__(self, synthesizer: Synthesizer | None = None) -> None:
         self._synthesize = synthesizer or _espeak_agent_voice
@@ -77,9 +76,9 @@ class OracleVoiceAgent(RealtimeAdapter):
         self._ended = False
 
     async def connect(self, config: SessionConfig) -> None:
-        policy = config.extras.get("reference_policy")
+        policy = config.reference_policy
         if not isinstance(policy, ReferencePolicy):
-            raise ValueError("the oracle needs the task's reference/policy.yaml (none was given)")
+            raise ValueError("the oracle needs the task's reference/policy.yaml (it is registered privileged)")
         self._turns = list(policy.turns)
         self._clips = await self._synthesize([t.text for t in self._turns if t.text])
 
@@ -110,8 +109,8 @@ class OracleVoiceAgent(RealtimeAdapter):
             self._turn_heard = False
             self._take_turn()
 
-    async def send_tool_result(self, call_id: str, output: Any) -> None:
-        self._pending_calls.discard(call_id)
+    async def send_tool_result(self, result: ToolResult) -> None:
+        self._pending_calls.discard(result.call_id)
         if not self._pending_calls and self._pending_turn is not None:
             turn, self._pending_turn = self._pending_turn, None
             self._speak(turn)

@@ -3,6 +3,11 @@
 Each entry names its adapter as ``"module:Class"`` and is imported only when used, so a provider's
 SDK is needed only to run that provider. Credentials are checked by name before a campaign starts
 (any one of ``required_env`` suffices) and never read here.
+
+Beyond the built-in entries, ``--model package.module:Class`` loads an adapter that lives outside
+this repository, and installed packages can register entries under the ``apex_voice.agents``
+entry-point group (the entry point names a :class:`ModelSpec` or an adapter class). Only built-in
+entries may be ``privileged`` (receive the task's reference policy): a loaded class cannot ask for it.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import importlib
 import os
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import Literal
 
 from .realtime import RealtimeAdapter
@@ -35,6 +41,8 @@ class ModelSpec:
     required_env: tuple[str, ...] = ()
     clock: Literal["virtual", "realtime"] = "realtime"
     notes: str = ""
+    #: Receives the task's reference policy (the oracle). Recorded in every ``result.json``.
+    privileged: bool = False
 
     @property
     def deterministic(self) -> bool:
@@ -64,6 +72,7 @@ MODELS: dict[str, ModelSpec] = {
             adapter="harness.agents.oracle_voice:OracleVoiceAgent",
             clock="virtual",
             notes="speaks the task's reference policy; reaches PTS 1 on every valid task",
+            privileged=True,
         ),
         ModelSpec(
             key="noop",
@@ -77,9 +86,44 @@ MODELS: dict[str, ModelSpec] = {
 }
 
 
+ENTRY_POINT_GROUP = "apex_voice.agents"
+
+
 def get_model(key: str) -> ModelSpec:
-    """The registered model ``key``, or :class:`UnknownModelError` listing the known keys."""
-    try:
+    """The model ``key``: built in, an installed entry point, or ``module:Class``.
+
+    Raises:
+        UnknownModelError: none of these names it (the message lists the known keys).
+    """
+    if key in MODELS:
         return MODELS[key]
-    except KeyError:
-        raise UnknownModelError(f"unknown model {key!r}; known models: {', '.join(MODELS)}") from None
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        if point.name == key:
+            return _spec_from_object(key, point.load(), provider=point.dist.name if point.dist else "entry point")
+    if ":" in key and "://" not in key:
+        module_name, _, class_name = key.partition(":")
+        try:
+            target = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError) as exc:
+            raise UnknownModelError(f"cannot load adapter {key!r}: {exc}") from None
+        return _spec_from_object(key, target, provider="external")
+    installed = [p.name for p in entry_points(group=ENTRY_POINT_GROUP)]
+    raise UnknownModelError(
+        f"unknown model {key!r}; known models: {', '.join([*MODELS, *installed])} "
+        "(or give an adapter as package.module:Class)"
+    )
+
+
+def _spec_from_object(key: str, target: object, *, provider: str) -> ModelSpec:
+    """A spec for an out-of-tree entry: a ModelSpec as given (never privileged), or an adapter class."""
+    if isinstance(target, ModelSpec):
+        return ModelSpec(**{**target.__dict__, "key": key, "privileged": False})
+    if isinstance(target, type) and issubclass(target, RealtimeAdapter):
+        return ModelSpec(
+            key=key,
+            display_name=getattr(target, "model_id", target.__name__),
+            provider=provider,
+            adapter=f"{target.__module__}:{target.__qualname__}",
+            clock=getattr(target, "clock_mode", "realtime"),
+        )
+    raise UnknownModelError(f"{key!r} is neither a RealtimeAdapter subclass nor a ModelSpec")

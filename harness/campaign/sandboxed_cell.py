@@ -72,6 +72,7 @@ class SandboxedCellRunner:
                         seed=self.seed,
                         max_turns=self.max_turns,
                         run_id=run_id,
+                        privileged=self.model.privileged,
                     )
         return record_from_session(
             session, rep=cell.rep, model=self.model.key, wall_s=time.monotonic() - started, sandbox=sandbox

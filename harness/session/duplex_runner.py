@@ -26,6 +26,7 @@ from harness.agents.realtime import (
     ResponseDone,
     SessionConfig,
     ToolCallRequested,
+    ToolResult,
     TranscriptDelta,
 )
 from harness.agents.system_prompt import agent_instructions
@@ -87,6 +88,7 @@ async def run_duplex_session(
     max_turns: int = 44,
     run_id: str | None = None,
     clock: MediaClock | None = None,
+    privileged: bool = False,
 ) -> DuplexSessionResult:
     """Run one C2 session to its end and grade it.
 
@@ -105,6 +107,7 @@ async def run_duplex_session(
     if session_dir is not None:
         JsonlEventWriter(session_dir / EVENTS_FILE).attach(log)
     session = _DuplexSession(bundle, adapter, env, speech, clock, log, seed, max_turns)
+    session.privileged = privileged
     try:
         return await session.run(judge, session_dir)
     finally:
@@ -163,12 +166,11 @@ class _DuplexSession:
 
     async def run(self, judge: Any, session_dir: Path | None) -> DuplexSessionResult:
         tools = await self.env.list_tools()
-        extras = {"reference_policy": self.bundle.policy} if getattr(self.adapter, "uses_reference_policy", False) else {}
         config = SessionConfig(
             instructions=agent_instructions(self.bundle.task.title),
             tools=tools,
             voice=str(self.bundle.persona.get("realtime_voice") or "soft-spoken-gentleman"),
-            extras=extras,
+            reference_policy=self.bundle.policy if self.privileged else None,
         )
         try:
             await self.adapter.connect(config)
@@ -271,7 +273,7 @@ class _DuplexSession:
         )
         await self._gate_status(t)
         self.awaiting_followup_since = t
-        await self.adapter.send_tool_result(event.call_id, record.output)
+        await self.adapter.send_tool_result(ToolResult(event.call_id, record.name, record.output, not record.ok))
 
     async def _on_playout_cleared(self, event: PlayoutCleared, t: int) -> None:
         for response in self.agent_channel.clear():
