@@ -18,6 +18,7 @@ from typing import Any
 
 from harness.agents.registry import ModelSpec
 from harness.audio.speech_bank import SpeechSource
+from harness.events import EventBus
 from harness.results.result_record import ResultRecord
 from harness.results.session_record import record_from_session
 from harness.session.duplex_runner import run_duplex_session
@@ -47,6 +48,8 @@ class SandboxedCellRunner:
     max_turns: int = 44
     seed: int = 1
     checksums: ChecksumManifest | None = None
+    #: Called with each session's event bus as it starts (a live view subscribes here).
+    on_session: Callable[[CampaignCell, EventBus], None] | None = None
 
     async def __call__(self, cell: CampaignCell, rep_dir: Path) -> ResultRecord:
         try:
@@ -73,6 +76,7 @@ class SandboxedCellRunner:
                         max_turns=self.max_turns,
                         run_id=run_id,
                         privileged=self.model.privileged,
+                        on_bus=(lambda bus: self.on_session(cell, bus)) if self.on_session else None,
                     )
         return record_from_session(
             session, rep=cell.rep, model=self.model.key, wall_s=time.monotonic() - started, sandbox=sandbox

@@ -11,6 +11,7 @@ import asyncio
 import json
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,7 @@ async def run_duplex_session(
     run_id: str | None = None,
     clock: MediaClock | None = None,
     privileged: bool = False,
+    on_bus: Callable[[EventBus], None] | None = None,
 ) -> DuplexSessionResult:
     """Run one C2 session to its end and grade it.
 
@@ -106,6 +108,8 @@ async def run_duplex_session(
     )
     if session_dir is not None:
         JsonlEventWriter(session_dir / EVENTS_FILE).attach(log)
+    if on_bus is not None:
+        on_bus(log)  # a live consumer (the TUI) subscribes before the first event
     session = _DuplexSession(bundle, adapter, env, speech, clock, log, seed, max_turns)
     session.privileged = privileged
     try:
