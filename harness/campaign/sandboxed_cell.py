@@ -48,6 +48,8 @@ class SandboxedCellRunner:
     max_turns: int = 44
     seed: int = 1
     checksums: ChecksumManifest | None = None
+    condition: str = "C2"
+    tool_latency_ms: int = 0
     #: Called with each session's event bus as it starts (a live view subscribes here).
     on_session: Callable[[CampaignCell, EventBus], None] | None = None
 
@@ -76,6 +78,8 @@ class SandboxedCellRunner:
                         max_turns=self.max_turns,
                         run_id=run_id,
                         privileged=self.model.privileged,
+                        condition=self.condition,
+                        tool_latency_ms=self.tool_latency_ms,
                         on_bus=(lambda bus: self.on_session(cell, bus)) if self.on_session else None,
                     )
         return record_from_session(

@@ -51,6 +51,11 @@ class SandboxChoice(str, Enum):
     local = "local"
 
 
+class VoiceCondition(str, Enum):
+    C1 = "C1"
+    C2 = "C2"
+
+
 def run(
     model: Annotated[str, typer.Option("--model", "-m", help="Registry key of the agent under test.")] = "oracle",
     data: Annotated[Path | None, typer.Option("--data", "-d", help=DATA_HELP)] = None,
@@ -77,6 +82,16 @@ def run(
     token_file: Annotated[
         Path | None, typer.Option("--token-file", help="The control token of the --mcp-url server.")
     ] = None,
+    condition: Annotated[
+        VoiceCondition,
+        typer.Option("--condition", help="C2: full duplex, clean audio. C1: turn-based voice (the user never "
+                     "talks over the agent; back-channels dropped), to separate the cost of duplex from speech."),
+    ] = VoiceCondition.C2,
+    tool_latency_ms: Annotated[
+        int,
+        typer.Option("--tool-latency-ms", min=0, help="Media time every tool call takes before its result reaches the "
+                     "agent (virtual clock: exactly this; realtime: at least this). Both channels keep moving meanwhile."),
+    ] = 0,
 ) -> None:
     """Run a campaign (resumable: cells that already have a result are loaded, not re-run).
 
@@ -121,6 +136,8 @@ def run(
         judge=judge,
         max_turns=max_turns,
         checksums=source.checksums,
+        condition=condition.value,
+        tool_latency_ms=tool_latency_ms,
     )
     try:
         result = run_interruptible(

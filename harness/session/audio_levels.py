@@ -1,4 +1,4 @@
-"""Audio levels of both channels for live views: RMS per window, from the recorded samples."""
+"""Audio levels of both channels for live views: RMS per window, read from the recording."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import math
 
 import numpy as np
 
-from harness.audio.frames import FRAME_MS
+from harness.audio.frames import FRAME_MS, ms_to_samples
 from harness.audio.pcm import PCM16_SCALE
+from harness.audio.stereo_recorder import StereoRecorder
 
 __all__ = ["LEVEL_WINDOW_MS", "LevelMeter"]
 
@@ -16,27 +17,30 @@ _FLOOR_DBFS = -90.0
 
 
 class LevelMeter:
-    """Accumulates sums of squares per channel; yields (user dBFS, agent dBFS) once per window."""
+    """Every ``window_ms``, the RMS level (dBFS) of each channel over the window just recorded.
 
-    def __init__(self, window_ms: int = LEVEL_WINDOW_MS) -> None:
+    It reads the recorder's samples once per window rather than touching every frame, so a live
+    view's level meter costs next to nothing on the session's hot path.
+    """
+
+    def __init__(self, recorder: StereoRecorder, window_ms: int = LEVEL_WINDOW_MS) -> None:
         self.window_ms = window_ms
+        self._recorder = recorder
         self._frames_per_window = max(1, window_ms // FRAME_MS)
-        self._sums = [0.0, 0.0]
-        self._samples = 0
+        self._window_samples = ms_to_samples(window_ms)
         self._frames = 0
 
-    def update(self, user: np.ndarray, agent: np.ndarray) -> tuple[float, float] | None:
-        # int64 dot products: exact and ~1 µs per frame, so the meter costs nothing on the hot path.
-        self._sums[0] += float(np.dot(user.astype(np.int64), user))
-        self._sums[1] += float(np.dot(agent.astype(np.int64), agent))
-        self._samples += len(user)
+    def frame_recorded(self) -> tuple[float, float] | None:
+        """Call after each recorded frame; returns (user dBFS, agent dBFS) when a window is complete."""
         self._frames += 1
         if self._frames < self._frames_per_window:
             return None
-        levels = (_dbfs(self._sums[0], self._samples), _dbfs(self._sums[1], self._samples))
-        self._sums = [0.0, 0.0]
-        self._samples = self._frames = 0
-        return levels
+        self._frames = 0
+        window = self._recorder.tail(self._window_samples).astype(np.float64)
+        if not window.any():
+            return _FLOOR_DBFS, _FLOOR_DBFS
+        squares = np.einsum("ij,ij->j", window, window)
+        return _dbfs(squares[0], len(window)), _dbfs(squares[1], len(window))
 
 
 def _dbfs(sum_squares: float, samples: int) -> float:

@@ -182,7 +182,7 @@ class _DuplexSession:
         self.user_channel = UserChannel()
         self.agent_channel = AgentChannel()
         self.recorder = StereoRecorder()
-        self.levels = LevelMeter()
+        self.levels = LevelMeter(self.recorder)
         self.user_vad = FrameVad()
         self.agent_speech = AgentSpeechMeter()
         self.deliveries = DeliveryTracker(bundle.events, bus)
@@ -259,7 +259,7 @@ class _DuplexSession:
         agent_pcm, played = self.agent_channel.next_frame()
         self._agent_played(played, agent_pcm, t)
         self.recorder.append(user_pcm, agent_pcm)
-        levels = self.levels.update(user_pcm, agent_pcm)
+        levels = self.levels.frame_recorded()
         if levels is not None:
             self.log.emit(EventType.AUDIO_LEVEL, "harness", t + FRAME_MS - self.levels.window_ms,
                           {"window_ms": self.levels.window_ms, "user_dbfs": levels[0], "agent_dbfs": levels[1]})
