@@ -233,3 +233,17 @@ async def test_the_reference_policy_reaches_only_privileged_models():
                                       speech=speech, session_dir=None)
     assert seen["policy"] is None
     assert result.adapter_meta["privileged"] is False
+
+
+async def test_a_whole_demo_task_passes_on_the_realtime_clock():
+    """Paced to the wall (about two minutes): the same oracle, tool results delivered when ready."""
+    from harness.session.clocks import RealtimeClock
+
+    task = DEMO_DATA / "tasks" / "demo_offsite_coordination_001"
+    result = await _session(task, OracleVoiceAgent(), clock=RealtimeClock())
+    assert result.pts == 1, result.grade.explain()
+    assert result.events.events[0].payload["clock"] == "realtime"
+    end = result.events.events[-1]
+    assert end.wall_time_ns >= end.media_time_ms * 1_000_000  # media never ran ahead of the wall
+    results = _events(result, EventType.TOOL_RESULT)
+    assert results and all(r.payload["wall_latency_ms"] is not None for r in results)

@@ -80,6 +80,7 @@ class SandboxedCellRunner:
                         privileged=self.model.privileged,
                         condition=self.condition,
                         tool_latency_ms=self.tool_latency_ms,
+                        sandbox=sandbox,
                         on_bus=(lambda bus: self.on_session(cell, bus)) if self.on_session else None,
                     )
         return record_from_session(

@@ -263,7 +263,6 @@ PAYLOADS: dict[EventType, type[_Payload]] = {
     EventType.SIMULATOR_FALLBACK: SimulatorFallback,
     EventType.GATE_STATUS: GateStatus,
     EventType.SANDBOX_STARTED: SandboxLifecycle,
-    EventType.SANDBOX_STOPPED: SandboxLifecycle,
     EventType.FLOOR_CHANGE: FloorChange,
     EventType.AUDIO_LEVEL: AudioLevel,
     EventType.AGENT_SIGNAL: AgentSignal,

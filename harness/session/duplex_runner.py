@@ -110,6 +110,7 @@ async def run_duplex_session(
     on_bus: Callable[[EventBus], None] | None = None,
     condition: str = "C2",
     tool_latency_ms: int = 0,
+    sandbox: dict[str, Any] | None = None,
 ) -> DuplexSessionResult:
     """Run one voice session to its end, grade it and write its run files (when ``session_dir``).
 
@@ -130,7 +131,7 @@ async def run_duplex_session(
     if on_bus is not None:
         on_bus(bus)  # a live consumer (the TUI) subscribes before the first event
     session = _DuplexSession(bundle, adapter, env, speech, clock, bus, seed, max_turns, condition,
-                             privileged=privileged, tool_latency_ms=tool_latency_ms)
+                             privileged=privileged, tool_latency_ms=tool_latency_ms, sandbox=sandbox)
     try:
         result = await session.run(judge)
         if session_dir is not None:
@@ -165,7 +166,9 @@ class _DuplexSession:
         *,
         privileged: bool,
         tool_latency_ms: int,
+        sandbox: dict[str, Any] | None = None,
     ) -> None:
+        self.sandbox = sandbox
         self.bundle = bundle
         self.adapter = adapter
         self.env = env
@@ -242,6 +245,10 @@ class _DuplexSession:
                 "privileged": self.privileged,
             },
         )
+        if self.sandbox is not None:
+            info = dict(self.sandbox)
+            self.log.emit(EventType.SANDBOX_STARTED, "harness", 0,
+                          {"backend": str(info.pop("backend", "unknown")), "metadata": info})
         await self._user_turn(0)
         while self.end_reason is None:
             await self._tick(self.clock.media_ms)
