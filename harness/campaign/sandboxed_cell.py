@@ -26,6 +26,7 @@ from harness.session.mcp_environment import McpEnvironment
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.checksums import ChecksumManifest
 from harness.tasks.loader import load_task
+from harness.user.llm_act_observer import LlmActClassifier
 from sandbox.backend import SandboxBackend
 
 from .campaign import CampaignCell
@@ -50,6 +51,7 @@ class SandboxedCellRunner:
     checksums: ChecksumManifest | None = None
     condition: str = "C2"
     tool_latency_ms: int = 0
+    observer: LlmActClassifier | None = None
     #: Called with each session's event bus as it starts (a live view subscribes here).
     on_session: Callable[[CampaignCell, EventBus], None] | None = None
 
@@ -81,6 +83,7 @@ class SandboxedCellRunner:
                         condition=self.condition,
                         tool_latency_ms=self.tool_latency_ms,
                         sandbox=sandbox,
+                        observer=self.observer,
                         on_bus=(lambda bus: self.on_session(cell, bus)) if self.on_session else None,
                     )
         return record_from_session(

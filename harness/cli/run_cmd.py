@@ -32,6 +32,7 @@ from harness.grading.judge import SemanticJudge
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
+from harness.user.llm_act_observer import LlmActClassifier
 from sandbox.backend import SandboxBackend, get_backend
 from sandbox.errors import SandboxUnavailableError
 from sandbox.external import ExternalBackend
@@ -128,6 +129,14 @@ def run(
             "deterministically only, so a correct value in other words fails",
             err=True,
         )
+    observer = LlmActClassifier.from_env()
+    if observer is None and not spec.deterministic:
+        typer.echo(
+            "observer: deterministic only (set APEX_VOICE_LLM_API_KEY or OPENAI_API_KEY): the simulated user "
+            "hears only the task's patterns, so a model that phrases a question its own way may go unheard "
+            "and scores are not comparable with the published ones",
+            err=True,
+        )
     runner = SandboxedCellRunner(
         model=spec,
         backend=backend,
@@ -138,6 +147,7 @@ def run(
         checksums=source.checksums,
         condition=condition.value,
         tool_latency_ms=tool_latency_ms,
+        observer=observer,
     )
     try:
         result = run_interruptible(

@@ -30,6 +30,7 @@ class RunStart(_Payload):
     tool_mode: str | None = None
     tool_latency_ms: int | None = None
     privileged: bool | None = None
+    observer: str | None = None
     acoustics: list[dict[str, Any]] | None = None
 
 

@@ -50,6 +50,7 @@ from harness.events import EVENTS_FILE, SCHEMA_VERSION, EventBus, EventType, Jso
 from harness.grading.report import GradeReport
 from harness.tasks.bundle import TaskBundle
 from harness.user.flow_engine import Observation, UserPlan
+from harness.user.llm_act_observer import LlmActClassifier
 from harness.user.recovery import RecoveryMove
 from harness.user.simulator import SimulatedUser
 from mcp_servers.records import EnvironmentSnapshot, ToolCallRecord
@@ -111,6 +112,7 @@ async def run_duplex_session(
     condition: str = "C2",
     tool_latency_ms: int = 0,
     sandbox: dict[str, Any] | None = None,
+    observer: LlmActClassifier | None = None,
 ) -> DuplexSessionResult:
     """Run one voice session to its end, grade it and write its run files (when ``session_dir``).
 
@@ -131,7 +133,8 @@ async def run_duplex_session(
     if on_bus is not None:
         on_bus(bus)  # a live consumer (the TUI) subscribes before the first event
     session = _DuplexSession(bundle, adapter, env, speech, clock, bus, seed, max_turns, condition,
-                             privileged=privileged, tool_latency_ms=tool_latency_ms, sandbox=sandbox)
+                             privileged=privileged, tool_latency_ms=tool_latency_ms, sandbox=sandbox,
+                             observer=observer)
     try:
         result = await session.run(judge)
         if session_dir is not None:
@@ -167,8 +170,10 @@ class _DuplexSession:
         privileged: bool,
         tool_latency_ms: int,
         sandbox: dict[str, Any] | None = None,
+        observer: LlmActClassifier | None = None,
     ) -> None:
         self.sandbox = sandbox
+        self.observer = observer
         self.bundle = bundle
         self.adapter = adapter
         self.env = env
@@ -243,6 +248,7 @@ class _DuplexSession:
                 "tool_mode": config.tool_mode,
                 "tool_latency_ms": self.tool_latency_ms,
                 "privileged": self.privileged,
+                "observer": self._observer_name,
             },
         )
         if self.sandbox is not None:
@@ -425,6 +431,25 @@ class _DuplexSession:
         response.transcript = text
         acts = self.effects.hear_text(text, t, self.heard, response_id=response.response_id, source=source)
         await self._fire_events(t, act_keys=acts)
+        if self.observer is not None:
+            # What the patterns did not hear, an LLM may (cached: a rerun hears the same user).
+            remaining = [key for key in self.user.classifier_candidates() if key not in acts]
+            if remaining:
+                self.work.submit("observer", self.observer.classify(text, remaining), due_ms=t,
+                                 deliver=self._hear_classified)
+
+    async def _hear_classified(self, labels: list[str], t: int) -> None:
+        if not labels:
+            return
+        acts = [act.key for act in self.user.hear_classified(labels)]
+        for key in acts:
+            self.log.emit(EventType.AGENT_ACT, "agent", t, {"act": key, "source": "classifier"})
+        self.heard.acts.extend(acts)
+        await self._fire_events(t, act_keys=acts)
+
+    @property
+    def _observer_name(self) -> str:
+        return self.observer.name if self.observer is not None else "deterministic"
 
     async def _transcribe(self, audio: np.ndarray, t: int) -> str:
         if self.transcriber is None:
@@ -704,7 +729,8 @@ class _DuplexSession:
             session_dir=None,
             recorder=self.recorder,
             observed_act_keys=sorted(self.user.observed_act_keys),
-            adapter_meta={**metadata, "privileged": self.privileged, "tool_path": "bridge"},
+            adapter_meta={**metadata, "privileged": self.privileged, "tool_path": "bridge",
+                          "observer": self._observer_name},
             infra_errors=self.infra_errors,
             usage=self.usage,
         )
