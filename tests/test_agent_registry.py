@@ -10,8 +10,8 @@ from harness.agents import registry
 from harness.agents.registry import ENTRY_POINT_GROUP, ModelSpec, UnknownModelError, get_model
 
 
-def test_only_the_oracle_is_privileged_among_built_ins():
-    assert [spec.key for spec in registry.MODELS.values() if spec.privileged] == ["oracle"]
+def test_only_the_oracles_are_privileged_among_built_ins():
+    assert [spec.key for spec in registry.MODELS.values() if spec.privileged] == ["oracle", "native-oracle"]
 
 
 def test_an_out_of_tree_adapter_class_loads_by_module_and_class_name():
@@ -37,5 +37,5 @@ def test_an_entry_point_can_register_a_spec_but_never_a_privileged_one(monkeypat
 
 
 def test_an_unknown_key_lists_what_is_known():
-    with pytest.raises(UnknownModelError, match="known models: oracle, noop"):
+    with pytest.raises(UnknownModelError, match="known models: oracle, native-oracle, noop"):
         get_model("gpt-nothing")

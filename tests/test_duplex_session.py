@@ -247,3 +247,52 @@ async def test_a_whole_demo_task_passes_on_the_realtime_clock():
     assert end.wall_time_ns >= end.media_time_ms * 1_000_000  # media never ran ahead of the wall
     results = _events(result, EventType.TOOL_RESULT)
     assert results and all(r.payload["wall_latency_ms"] is not None for r in results)
+
+
+async def test_native_tool_mode_observes_the_agents_own_calls_at_the_server_and_grades_the_same():
+    from harness.agents.native_oracle import NativeOracleAgent
+    from harness.agents.realtime import McpEndpoint
+
+    bridge = await _session(BENEFITS, OracleVoiceAgent())
+    bundle = load_task(BENEFITS)
+    env = InProcessEnvironment(bundle.public_bundle())
+
+    async def call_tool(name, args):
+        record = await env.call_tool(name, args, None)  # the agent's own call, stamped by the server
+        return record.output, not record.ok
+
+    speech = open_speech_source(BENEFITS, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
+    native = await run_duplex_session(bundle, NativeOracleAgent(call_tool), env, speech=speech, session_dir=None,
+                                      privileged=True, tool_mode="native", mcp_endpoint=McpEndpoint(url="in-process"))
+    assert native.pts == 1, native.grade.explain()
+    assert native.grade.components == bridge.grade.components and native.grade.afa == bridge.grade.afa
+    calls = _events(native, EventType.TOOL_CALL)
+    assert calls and all(c.payload["source"] == "server" for c in calls)
+
+    def call_log(result):
+        return [(c.name, c.args, c.ok, c.auth_decision) for c in result.snapshot.call_log]
+
+    assert call_log(native) == call_log(bridge)
+    assert native.adapter_meta["tool_path"] == "native" and bridge.adapter_meta["tool_path"] == "bridge"
+
+
+async def test_native_oracle_through_a_real_mcp_server_in_a_local_sandbox(tmp_path):
+    """The agent's own MCP SDK client over streamable HTTP; the harness only watches the server."""
+    from harness.agents.native_oracle import NativeOracleAgent
+    from harness.agents.realtime import McpEndpoint
+    from harness.session.mcp_environment import McpEnvironment
+    from sandbox.local import LocalBackend
+
+    bundle = load_task(BENEFITS)
+    public = tmp_path / "public" / bundle.task_id
+    bundle.public_bundle().write(public)
+    speech = open_speech_source(BENEFITS, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
+    async with LocalBackend(pool_size=0).start(public, "native-run", task_id=bundle.task_id) as sandbox:
+        async with McpEnvironment(sandbox) as env:
+            agent = NativeOracleAgent()
+            result = await run_duplex_session(bundle, agent, env, speech=speech, session_dir=None, privileged=True,
+                                              tool_mode="native", mcp_endpoint=McpEndpoint(url=sandbox.mcp_url))
+    assert result.pts == 1, result.grade.explain()
+    observed = _events(result, EventType.TOOL_CALL)
+    assert len(observed) == agent.calls_made == len(result.snapshot.call_log)
+    assert all(c.payload["source"] == "server" for c in observed)

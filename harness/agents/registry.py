@@ -43,6 +43,9 @@ class ModelSpec:
     notes: str = ""
     #: Receives the task's reference policy (the oracle). Recorded in every ``result.json``.
     privileged: bool = False
+    #: How it reaches the task's tools: ``bridge`` (function calls the harness executes) and/or
+    #: ``native`` (its own MCP client on the task's endpoint); the first is the default.
+    tool_modes: tuple[str, ...] = ("bridge",)
 
     @property
     def deterministic(self) -> bool:
@@ -73,6 +76,16 @@ MODELS: dict[str, ModelSpec] = {
             clock="virtual",
             notes="speaks the task's reference policy; reaches PTS 1 on every valid task",
             privileged=True,
+        ),
+        ModelSpec(
+            key="native-oracle",
+            display_name="Native-MCP oracle (reference policy, its own MCP client)",
+            provider="apex-voice",
+            adapter="harness.agents.native_oracle:NativeOracleAgent",
+            clock="virtual",
+            notes="calls the task's tools itself over MCP; its calls are observed at the server",
+            privileged=True,
+            tool_modes=("native",),
         ),
         ModelSpec(
             key="noop",

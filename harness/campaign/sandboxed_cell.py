@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.agents.realtime import McpEndpoint
 from harness.agents.registry import ModelSpec
 from harness.audio.speech_bank import SpeechSource
 from harness.events import EventBus
@@ -52,6 +53,8 @@ class SandboxedCellRunner:
     condition: str = "C2"
     tool_latency_ms: int = 0
     observer: LlmActClassifier | None = None
+    #: ``bridge`` or ``native`` (the agent gets the sandbox's MCP endpoint and calls tools itself).
+    tool_mode: str = "bridge"
     #: Called with each session's event bus as it starts (a live view subscribes here).
     on_session: Callable[[CampaignCell, EventBus], None] | None = None
 
@@ -84,6 +87,8 @@ class SandboxedCellRunner:
                         tool_latency_ms=self.tool_latency_ms,
                         sandbox=sandbox,
                         observer=self.observer,
+                        tool_mode=self.tool_mode,
+                        mcp_endpoint=McpEndpoint(url=sandbox_env.mcp_url) if self.tool_mode == "native" else None,
                         on_bus=(lambda bus: self.on_session(cell, bus)) if self.on_session else None,
                     )
         return record_from_session(

@@ -88,6 +88,12 @@ def run(
         typer.Option("--condition", help="C2: full duplex, clean audio. C1: turn-based voice (the user never "
                      "talks over the agent; back-channels dropped), to separate the cost of duplex from speech."),
     ] = VoiceCondition.C2,
+    tool_mode: Annotated[
+        str | None,
+        typer.Option("--tool-mode", help="bridge: the harness executes the agent's function calls; native: the agent "
+                     "gets the task's MCP endpoint and calls the tools itself (observed at the server). "
+                     "Default: the model's first supported mode."),
+    ] = None,
     tool_latency_ms: Annotated[
         int,
         typer.Option("--tool-latency-ms", min=0, help="Media time every tool call takes before its result reaches the "
@@ -101,6 +107,10 @@ def run(
     model scored), 1 when infrastructure left cells empty, 2 for usage errors.
     """
     spec = _model_or_exit(model)
+    tool_mode = tool_mode or spec.tool_modes[0]
+    if tool_mode not in spec.tool_modes:
+        typer.echo(f"error: {spec.key} supports --tool-mode {', '.join(spec.tool_modes)}, not {tool_mode!r}", err=True)
+        raise typer.Exit(2)
     source, task_dirs = open_data(data, only)
     bundles = _load_or_exit(task_dirs, source.checksums)
     speech = _speech_or_exit(user_audio.value, bundles)
@@ -148,6 +158,7 @@ def run(
         condition=condition.value,
         tool_latency_ms=tool_latency_ms,
         observer=observer,
+        tool_mode=tool_mode,
     )
     try:
         result = run_interruptible(

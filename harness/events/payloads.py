@@ -109,6 +109,9 @@ class AgentAct(_Payload):
 class ToolCall(_Payload):
     tool: str
     args: Any = None
+    #: ``bridge``: made through the harness; ``server``: observed at the MCP server (native tool mode).
+    source: Literal["bridge", "server"] | None = None
+    called_at_ms: int | None = None
     call_id: str | None = None
     response_id: str | None = None
     wall_start_ns: int | None = None

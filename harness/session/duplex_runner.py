@@ -9,6 +9,7 @@ speech activity, yield and stop latency are measured on the agent audio that pla
 
 from __future__ import annotations
 
+import asyncio
 import json
 import traceback
 import uuid
@@ -26,6 +27,7 @@ from harness.agents.realtime import (
     AdapterInfo,
     AudioDelta,
     CallEnded,
+    McpEndpoint,
     PlaybackReport,
     PlayoutCleared,
     RealtimeAdapter,
@@ -71,6 +73,12 @@ __all__ = ["VOICE_CONDITIONS", "DuplexSessionResult", "run_duplex_session"]
 TURN_GAP_MS = 400
 #: An agent that says nothing for this long after the user's turn gets a nudge.
 IDLE_TIMEOUT_MS = 8000
+#: How often (media ms) the harness tells the server the media time, in native tool mode.
+MEDIA_TIME_PUSH_MS = 100
+#: How long the server's call stream may lag behind its call count before that is an infra failure.
+CATCH_UP_TIMEOUT_S = 5.0
+#: ``bridge``: the harness executes the agent's function calls; ``native``: the agent calls MCP itself.
+TOOL_MODES = ("bridge", "native")
 #: C1 alternates strictly (no overlap from the user); C2 and C3 are full duplex.
 VOICE_CONDITIONS = ("C1", "C2", "C3")
 
@@ -113,6 +121,8 @@ async def run_duplex_session(
     tool_latency_ms: int = 0,
     sandbox: dict[str, Any] | None = None,
     observer: LlmActClassifier | None = None,
+    tool_mode: str = "bridge",
+    mcp_endpoint: McpEndpoint | None = None,
 ) -> DuplexSessionResult:
     """Run one voice session to its end, grade it and write its run files (when ``session_dir``).
 
@@ -134,7 +144,7 @@ async def run_duplex_session(
         on_bus(bus)  # a live consumer (the TUI) subscribes before the first event
     session = _DuplexSession(bundle, adapter, env, speech, clock, bus, seed, max_turns, condition,
                              privileged=privileged, tool_latency_ms=tool_latency_ms, sandbox=sandbox,
-                             observer=observer)
+                             observer=observer, tool_mode=tool_mode, mcp_endpoint=mcp_endpoint)
     try:
         result = await session.run(judge)
         if session_dir is not None:
@@ -171,9 +181,20 @@ class _DuplexSession:
         tool_latency_ms: int,
         sandbox: dict[str, Any] | None = None,
         observer: LlmActClassifier | None = None,
+        tool_mode: str = "bridge",
+        mcp_endpoint: McpEndpoint | None = None,
     ) -> None:
+        if tool_mode not in TOOL_MODES:
+            raise ValueError(f"unknown tool mode {tool_mode!r}; expected one of {', '.join(TOOL_MODES)}")
+        if tool_mode == "native" and mcp_endpoint is None:
+            raise ValueError("native tool mode needs the task's MCP endpoint to hand to the agent")
         self.sandbox = sandbox
         self.observer = observer
+        self.tool_mode = tool_mode
+        self.mcp_endpoint = mcp_endpoint
+        self._observed: asyncio.Queue[ToolCallRecord] = asyncio.Queue()
+        self._observed_total = 0
+        self._last_media_push = -MEDIA_TIME_PUSH_MS
         self.bundle = bundle
         self.adapter = adapter
         self.env = env
@@ -228,8 +249,13 @@ class _DuplexSession:
             tools=tools,
             voice=str(self.bundle.persona.get("realtime_voice") or "soft-spoken-gentleman"),
             reference_policy=self.bundle.policy if self.privileged else None,
+            tool_mode=self.tool_mode,  # type: ignore[arg-type]
+            mcp=self.mcp_endpoint if self.tool_mode == "native" else None,
         )
         await self.adapter.connect(config)
+        if self.tool_mode == "native":
+            # The agent calls the tools itself; every call is observed at the server.
+            self.work.submit("native-calls", self._follow_calls(), due_ms=10**12, deliver=_ignore)
         self.clips = await self.speech.prepare(self.user.speakable_texts())
         # Media time starts now that the agent is connected and every clip is ready: a slow connect
         # must not be followed by a burst of frames catching up with the wall.
@@ -267,6 +293,10 @@ class _DuplexSession:
         user_pcm, started, ended = self.user_channel.next_frame(t)
         if started is not None:
             await self._user_started(started, t)
+        if self.tool_mode == "native" and t - self._last_media_push >= MEDIA_TIME_PUSH_MS:
+            # The server stamps calls it receives with the media time the harness last pushed.
+            self._last_media_push = t
+            self.work.submit("media-time", self.env.set_media_time(t), due_ms=t, deliver=_ignore)
         await self.adapter.send_audio(AudioFrame(user_pcm, t))
         await self._pump(t)
         agent_pcm, played = self.agent_channel.next_frame()
@@ -299,6 +329,8 @@ class _DuplexSession:
                 await self._agent_event(event, t)
             before = len(self.log.events)
             await self.work.settle(t)
+            while not self._observed.empty():
+                await self._observed_call(self._observed.get_nowait(), t)
             if not events and len(self.log.events) == before:
                 return
 
@@ -346,6 +378,11 @@ class _DuplexSession:
             await self._fire_events(t, act_keys=list(new.elements()))
 
     async def _on_tool_call(self, event: ToolCallRequested, t: int) -> None:
+        if self.tool_mode == "native":
+            # The provider's own MCP call event: the call itself is observed at the server.
+            self._signal("tool_call_reported", t, response_id=event.response_id,
+                         detail={"call_id": event.call_id, "name": event.name})
+            return
         self.agent_acted = True
         try:
             args: Any = json.loads(event.arguments) if event.arguments.strip() else {}
@@ -371,10 +408,49 @@ class _DuplexSession:
                          record: ToolCallRecord, t: int) -> None:
         self.pending_calls.pop(event.call_id, None)
         cancelled = event.call_id in self.cancelled_calls
-        acts_before = len(self.heard.acts)
         # Wall latency only means something on the wall clock (and would make virtual runs differ).
         wall_ms = (self.clock.wall_ns() - wall_start) / 1e6 if self.clock.kind == "realtime" else None
-        self.effects.take_result(record, t, self.heard, call_id=event.call_id, called_at_ms=called_at,
+        await self._took_effect(record, t, call_id=event.call_id, called_at=called_at, wall_ms=wall_ms,
+                                cancelled=cancelled)
+        if cancelled:
+            return  # the provider withdrew the call: its result is logged, not sent
+        self.awaiting_followup_since = t
+        await self.adapter.send_tool_result(ToolResult(event.call_id, record.name, record.output, not record.ok))
+
+    async def _follow_calls(self) -> None:
+        async for record in self.env.follow_calls():
+            self._observed_total += 1
+            self._observed.put_nowait(record)
+
+    async def _catch_up_with_server(self, t: int) -> None:
+        """Native mode: before the user decides anything, every call the server recorded is observed.
+
+        The stream may lag the agent's own calls by a few ms; the user's next move must not depend
+        on that lag (on the virtual clock it would make runs differ).
+        """
+        recorded = await self.env.set_media_time(t)
+        deadline = asyncio.get_running_loop().time() + CATCH_UP_TIMEOUT_S
+        while self._observed_total < recorded:
+            if asyncio.get_running_loop().time() > deadline:
+                raise SessionInfraError(f"the server recorded {recorded} calls but its call stream delivered "
+                                        f"{self._observed_total} within {CATCH_UP_TIMEOUT_S} s", transient=True)
+            await asyncio.sleep(0.001)
+        while not self._observed.empty():
+            await self._observed_call(self._observed.get_nowait(), t)
+
+    async def _observed_call(self, record: ToolCallRecord, t: int) -> None:
+        """A call the agent made itself, as the server recorded it (native tool mode)."""
+        self.agent_acted = True
+        self.effects.log_call(record.name, record.args, t, call_id=None, source="server",
+                              called_at_ms=record.media_time_ms)
+        await self._took_effect(record, t, call_id=None, called_at=record.media_time_ms, wall_ms=None,
+                                cancelled=False)
+
+    async def _took_effect(self, record: ToolCallRecord, t: int, *, call_id: str | None, called_at: int,
+                           wall_ms: float | None, cancelled: bool) -> None:
+        """One call's result is in (bridge or native): logged, observed by the user, and graded so far."""
+        acts_before = len(self.heard.acts)
+        self.effects.take_result(record, t, self.heard, call_id=call_id, called_at_ms=called_at,
                                  wall_latency_ms=wall_ms, cancelled=cancelled)
         await self._fire_events(
             t,
@@ -384,10 +460,6 @@ class _DuplexSession:
             commit_attempts=[record.commit_attempt] if record.commit_attempt else [],
         )
         self.work.submit("gate", self.effects.grade(judge=None), due_ms=t, deliver=partial(self._gate_status, record.index))
-        if cancelled:
-            return  # the provider withdrew the call: its result is logged, not sent
-        self.awaiting_followup_since = t
-        await self.adapter.send_tool_result(ToolResult(event.call_id, record.name, record.output, not record.ok))
 
     async def _on_tool_cancelled(self, event: ToolCallCancelled, t: int) -> None:
         self.cancelled_calls.update(event.call_ids)
@@ -646,12 +718,26 @@ class _DuplexSession:
     async def _maybe_user_turn(self, t: int) -> None:
         if self.user_channel.busy or self.deliveries.has_waiting or self._agent_busy:
             return
-        if self.agent_hung_up:
+        move = self._turn_move(t)
+        if move is not None and self.tool_mode == "native":
+            await self._catch_up_with_server(t)
+            if self.user_channel.busy or self.deliveries.has_waiting or self._agent_busy:
+                return
+            move = self._turn_move(t)
+        if move == "end":
             self.end_reason = "agent_ended"
-        elif self.agent_acted and t - self.last_agent_audio_ms >= TURN_GAP_MS:
+        elif move == "turn":
             await self._user_turn(t)
-        elif not self.agent_acted and t - self.last_user_end_ms >= IDLE_TIMEOUT_MS:
-            await self._user_turn(t)
+
+    def _turn_move(self, t: int) -> str | None:
+        """Whether the user speaks now (the agent finished, or stayed idle too long) or the call ends."""
+        if self.agent_hung_up:
+            return "end"
+        if self.agent_acted and t - self.last_agent_audio_ms >= TURN_GAP_MS:
+            return "turn"
+        if not self.agent_acted and t - self.last_user_end_ms >= IDLE_TIMEOUT_MS:
+            return "turn"
+        return None
 
     async def _user_turn(self, t: int) -> None:
         heard, self.heard = self.heard, AgentActivity()
@@ -703,6 +789,8 @@ class _DuplexSession:
 
     async def _finish(self, judge: Any) -> DuplexSessionResult:
         t = self.clock.media_ms
+        if self.tool_mode == "native":
+            await self._catch_up_with_server(t)
         await self.work.settle(t)  # results that are ready still land; anything later is cut
         await self.work.aclose()
         closed = self.agent_speech.close()
@@ -729,11 +817,15 @@ class _DuplexSession:
             session_dir=None,
             recorder=self.recorder,
             observed_act_keys=sorted(self.user.observed_act_keys),
-            adapter_meta={**metadata, "privileged": self.privileged, "tool_path": "bridge",
+            adapter_meta={**metadata, "privileged": self.privileged, "tool_path": self.tool_mode,
                           "observer": self._observer_name},
             infra_errors=self.infra_errors,
             usage=self.usage,
         )
+
+
+async def _ignore(result: Any, t: int) -> None:
+    return None
 
 
 def _speech_name(speech: SpeechSource) -> str:

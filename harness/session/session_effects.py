@@ -82,9 +82,9 @@ class SessionEffects:
         self.take_result(record, t, activity, call_id=call_id, called_at_ms=t)
         return record
 
-    def log_call(self, name: str, args: Any, t: int, *, call_id: str | None, **extra: Any) -> None:
+    def log_call(self, name: str, args: Any, t: int, *, call_id: str | None, source: str = "bridge", **extra: Any) -> None:
         ids = {"call_id": call_id} if call_id is not None else {}
-        self.log.emit(EventType.TOOL_CALL, "agent", t, {"tool": name, "args": args, **ids, **extra})
+        self.log.emit(EventType.TOOL_CALL, "agent", t, {"tool": name, "args": args, "source": source, **ids, **extra})
 
     def take_result(
         self,
