@@ -1,8 +1,10 @@
 """The semantic field judge: an LLM asked, as a last resort, whether two field values agree.
 
 Any OpenAI-compatible Chat Completions endpoint works. Verdicts are cached by
-:func:`judge_cache_key`; failed calls answer FAIL, are counted in ``errors`` and never cached, so a
-later run with a working endpoint can still grade the field.
+:func:`judge_cache_key`. A call that gets no verdict (endpoint down, HTTP error, timeout, a reply
+without a verdict) raises :class:`~harness.session.errors.JudgeUnavailable`: the field is left
+``pending``, never graded FAIL against the model; it is counted in ``errors`` and not cached, so
+``apex-voice regrade`` can fill it once the judge answers.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import os
 from typing import Any, Protocol
 
 import httpx
+
+from harness.session.errors import JudgeUnavailable
 
 from .judge_cache import JudgeCache, judge_cache_key
 from .judge_prompt import JUDGE_VERSION, build_judge_prompt, parse_verdict
@@ -25,7 +29,10 @@ _MAX_TOKENS = 120
 
 
 class FieldJudge(Protocol):
-    """Anything that can rule on one field value; :class:`SemanticJudge` is the real one."""
+    """Anything that can rule on one field value; :class:`SemanticJudge` is the real one.
+
+    Raises :class:`~harness.session.errors.JudgeUnavailable` when it cannot rule now.
+    """
 
     async def __call__(self, field: str, pred: Any, gold: Any, context: str) -> bool: ...
 
@@ -65,7 +72,10 @@ class SemanticJudge:
         return cls(base_url=base_url, api_key=api_key, cache=JudgeCache())
 
     async def __call__(self, field: str, pred: Any, gold: Any, context: str) -> bool:
-        """PASS/FAIL for ``pred`` against ``gold``; cache first, blank values fail without a call."""
+        """PASS/FAIL for ``pred`` against ``gold``; cache first, blank values fail without a call.
+
+        Raises :class:`JudgeUnavailable` when the endpoint gives no verdict.
+        """
         if _is_blank(pred):
             return False
         key = judge_cache_key(field, pred, gold)
@@ -78,9 +88,9 @@ class SemanticJudge:
         try:
             reply = await self._complete(build_judge_prompt(field, pred, gold, context))
             verdict = parse_verdict(reply)
-        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
+        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
             self.errors += 1
-            return False
+            raise JudgeUnavailable(f"judge {self.model} at {self.base_url}: {type(exc).__name__}: {exc}") from exc
         if self.cache is not None:
             await asyncio.to_thread(self.cache.put, key, verdict)
         return verdict
