@@ -20,7 +20,7 @@ from harness.session.errors import JudgeUnavailable
 from .judge_cache import JudgeCache, judge_cache_key
 from .judge_prompt import JUDGE_VERSION, build_judge_prompt, parse_verdict
 
-__all__ = ["DEFAULT_BASE_URL", "DEFAULT_MODEL", "JUDGE_VERSION", "FieldJudge", "SemanticJudge"]
+__all__ = ["DEFAULT_BASE_URL", "DEFAULT_MODEL", "JUDGE_VERSION", "CachedVerdicts", "FieldJudge", "SemanticJudge"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -39,6 +39,27 @@ class FieldJudge(Protocol):
 
 def _is_blank(pred: Any) -> bool:
     return pred is None or not str(pred).strip()
+
+
+class CachedVerdicts:
+    """A judge that only knows the verdicts already cached: without an API key nothing new is decided.
+
+    A value not in the cache stays pending rather than failing, so re-grading without a key never
+    turns a pending verdict into a FAIL.
+    """
+
+    def __init__(self, cache: JudgeCache) -> None:
+        self.cache = cache
+        self.cache_hits = 0
+
+    async def __call__(self, field: str, pred: Any, gold: Any, context: str) -> bool:
+        if _is_blank(pred):
+            return False
+        verdict = self.cache.get(judge_cache_key(field, pred, gold))
+        if verdict is None:
+            raise JudgeUnavailable(f"no judge configured and no cached verdict for field {field!r}")
+        self.cache_hits += 1
+        return verdict
 
 
 class SemanticJudge:
