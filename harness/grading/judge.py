@@ -51,12 +51,15 @@ class CachedVerdicts:
     def __init__(self, cache: JudgeCache) -> None:
         self.cache = cache
         self.cache_hits = 0
+        #: Values asked about that the cache has no verdict for (reported as ``errors``).
+        self.errors = 0
 
     async def __call__(self, field: str, pred: Any, gold: Any, context: str) -> bool:
         if _is_blank(pred):
             return False
         verdict = self.cache.get(judge_cache_key(field, pred, gold))
         if verdict is None:
+            self.errors += 1
             raise JudgeUnavailable(f"no judge configured and no cached verdict for field {field!r}")
         self.cache_hits += 1
         return verdict
