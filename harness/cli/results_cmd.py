@@ -55,9 +55,7 @@ def results(
 
     written = write_tables(analysis, out)
     if plots:
-        from harness.results.plots import write_plots
-
-        written += write_plots(analysis, out)
+        written += _plots(analysis, out)
     for path in written:
         typer.echo(f"wrote {path}")
     for campaign in campaigns:
@@ -67,6 +65,16 @@ def results(
         typer.echo(f"warning: {judge.errors} judge verdict(s) unavailable; those fields count as failed in the "
                    "published re-grade", err=True)
     _print_summary(analysis)
+
+
+def _plots(analysis: Analysis, out: Path) -> list[Path]:
+    try:
+        from harness.results.plots import write_plots
+
+        return write_plots(analysis, out)
+    except ImportError as exc:
+        typer.echo(f"warning: no plots ({exc.name} is not installed: pip install 'apex-voice[results]')", err=True)
+        return []
 
 
 def _usage(message: str) -> None:

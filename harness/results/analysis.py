@@ -18,7 +18,9 @@ from harness.grading.report import GATES
 
 from .aggregates import Aggregates, aggregate
 from .bootstrap import bootstrap_ci, ratio_ci
+from .committed_writes import reference_reading
 from .compare import PairedComparison, compare
+from .grading_inputs import GradingInputs
 from .leaderboard import Reliability, rank, reliability
 from .run_tree import Campaign
 from .slices import FieldOutcomes, correction_uptake, field_outcomes, slice_rows
@@ -36,6 +38,9 @@ class ModelSummary:
     ci: dict[str, tuple[float, float] | None] = field(default_factory=dict)
     uptake: dict[str, Any] | None = None
     outcomes: dict[str, list[FieldOutcomes]] | None = None
+    #: Runs with refused writes after COMMITTED, and the reliability under the reference's reading.
+    committed_writes_runs: int = 0
+    reference_reading: Reliability | None = None
 
     @property
     def key(self) -> str:
@@ -63,6 +68,11 @@ class ModelSummary:
             # Ours.
             "ci95": {name: list(ci) if ci else None for name, ci in self.ci.items()},
             "incomplete_tasks": list(rel.incomplete),
+            "writes_after_committed": {
+                "runs": self.committed_writes_runs,
+                "pass1_mean_reference_reading": self.reference_reading.pass1_mean if self.reference_reading else None,
+                "pass_at_k_reference_reading": self.reference_reading.pass_at_k if self.reference_reading else None,
+            },
             "problems": self.campaign.problems,
         }
 
@@ -118,6 +128,27 @@ def _intervals(rel: Reliability, agg: Aggregates, campaign: Campaign) -> dict[st
     return ci
 
 
+async def _reference_reading(summary: ModelSummary, facts: dict[str, TaskFacts], judge: FieldJudge | None, k: int) -> None:
+    """Issue 15 item 2: pass rates again, with writes after COMMITTED accepted as the reference does."""
+    reread: dict[tuple[str, int], int | None] = {}
+    for run in summary.campaign.all_runs():
+        task = facts.get(run.task_id)
+        if task is None or run.pts is None or not run.record.run_id:
+            continue
+        try:
+            inputs = GradingInputs.read(run.rep_dir / run.record.run_id)
+        except (OSError, ValueError):
+            continue
+        reading = await reference_reading(inputs, task.gold, judge)
+        if reading.writes:
+            summary.committed_writes_runs += 1
+            reread[(run.task_id, run.rep)] = reading.pts
+    if reread:
+        summary.reference_reading = reliability(
+            summary.campaign, k, lambda run: reread.get((run.task_id, run.rep), run.pts)
+        )
+
+
 async def analyse(
     campaigns: list[Campaign],
     k: int,
@@ -139,6 +170,7 @@ async def analyse(
         for summary in analysis.models:
             summary.outcomes = await field_outcomes(summary.campaign, facts, judge)
             summary.uptake = correction_uptake(facts, summary.outcomes)
+            await _reference_reading(summary, facts, judge, k)
         analysis.slices = slice_rows(facts, {m.key: m.outcomes or {} for m in analysis.models})
     else:
         analysis.notes.append(

@@ -9,9 +9,10 @@ gate and latency pools.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from .run_tree import Campaign
+from .run_tree import Campaign, Run
 
 __all__ = ["Reliability", "rank", "reliability"]
 
@@ -64,14 +65,19 @@ class Reliability:
         return (self.pass_at_k, self.reliable_at_k, self.pass1_mean)
 
 
-def reliability(campaign: Campaign, k: int) -> Reliability:
+def _stored_pts(run: Run) -> int | None:
+    return run.pts
+
+
+def reliability(campaign: Campaign, k: int, pts: Callable[[Run], int | None] = _stored_pts) -> Reliability:
+    """Reliability of ``campaign`` over repetitions 0..k−1; ``pts`` may read a run another way."""
     outcomes: dict[str, tuple[int, ...]] = {}
     incomplete: list[str] = []
     pending = 0
     for task_id in sorted(campaign.runs):
         reps = campaign.runs[task_id]
         pending += sum(1 for run in reps.values() if run.pts is None)
-        values = [reps[r].pts if r in reps else None for r in range(k)]
+        values = [pts(reps[r]) if r in reps else None for r in range(k)]
         if any(v is None for v in values):
             incomplete.append(task_id)
         else:

@@ -138,6 +138,21 @@ def _comparison(a: Analysis) -> list[str]:
     return lines
 
 
+def _committed_writes(a: Analysis) -> list[str]:
+    affected = [m for m in a.models if m.reference_reading is not None]
+    if not affected:
+        return []
+    k = a.k
+    rows = [[m.campaign.display_name, str(m.committed_writes_runs), _f(m.reliability.pass1_mean, 1),
+             _f(m.reference_reading.pass1_mean, 1), str(m.reliability.pass_at_k), str(m.reference_reading.pass_at_k)]
+            for m in affected]
+    header = ["Model", "runs with refused writes", "pass@1 (ours)", "pass@1 (reference reading)", f"pass@{k} (ours)",
+              f"pass@{k} (reference reading)"]
+    return ["## Writes after COMMITTED: our reading and the reference's", "",
+            "We refuse writes to a COMMITTED artifact; the reference accepts them. The reference reading re-grades "
+            "those runs with the refused writes applied (docs/metrics.md).", "", *_table(header, rows)]
+
+
 def _cost(a: Analysis) -> list[str]:
     rows = []
     for m in a.models:
@@ -156,7 +171,7 @@ def results_markdown(a: Analysis) -> str:
             f"counts are out of n (tasks with all {a.k} repetitions graded; here up to {n}).", ""]
     notes = [f"> {note}" for note in a.notes]
     sections = [_leaderboard(a), _intervals(a), _repetitions(a), _gates(a), _latency(a), _duplex(a), _slices(a),
-                _comparison(a), _cost(a)]
+                _committed_writes(a), _comparison(a), _cost(a)]
     return "\n".join(head + (notes + [""] if notes else []) + [line for s in sections for line in s])
 
 
