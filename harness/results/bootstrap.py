@@ -8,6 +8,7 @@ The seed is fixed so the same runs always print the same intervals.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 import numpy as np
 
@@ -18,8 +19,12 @@ CONFIDENCE = 0.95
 SEED = 20260929
 
 
+@lru_cache(maxsize=8)
 def _indices(n: int, samples: int) -> np.ndarray:
-    return np.random.default_rng(SEED).integers(0, n, size=(samples, n))
+    """The resampled task indices; the same for every rate of ``n`` tasks (read-only)."""
+    indices = np.random.default_rng(SEED).integers(0, n, size=(samples, n))
+    indices.setflags(write=False)
+    return indices
 
 
 def bootstrap_ci(

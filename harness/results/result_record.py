@@ -90,8 +90,12 @@ class ResultRecord(BaseModel):
     def _derive_pending(self) -> ResultRecord:
         """Pending verdicts follow from the field rows, so every writer of a record gets them right."""
         if not self.pending_verdicts:
-            self.pending_verdicts = [row.key for row in self.fields if row.pending]
-        self.pending = self.error is None and self.pts is None
+            derived = [row.key for row in self.fields if row.tier == "pending"]
+            if derived:
+                self.pending_verdicts = derived
+        pending = self.error is None and self.pts is None
+        if pending != self.pending:
+            self.pending = pending
         return self
 
     @property
