@@ -7,6 +7,7 @@ import typer
 from harness import __version__
 
 from . import (
+    download_cmd,
     images_cmd,
     index_cmd,
     regrade_cmd,
@@ -37,6 +38,7 @@ app.command("run")(run_cmd.run)
 app.command("render-audio")(render_audio_cmd.render_audio)
 app.command("regrade")(regrade_cmd.regrade)
 app.command("results")(results_cmd.results)
+app.command("download")(download_cmd.download)
 app.add_typer(sandbox_cmd.app, name="sandbox")
 app.add_typer(images_cmd.app, name="images")
 
