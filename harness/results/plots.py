@@ -31,6 +31,12 @@ def _save(plt, fig, path: Path) -> None:
     plt.close(fig)
 
 
+def _percent_axis(ax) -> None:
+    """0–100 % with head room above for the legend, so it never hides a bar."""
+    ax.set_ylim(0, 125)
+    ax.set_yticks(range(0, 101, 20))
+
+
 def _leaderboard(plt, a: Analysis, path: Path) -> None:
     names = [m.campaign.display_name for m in a.models]
     metrics = [("pass@1 %", "pass1_pct", lambda r: r.pct(r.pass1_mean)),
@@ -46,9 +52,9 @@ def _leaderboard(plt, a: Analysis, path: Path) -> None:
         ax.bar(xs, ys, width, label=label, yerr=errs, capsize=3)
     ax.set_xticks(range(len(names)), names, rotation=15, ha="right")
     ax.set_ylabel("% of tasks")
-    ax.set_ylim(0, 100)
+    _percent_axis(ax)
     ax.set_title("Leaderboard (95 % bootstrap intervals over tasks)")
-    ax.legend()
+    ax.legend(ncols=3, loc="upper center")
     _save(plt, fig, path)
 
 
@@ -60,9 +66,9 @@ def _gates(plt, a: Analysis, path: Path) -> None:
         ax.bar(xs, [m.aggregates.gate_rate(gate) or 0.0 for m in a.models], width, label=gate)
     ax.set_xticks(range(len(a.models)), [m.campaign.display_name for m in a.models], rotation=15, ha="right")
     ax.set_ylabel("% of runs passing the gate")
-    ax.set_ylim(0, 100)
+    _percent_axis(ax)
     ax.set_title("PTS gate pass rates (all runs)")
-    ax.legend(ncols=4)
+    ax.legend(ncols=4, loc="upper center")
     _save(plt, fig, path)
 
 
@@ -74,11 +80,12 @@ def _afa_vs_pts(plt, a: Analysis, path: Path) -> None:
         if afa is None or pass1 is None:
             continue
         ax.scatter([100 * afa], [pass1], s=60)
-        ax.annotate(m.campaign.display_name, (100 * afa, pass1), textcoords="offset points", xytext=(5, 5))
+        ax.annotate(m.campaign.display_name, (100 * afa, pass1), textcoords="offset points", xytext=(-5, 6),
+                    ha="right" if afa > 0.5 else "left", fontsize=8)
     ax.set_xlabel("mean AFA % (artifact field accuracy)")
     ax.set_ylabel("pass@1 % (PTS)")
-    ax.set_xlim(0, 100)
-    ax.set_ylim(0, 100)
+    ax.set_xlim(-5, 110)
+    ax.set_ylim(-5, 110)
     ax.set_title("Field accuracy vs passing the whole task")
     _save(plt, fig, path)
 
