@@ -81,13 +81,6 @@ def test_record_from_session_has_published_keys_first_and_explains_the_failure(t
     assert ResultRecord.read(tmp_path) == record
 
 
-def test_error_rows_and_unreadable_records():
-    row = ResultRecord.for_error("toy", 0, "oracle", ValueError("bad tool schema"), attempt=2, wall_s=1.26)
-    assert (row.pts, row.error, row.transient, row.attempt, row.wall_s) == (0, "ValueError: bad tool schema", False, 2, 1.3)
-    assert row.explain == ["error: ValueError: bad tool schema"]
-    assert not row.passed
-
-
 def test_a_published_result_json_loads(tmp_path):
     published = {
         "task_id": "t", "rep": 0, "model": "gpt-realtime", "run_id": "0123456789ab", "condition": "C2", "pts": 1,

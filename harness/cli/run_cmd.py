@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -27,8 +27,11 @@ from harness.campaign.campaign import (
     run_campaign,
 )
 from harness.campaign.lock import CampaignLockedError
+from harness.campaign.resume import CampaignMismatchError
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
-from harness.grading.judge import SemanticJudge
+from harness.grading.judge import CachedVerdicts, SemanticJudge
+from harness.grading.judge_cache import JudgeCache
+from harness.results.regrade import pending_regrader
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
@@ -160,13 +163,21 @@ def run(
         observer=observer,
         tool_mode=tool_mode,
     )
+    golds = {b.task_id: b.gold for b in bundles}
     try:
         result = run_interruptible(
-            _run_with_progress(settings, [b.task_id for b in bundles], runner, backend, quiet=json_output)
+            _run_with_progress(
+                settings, [b.task_id for b in bundles], runner, backend, quiet=json_output,
+                task_versions={b.task_id: b.task.version for b in bundles},
+                regrade=pending_regrader(golds.get, judge or CachedVerdicts(JudgeCache())),
+            )
         )
     except CampaignLockedError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
+    except CampaignMismatchError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     if json_output:
         for row in result.rows:
             typer.echo(row.model_dump_json())
@@ -225,7 +236,8 @@ def _backend_or_exit(name: str) -> SandboxBackend:
 
 
 async def _run_with_progress(
-    settings: CampaignSettings, task_ids: list[str], runner: CellRunner, backend: SandboxBackend, *, quiet: bool
+    settings: CampaignSettings, task_ids: list[str], runner: CellRunner, backend: SandboxBackend, *, quiet: bool,
+    **campaign_options: Any,
 ) -> CampaignResult:
     total = len(set(task_ids)) * settings.repeats
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -236,7 +248,7 @@ async def _run_with_progress(
             def advance(outcome: CellOutcome) -> None:
                 progress.update(bar, advance=1, description=f"{settings.model.key}: {outcome.cell} {outcome.status}")
 
-            return await run_campaign(settings, task_ids, runner, on_cell=advance)
+            return await run_campaign(settings, task_ids, runner, on_cell=advance, **campaign_options)
     finally:
         await backend.aclose()  # the warm spares it started for sessions that will not come
 
@@ -260,7 +272,9 @@ def _print_results(result: CampaignResult) -> None:
 def _table_row(outcome: CellOutcome) -> list[str]:
     cell, row = outcome.cell, outcome.record
     if row is None:
-        return [cell.task_id, str(cell.rep), "–", "–", "–", "–", "–", "–", "–", "[yellow]INFRA ERROR[/]"]
+        label = {"harness_error": "[red]HARNESS ERROR[/]", "stopped": "[yellow]NOT RUN[/]"}.get(
+            outcome.status, "[yellow]INFRA ERROR[/]")
+        return [cell.task_id, str(cell.rep), "–", "–", "–", "–", "–", "–", "–", label]
     gates = [_mark(row.components.get(gate)) for gate in ("GS", "PC", "RA", "WA")]
     afa = "–" if row.afa is None else f"{row.afa:.2f}"
     outcome_text = "[red]ERROR[/]" if row.error else (row.outcome or "")
@@ -271,7 +285,9 @@ def _failure_lines(outcome: CellOutcome) -> list[str]:
     cell: CampaignCell = outcome.cell
     row = outcome.record
     if row is None:
-        last = outcome.infra_errors[-1] if outcome.infra_errors else "no result"
+        if outcome.status == "stopped":
+            return []
+        last = outcome.error or (outcome.infra_errors[-1] if outcome.infra_errors else "no result")
         return [f"{cell}: left empty after {outcome.attempts} attempt(s): {last}"]
     if row.passed:
         return []
