@@ -28,6 +28,7 @@ class FinishedSession:
     turns: int = 4
     adapter_meta: dict[str, Any] = field(default_factory=dict)
     infra_errors: list[str] = field(default_factory=list)
+    usage: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _failed_grade() -> GradeReport:

@@ -8,6 +8,7 @@ state leaks from one cell into another.
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 import time
 import uuid
@@ -63,12 +64,13 @@ class SandboxedCellRunner:
             task_dir = self.task_dirs[cell.task_id]
         except KeyError:
             raise KeyError(f"campaign cell {cell}: no task directory for {cell.task_id!r}") from None
-        bundle = load_task(task_dir, checksums=self.checksums)
+        # Loading verifies checksums over megabytes of audio: off the loop, where other sessions run.
+        bundle = await asyncio.to_thread(load_task, task_dir, checksums=self.checksums)
         run_id = uuid.uuid4().hex[:12]
         started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="apexvoice-public-") as public_root:
             public_dir = Path(public_root) / bundle.task_id
-            bundle.public_bundle(seed=self.seed).write(public_dir)
+            await asyncio.to_thread(bundle.public_bundle(seed=self.seed).write, public_dir)
             async with self.backend.start(public_dir, run_id, task_id=bundle.task_id) as sandbox_env:
                 sandbox = {"backend": sandbox_env.backend, **sandbox_env.metadata}
                 async with McpEnvironment(sandbox_env) as env:

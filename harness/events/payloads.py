@@ -199,7 +199,7 @@ class GateStatus(_Payload):
     PC: bool
     RA: bool
     WA: bool
-    pts: int
+    pts: int | None
     after_call: int | None = None
     #: ``"<gate>: <predicate or field>: <reason>"`` for every failing check.
     failing: list[str] = []

@@ -64,7 +64,7 @@ from .clocks import MediaClock, make_clock
 from .deferred import DeferredWork
 from .duplex_delivery import CONTINUE_ACTIONS, OVERLAY_FLOOR_ACTIONS, DeliveryTracker, overlay_events
 from .environment_port import EnvironmentPort
-from .errors import SessionInfraError
+from .errors import ProviderError, SessionInfraError, provider_failure
 from .session_effects import AgentActivity, SessionEffects
 
 __all__ = ["VOICE_CONDITIONS", "DuplexSessionResult", "run_duplex_session"]
@@ -88,7 +88,7 @@ class DuplexSessionResult:
     run_id: str
     task_id: str
     condition: str
-    pts: int
+    pts: int | None
     outcome: str
     reason: str
     turns: int
@@ -151,8 +151,9 @@ async def run_duplex_session(
             await write_session_files(session_dir, result, gold_doc_ids=list(bundle.gold_doc_ids))
         result.session_dir = session_dir
         return result
-    except SessionInfraError as exc:
-        bus.emit(EventType.INFRA_FAILURE, "harness", clock.media_ms, {"error": str(exc), "transient": exc.transient})
+    except (SessionInfraError, ProviderError) as exc:
+        bus.emit(EventType.INFRA_FAILURE, "harness", clock.media_ms,
+                 {"error": str(exc), "kind": type(exc).__name__, "transient": getattr(exc, "transient", False)})
         raise
     except Exception as exc:
         bus.emit(EventType.HARNESS_ERROR, "harness", clock.media_ms,
@@ -544,11 +545,10 @@ class _DuplexSession:
         self.infra_errors.append(event.message)
         self.log.emit(EventType.INFRA_FAILURE, "agent", t,
                       {"error": event.message, "kind": event.kind, "transient": event.transient})
-        if event.transient:
-            raise SessionInfraError(f"agent connection failed mid-session: {event.message}", transient=True)
-        if event.kind in ("auth", "bad_request"):
-            raise SessionInfraError(f"the provider refused the session ({event.kind}): {event.message}",
-                                    transient=False)
+        failure = provider_failure(f"provider error ({event.kind}): {event.message}", event.kind,
+                                   retry_after_s=event.retry_after_s)
+        if failure is not None:
+            raise failure
 
     _AGENT_HANDLERS = {
         AudioDelta: _on_audio,
@@ -801,7 +801,7 @@ class _DuplexSession:
         self.log.emit(EventType.ADAPTER_INFO, "harness", t, {"metadata": metadata, "usage": _usage_total(self.usage)})
         report = await self.effects.grade(judge)
         snapshot = self.effects.last_snapshot
-        outcome = "SIMULATOR_FALLBACK" if self.fallbacks else ("SUCCESS" if report.pts else "FAILURE")
+        outcome = "SIMULATOR_FALLBACK" if self.fallbacks else _outcome(report)
         self.log.emit(EventType.RUN_END, "harness", t, {"outcome": outcome, "pts": report.pts, "reason": self.end_reason})
         return DuplexSessionResult(
             run_id=self.log.run_id,
@@ -822,6 +822,12 @@ class _DuplexSession:
             infra_errors=self.infra_errors,
             usage=self.usage,
         )
+
+
+def _outcome(report: GradeReport) -> str:
+    if report.pending:
+        return "PENDING"  # the judge did not answer: neither a pass nor a fail until regraded
+    return "SUCCESS" if report.pts else "FAILURE"
 
 
 async def _ignore(result: Any, t: int) -> None:
