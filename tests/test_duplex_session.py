@@ -200,8 +200,10 @@ async def test_every_event_line_validates_against_the_published_schema(tmp_path)
 async def test_gate_status_after_each_call_names_what_still_fails():
     result = await _session(BENEFITS, OracleVoiceAgent())
     gates = _events(result, EventType.GATE_STATUS)
-    calls = _events(result, EventType.TOOL_RESULT)
-    assert [g.payload["after_call"] for g in gates] == [c.payload["index"] for c in calls]
+    calls = [c.payload["index"] for c in _events(result, EventType.TOOL_RESULT)]
+    covered = [g.payload["after_call"] for g in gates]
+    # One status per burst of calls (calls that land while one is computed are in the next).
+    assert covered == sorted(set(covered)) and set(covered) <= set(calls) and covered[-1] == calls[-1]
     assert gates[0].payload["failing"] and not gates[-1].payload["failing"] and gates[-1].payload["pts"] == 1
 
 

@@ -195,6 +195,7 @@ class _DuplexSession:
         self.mcp_endpoint = mcp_endpoint
         self._observed: asyncio.Queue[ToolCallRecord] = asyncio.Queue()
         self._observed_total = 0
+        self._latest_call = -1
         self._last_media_push = -MEDIA_TIME_PUSH_MS
         self.bundle = bundle
         self.adapter = adapter
@@ -387,7 +388,7 @@ class _DuplexSession:
         self.agent_acted = True
         try:
             args: Any = json.loads(event.arguments) if event.arguments.strip() else {}
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # malformed, or nested past any sense
             args = event.arguments  # the environment refuses it with a message the model can act on
         self.effects.log_call(event.name, args, t, call_id=event.call_id, response_id=event.response_id)
         self.pending_calls[event.call_id] = event
@@ -460,7 +461,9 @@ class _DuplexSession:
             mutations=record.mutations,
             commit_attempts=[record.commit_attempt] if record.commit_attempt else [],
         )
-        self.work.submit("gate", self.effects.grade(judge=None), due_ms=t, deliver=partial(self._gate_status, record.index))
+        self._latest_call = record.index
+        if not self.work.pending("gate"):
+            self._submit_gate(t)
 
     async def _on_tool_cancelled(self, event: ToolCallCancelled, t: int) -> None:
         self.cancelled_calls.update(event.call_ids)
@@ -654,9 +657,23 @@ class _DuplexSession:
         ):
             self._speak_plan(plan, overlay=True)
 
-    async def _gate_status(self, after_call: int, report: GradeReport, t: int) -> None:
+    def _submit_gate(self, t: int) -> None:
+        """One gate status at a time: calls that land while one is computed are covered by the next.
+
+        An agent flooding tool calls thus costs at most two grades per burst, not one per call.
+        """
+        self.work.submit("gate", self._grade_so_far(), due_ms=t, deliver=self._gate_status)
+
+    async def _grade_so_far(self) -> tuple[int, GradeReport]:
+        after_call = self._latest_call
+        return after_call, await self.effects.grade(judge=None)
+
+    async def _gate_status(self, graded: tuple[int, GradeReport], t: int) -> None:
+        after_call, report = graded
         self.log.emit(EventType.GATE_STATUS, "harness", t,
                       {**report.components, "pts": report.pts, "after_call": after_call, "failing": report.explain()})
+        if self._latest_call > after_call:
+            self._submit_gate(t)
 
     # -- the user ------------------------------------------------------------------------------
 
