@@ -119,12 +119,15 @@ def _number(value: Any) -> float | None:
 def published_yield_events(run: Run) -> list[dict[str, Any]] | None:
     """Barge-in records carrying ``agent_yielded`` (published §7.8), or ``None`` when the run has none to read.
 
-    Our ``result.json`` lists them under ``duplex.events``; a published run only in ``events.jsonl``.
+    Our ``result.json`` lists them under ``duplex.events`` (with ``isl_ms`` beside our
+    ``stop_latency_ms``); otherwise — a published run — they are read from ``events.jsonl``.
     """
     duplex = run.record.duplex or {}
     listed = duplex.get("events")
     if isinstance(listed, list):
-        return [e for e in listed if isinstance(e, dict) and "isl_ms" in e and "agent_yielded" in e] or None
+        carrying = [e for e in listed if isinstance(e, dict) and "isl_ms" in e and "agent_yielded" in e]
+        if carrying or not listed:
+            return carrying or None
     session = run.session_dir or (run.rep_dir / run.record.run_id if run.record.run_id else None)
     if session is None or not (session / "events.jsonl").is_file():
         return None
