@@ -78,7 +78,7 @@ def test_every_table_matches_the_hand_computed_figures(tree, tmp_path):
     result = _results(runs, data, out, "--compare", "alpha", "beta")
     assert result.exit_code == 0, result.output
     models = json.loads((out / "results.json").read_text())["models"]
-    assert list(models) == ["alpha", "beta"]  # ranked: pass@2 2 vs 0
+    assert list(models) == ["beta", "alpha"]  # campaign order (the tables are ranked: alpha first)
     a, b = models["alpha"], models["beta"]
 
     # Reliability: alpha claim (1, 0), benefits (1, 1); beta's benefits has a pending rep -> incomplete.
@@ -182,3 +182,4 @@ def test_runs_root_picks_every_campaign_and_run_renames(tree, tmp_path):
                                       "--repeats", "2", "--data", str(data), "--out", str(out), "--no-plots"])
     assert result.exit_code == 0, result.output
     assert list(json.loads((out / "results.json").read_text())["models"]) == ["alpha", "beta", "gamma"]
+    assert "| alpha | 2 |" in (out / "results.md").read_text().split("## Leaderboard", 1)[1].split("\n\n")[1]
