@@ -83,7 +83,6 @@ def _usage(message: str) -> None:
 
 
 def _campaigns(runs_dirs: list[Path], runs_root: Path | None, named: list[str]) -> list[Campaign]:
-    sources: dict[str, Path] = {}
     paths = list(runs_dirs)
     if runs_root is not None:
         if not runs_root.is_dir():
@@ -95,7 +94,6 @@ def _campaigns(runs_dirs: list[Path], runs_root: Path | None, named: list[str]) 
             _usage(f"{path} is not a directory")
         campaign = load_campaign(path)
         campaigns[campaign.key] = campaign
-        sources[campaign.key] = path
     for item in named:
         key, sep, value = item.partition("=")
         if not sep or not key or not value:

@@ -70,8 +70,8 @@ class Aggregates:
         return {
             "runs": self.runs,
             "pending_runs": self.pending_runs,
-            "gate_total": self.gate_total,
-            "gate_pass": self.gate_pass,
+            "gate_total": {g: self.gate_total.get(g, 0) for g in GATES},
+            "gate_pass": {g: self.gate_pass.get(g, 0) for g in GATES},
             "gate_rates": {g: _round(self.gate_rate(g), 1) for g in GATES},
             "rsl_p50": percentile(self.rsl_medians, 0.5),
             "rsl_p95": percentile(self.rsl_medians, 0.95),

@@ -111,7 +111,7 @@ class Analysis:
         }
 
 
-def _intervals(rel: Reliability, agg: Aggregates, campaign: Campaign) -> dict[str, tuple[float, float] | None]:
+def _intervals(rel: Reliability, campaign: Campaign) -> dict[str, tuple[float, float] | None]:
     outcomes = np.array(list(rel.outcomes.values()), dtype=float).reshape(-1, rel.k)
 
     def pct(stat):
@@ -168,7 +168,7 @@ async def analyse(
     for campaign in campaigns:
         rel = reliability(campaign, k)
         agg = aggregate(campaign, oracle)
-        summaries[campaign.key] = ModelSummary(campaign, rel, agg, _intervals(rel, agg, campaign))
+        summaries[campaign.key] = ModelSummary(campaign, rel, agg, _intervals(rel, campaign))
     analysis = Analysis(k=k, models=[summaries[key] for key in rank({k_: s.reliability for k_, s in summaries.items()})],
                         facts=facts, campaign_order=[c.key for c in campaigns])
     if facts:
