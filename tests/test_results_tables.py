@@ -179,7 +179,8 @@ def test_runs_root_picks_every_campaign_and_run_renames(tree, tmp_path):
     runs, data = tree
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["results", "--runs-root", str(runs), "--run", f"gamma={runs / 'beta'}",
-                                      "--repeats", "2", "--data", str(data), "--out", str(out), "--no-plots"])
+                                      "--data", str(data), "--out", str(out), "--no-plots"])
     assert result.exit_code == 0, result.output
+    assert json.loads((out / "results.json").read_text())["reps"] == 2  # no campaign.json: the reps found
     assert list(json.loads((out / "results.json").read_text())["models"]) == ["alpha", "beta", "gamma"]
     assert "| alpha | 2 |" in (out / "results.md").read_text().split("## Leaderboard", 1)[1].split("\n\n")[1]
