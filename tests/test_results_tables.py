@@ -184,3 +184,17 @@ def test_runs_root_picks_every_campaign_and_run_renames(tree, tmp_path):
     assert json.loads((out / "results.json").read_text())["reps"] == 2  # no campaign.json: the reps found
     assert list(json.loads((out / "results.json").read_text())["models"]) == ["alpha", "beta", "gamma"]
     assert "| alpha | 2 |" in (out / "results.md").read_text().split("## Leaderboard", 1)[1].split("\n\n")[1]
+
+
+def test_unusable_result_files_are_warned_about_and_skipped(tree, tmp_path):
+    runs, data = tree
+    (runs / "alpha" / CLAIM / "rep1" / "result.json").unlink()
+    (runs / "alpha" / CLAIM / "rep1" / "result.json").mkdir()
+    (runs / "alpha" / BENEFITS / "rep1" / "result.json").write_text("{oops")
+    out = tmp_path / "out"
+    result = _results(runs, data, out, "--no-plots")
+    assert result.exit_code == 0
+    assert f"warning: {runs / 'alpha' / CLAIM / 'rep1' / 'result.json'}: is a directory, not a file" in result.output
+    assert "rep1/result.json: not JSON" in result.output
+    alpha = json.loads((out / "results.json").read_text())["models"]["alpha"]
+    assert (alpha["n"], alpha["runs"], len(alpha["problems"])) == (0, 2, 2)
