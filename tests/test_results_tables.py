@@ -182,6 +182,7 @@ def test_runs_root_picks_every_campaign_and_run_renames(tree, tmp_path):
                                       "--data", str(data), "--out", str(out), "--no-plots"])
     assert result.exit_code == 0, result.output
     assert json.loads((out / "results.json").read_text())["reps"] == 2  # no campaign.json: the reps found
+    assert "| gamma | 1 |" in (out / "results.md").read_text()  # a renamed campaign shows its new name
     assert list(json.loads((out / "results.json").read_text())["models"]) == ["alpha", "beta", "gamma"]
     assert "| alpha | 2 |" in (out / "results.md").read_text().split("## Leaderboard", 1)[1].split("\n\n")[1]
 
