@@ -170,6 +170,16 @@ async def test_a_full_harness_disk_is_infrastructure_never_a_score(tmp_path):
     assert "No space left on device" in result.summary()
 
 
+async def test_a_disk_that_fills_while_the_result_is_written_is_infrastructure(tmp_path, monkeypatch):
+    def full_disk(self, rep_dir):
+        raise OSError(errno.ENOSPC, "No space left on device", str(rep_dir / "result.json"))
+
+    monkeypatch.setattr(ResultRecord, "write", full_disk)
+    result = await run_campaign(_settings(tmp_path, repeats=1), ["task_a", "task_b"], ScriptedCells())
+    assert [o.status for o in result.outcomes] == ["infra_failed", "stopped"]
+    assert result.rows == [] and "sandbox failure no retry can fix" in result.summary()
+
+
 async def test_retry_waits_as_long_as_the_provider_asked(tmp_path, monkeypatch):
     slept: list[float] = []
 

@@ -6,14 +6,12 @@ import asyncio
 import hashlib
 import json
 import socket
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -23,6 +21,7 @@ from harness.grading.judge import JUDGE_VERSION, SemanticJudge
 from harness.grading.judge_cache import JudgeCache, judge_cache_key
 from harness.grading.judge_prompt import JUDGE_PROMPT_TEMPLATE, parse_verdict
 from harness.session.errors import JudgeUnavailable
+from tests.loopback import serve_on_loopback
 
 #: SHA-256 of the judge prompt template of JUDGE_VERSION "artifact-aware-3".
 PINNED_PROMPT_DIGEST = "6c3d2b1a74f2ccf98c15b89937c92ffdbbaa1a08cd203be0c0d8b46316bb3d28"
@@ -48,19 +47,9 @@ class FakeChatServer:
 def server() -> Iterator[FakeChatServer]:
     fake = FakeChatServer()
     app = Starlette(routes=[Route("/v1/chat/completions", fake.completions, methods=["POST"])])
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not uv.started and thread.is_alive():
-        threading.Event().wait(0.01)
-    fake.base_url = f"http://127.0.0.1:{port}/v1"
-    yield fake
-    uv.should_exit = True
-    thread.join()
-    sock.close()
+    with serve_on_loopback(app) as base:
+        fake.base_url = f"{base}/v1"
+        yield fake
 
 
 @pytest.fixture()

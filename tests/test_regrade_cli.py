@@ -50,6 +50,7 @@ async def pending_campaign(tmp_path) -> Path:
                         task_version=bundle.task.version, latency={"tool_calls": 12})
     record = await regrade_record(base, inputs, bundle.gold, DownJudge())
     assert record.pending and record.pending_verdicts == ["claim_1.policyholder_name"]
+    assert record.outcome == "PENDING"
     record.write(rep_dir)
     return out
 
@@ -75,6 +76,7 @@ def test_regrade_fills_a_pending_verdict_from_the_judge_cache(pending_campaign):
     assert (row["pending_before"], row["pending_after"], row["changed"], row["problem"]) == (1, 0, True, None)
     stored = json.loads((rep_dir / "result.json").read_text())
     assert stored["pts"] == 1 and stored["pending"] is False and stored["pending_verdicts"] == []
+    assert stored["outcome"] == "SUCCESS"
     assert stored["components"]["WA"] is True and stored["latency"] == {"tool_calls": 12}  # metrics kept
 
     again = _regrade(str(pending_campaign / TASK / "rep0"))

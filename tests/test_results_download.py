@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import socket
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -19,6 +16,7 @@ from typer.testing import CliRunner
 
 from harness.cli.main import app
 from harness.results.hub import HF_REPO_ENV
+from tests.loopback import serve_on_loopback
 
 REPO = "apex-test/APEX-Voice"
 COMMIT = "a" * 40
@@ -94,18 +92,9 @@ def server() -> Iterator[FakeHub]:
         Route(f"/api/datasets{prefix}/tree/{{rev}}", hub.tree),
         Route(f"/datasets{prefix}/resolve/{{rev}}/{{path:path}}", hub.resolve, methods=["GET", "HEAD"]),
     ])
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    uv = uvicorn.Server(uvicorn.Config(app_, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not uv.started and thread.is_alive():
-        threading.Event().wait(0.01)
-    hub.endpoint = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    yield hub
-    uv.should_exit = True
-    thread.join()
-    sock.close()
+    with serve_on_loopback(app_) as base:
+        hub.endpoint = base
+        yield hub
 
 
 @pytest.fixture

@@ -24,12 +24,13 @@ def _row(artifact: str, name: str, score: float, tier: str = "deterministic") ->
 
 def _write(campaign: Path, task: str, rep: int, *, pts: int | None, wa: bool | None, rsl: float, ttr_ms: float,
            calls: int, overlap: float = 0.0, events: list | None = None, fields: list | None = None,
-           cost: float | None = None) -> None:
+           cost: float | None = None, early_starts: int = 0) -> None:
     components = {"GS": True, "PC": True, "RA": True} | ({} if wa is None else {"WA": wa})
     record = ResultRecord(
         task_id=task, rep=rep, model=campaign.name, run_id=f"r{rep}", pts=pts, components=components,
         outcome="SUCCESS" if pts else "FAILURE", fields=fields or [], cost_usd=cost,
-        latency={"response_start_latency_ms": {"median": rsl, "n": 3}, "time_to_resolution_ms": ttr_ms,
+        latency={"response_start_latency_ms": {"median": rsl, "n": 3, "early_starts": early_starts},
+                 "time_to_resolution_ms": ttr_ms,
                  "tool_calls": calls},
         duplex={"n_events": len(events or []), "events": events or [], "overlap_ratio": overlap},
     )
@@ -51,7 +52,7 @@ def tree(tmp_path) -> tuple[Path, Path]:
     date_ok, date_bad = _row("claim_1", "incident_date", 1.0), _row("claim_1", "incident_date", 0.0)
     fsa_ok = _row("enrollment_1", "fsa_annual_election", 1.0)
     _write(alpha, CLAIM, 0, pts=1, wa=True, rsl=400, ttr_ms=100_000, calls=13, overlap=0.02,
-           events=[_barge(True, 200, 150)], fields=[date_ok], cost=0.25)
+           events=[_barge(True, 200, 150)], fields=[date_ok], cost=0.25, early_starts=1)
     _write(alpha, CLAIM, 1, pts=0, wa=False, rsl=600, ttr_ms=200_000, calls=26, overlap=0.06,
            events=[_barge(False, None, None)], fields=[date_bad], cost=0.25)
     _write(alpha, BENEFITS, 0, pts=1, wa=True, rsl=800, ttr_ms=150_000, calls=12, fields=[fsa_ok], cost=0.25)
@@ -77,7 +78,7 @@ def test_every_table_matches_the_hand_computed_figures(tree, tmp_path):
     result = _results(runs, data, out, "--compare", "alpha", "beta")
     assert result.exit_code == 0, result.output
     models = json.loads((out / "results.json").read_text())["models"]
-    assert list(models) == ["alpha", "beta"]  # ranked: pass@2 2 vs 0
+    assert list(models) == ["beta", "alpha"]  # campaign order (the tables are ranked: alpha first)
     a, b = models["alpha"], models["beta"]
 
     # Reliability: alpha claim (1, 0), benefits (1, 1); beta's benefits has a pending rep -> incomplete.
@@ -101,6 +102,9 @@ def test_every_table_matches_the_hand_computed_figures(tree, tmp_path):
     # 1 bad (claim rep1) -> 75 %; 12 + 10 other required fields per run, none bad -> 100 %; the one WA
     # failure is attributed to the corrected field.
     assert (d["afa_corrected"], d["afa_other"], d["gap"], d["attrib_pct"]) == (75.0, 100.0, 25.0, 100.0)
+    # τ-voice panel: 1 of 2 barge-ins yielded within 2 s; 1 early start among 4 × 3 answered turns.
+    assert a["interaction"] == {"L_R_p50_ms": 700.0, "L_Y_p50_ms": 200.0, "R_Y": 0.5, "R_Y_n": 2,
+                                "I_A": 1 / 12, "I_A_n": 12}
     # Cost: 4 × 0.25 USD over 3 passes.
     assert (a["cost_usd_total"], a["cost_per_pass_usd"], b["cost_runs"]) == (1.0, 0.3333, 0)
 
@@ -130,6 +134,7 @@ def test_every_table_matches_the_hand_computed_figures(tree, tmp_path):
     assert "| alpha | 700 | 970 | 175.0 | 242.5 | 15.8 | 1.25 | 1.25 |" in markdown
     assert "| alpha | 2.0 | 50.0 | 150 | 150 | 50.0 | 200 | 200 | 1 | 75.0 | 100.0 | +25.0 | 100.0 |" in markdown
     assert "1 run(s) wait on pending judge verdicts" in markdown
+    assert "| alpha | 700 | 200 | 50.0 (n=2) | 8.3 (n=12) |" in markdown
     assert "## Paired comparison: alpha vs beta (ours)" in markdown
     assert "### Archetype" in markdown and "| INTAKE (1) | 50% (50%) | 0% (0%) |" in markdown
     for png in ("leaderboard.png", "gates.png", "afa_vs_pts.png", "latency.png", "slices.png"):
@@ -174,6 +179,23 @@ def test_runs_root_picks_every_campaign_and_run_renames(tree, tmp_path):
     runs, data = tree
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["results", "--runs-root", str(runs), "--run", f"gamma={runs / 'beta'}",
-                                      "--repeats", "2", "--data", str(data), "--out", str(out), "--no-plots"])
+                                      "--data", str(data), "--out", str(out), "--no-plots"])
     assert result.exit_code == 0, result.output
+    assert json.loads((out / "results.json").read_text())["reps"] == 2  # no campaign.json: the reps found
+    assert "| gamma | 1 |" in (out / "results.md").read_text()  # a renamed campaign shows its new name
     assert list(json.loads((out / "results.json").read_text())["models"]) == ["alpha", "beta", "gamma"]
+    assert "| alpha | 2 |" in (out / "results.md").read_text().split("## Leaderboard", 1)[1].split("\n\n")[1]
+
+
+def test_unusable_result_files_are_warned_about_and_skipped(tree, tmp_path):
+    runs, data = tree
+    (runs / "alpha" / CLAIM / "rep1" / "result.json").unlink()
+    (runs / "alpha" / CLAIM / "rep1" / "result.json").mkdir()
+    (runs / "alpha" / BENEFITS / "rep1" / "result.json").write_text("{oops")
+    out = tmp_path / "out"
+    result = _results(runs, data, out, "--no-plots")
+    assert result.exit_code == 0
+    assert f"warning: {runs / 'alpha' / CLAIM / 'rep1' / 'result.json'}: is a directory, not a file" in result.output
+    assert "rep1/result.json: not JSON" in result.output
+    alpha = json.loads((out / "results.json").read_text())["models"]["alpha"]
+    assert (alpha["n"], alpha["runs"], len(alpha["problems"])) == (0, 2, 2)

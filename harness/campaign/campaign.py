@@ -253,6 +253,16 @@ async def _settle(
     return outcome
 
 
+def _stamped(record: ResultRecord, infra_errors: list[str], task_version: str | None) -> ResultRecord:
+    """The record with the failed attempts before it and the task version it measured."""
+    update: dict[str, object] = {}
+    if infra_errors:
+        update["infra_errors"] = [*infra_errors, *record.infra_errors]
+    if task_version is not None and record.task_version is None:
+        update["task_version"] = task_version
+    return record.model_copy(update=update) if update else record
+
+
 def _write_harness_error(rep_dir: Path, cell: CampaignCell, exc: BaseException, attempt: int) -> Path:
     text = "".join(traceback.format_exception(exc))
     path = rep_dir / HARNESS_ERROR_FILE
@@ -270,7 +280,8 @@ async def _run_cell(
     while True:
         attempt += 1
         try:
-            record = await run_cell(cell, rep_dir)
+            record = _stamped(await run_cell(cell, rep_dir), infra_errors, task_version)
+            record.write(rep_dir)  # a full disk here is blamed like one during the session
         except Exception as exc:
             blame = classify(exc)
             if blame.kind == "harness_bug":
@@ -291,13 +302,5 @@ async def _run_cell(
                 return CellOutcome(cell, "infra_failed", None, attempt, infra_errors)
             await asyncio.sleep(max(settings.retry_backoff_s * attempt, blame.retry_after_s or 0.0))
             continue
-        update: dict[str, object] = {}
-        if infra_errors:
-            update["infra_errors"] = [*infra_errors, *record.infra_errors]
-        if task_version is not None and record.task_version is None:
-            update["task_version"] = task_version
-        if update:
-            record = record.model_copy(update=update)
-        record.write(rep_dir)
         (rep_dir / HARNESS_ERROR_FILE).unlink(missing_ok=True)
         return CellOutcome(cell, "ran", record, attempt, infra_errors)

@@ -29,7 +29,7 @@ def results(
     run: Annotated[list[str] | None, typer.Option("--run", "-r", help="KEY=DIR: add (or rename) a campaign.")] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Where the tables and plots go.")] = Path("results"),
     data: Annotated[Path | None, typer.Option("--data", "-d", help=DATA_HELP + " Needed for slices, correction uptake and tool ratios.")] = None,
-    repeats: Annotated[int, typer.Option("--repeats", help="k: repetitions per task counted for pass@k.")] = 3,
+    repeats: Annotated[int | None, typer.Option("--repeats", help="k: repetitions per task counted for pass@k (default: the smallest repeat count the campaigns were run with).")] = None,
     compare_keys: Annotated[tuple[str, str] | None, typer.Option("--compare", help="Paired per-task comparison of two model keys.")] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG plots (matplotlib).")] = True,
 ) -> None:
@@ -38,9 +38,10 @@ def results(
 
     Exit code 0 when the files were written, 2 for a usage error.
     """
-    if repeats < 1:
+    if repeats is not None and repeats < 1:
         _usage(f"--repeats must be at least 1, got {repeats}")
     campaigns = _campaigns(runs_dirs or [], runs_root, run or [])
+    repeats = repeats or min(_repeats_of(c) for c in campaigns)
     keys = [c.key for c in campaigns]
     if compare_keys is not None:
         unknown = [key for key in compare_keys if key not in keys]
@@ -77,13 +78,20 @@ def _plots(analysis: Analysis, out: Path) -> list[Path]:
         return []
 
 
+def _repeats_of(campaign: Campaign) -> int:
+    """``repeats`` of its ``campaign.json``, else the highest repetition present plus one."""
+    stated = campaign.manifest.get("repeats")
+    if isinstance(stated, int) and stated >= 1:
+        return stated
+    return 1 + max(rep for reps in campaign.runs.values() for rep in reps)
+
+
 def _usage(message: str) -> None:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(2)
 
 
 def _campaigns(runs_dirs: list[Path], runs_root: Path | None, named: list[str]) -> list[Campaign]:
-    sources: dict[str, Path] = {}
     paths = list(runs_dirs)
     if runs_root is not None:
         if not runs_root.is_dir():
@@ -95,7 +103,6 @@ def _campaigns(runs_dirs: list[Path], runs_root: Path | None, named: list[str]) 
             _usage(f"{path} is not a directory")
         campaign = load_campaign(path)
         campaigns[campaign.key] = campaign
-        sources[campaign.key] = path
     for item in named:
         key, sep, value = item.partition("=")
         if not sep or not key or not value:

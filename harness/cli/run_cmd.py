@@ -278,7 +278,10 @@ def _table_row(outcome: CellOutcome) -> list[str]:
     gates = [_mark(row.components.get(gate)) for gate in ("GS", "PC", "RA", "WA")]
     afa = "–" if row.afa is None else f"{row.afa:.2f}"
     outcome_text = "[red]ERROR[/]" if row.error else (row.outcome or "")
-    return [cell.task_id, str(cell.rep), _mark(row.pts == 1), *gates, afa, str(row.turns or 0), outcome_text]
+    if row.pending:
+        outcome_text = "[yellow]PENDING JUDGE[/]"
+    return [cell.task_id, str(cell.rep), _mark(None if row.pending else row.pts == 1), *gates, afa,
+            str(row.turns or 0), outcome_text]
 
 
 def _failure_lines(outcome: CellOutcome) -> list[str]:

@@ -28,6 +28,8 @@ YIELD_EVENT_TYPES = frozenset(
 )
 #: Published §7.8: stop-latency samples at or below this are discarded.
 MIN_ISL_MS = 10.0
+#: τ-voice's ``no_yield_window_sec``: a yield later than this does not count for R_Y.
+NO_YIELD_WINDOW_MS = 2000.0
 
 
 @dataclass
@@ -49,6 +51,10 @@ class Aggregates:
     isl_events: int = 0
     isl_yielded: int = 0
     isl_ms: list[float] = field(default_factory=list)
+    #: τ-voice interaction counts: responses that started while the user spoke, of all answered turns.
+    early_starts: int = 0
+    answered_turns: int = 0
+    yielded_in_window: int = 0
     cost_usd: float = 0.0
     cost_runs: int = 0
     cost_passes: int = 0
@@ -64,8 +70,8 @@ class Aggregates:
         return {
             "runs": self.runs,
             "pending_runs": self.pending_runs,
-            "gate_total": self.gate_total,
-            "gate_pass": self.gate_pass,
+            "gate_total": {g: self.gate_total.get(g, 0) for g in GATES},
+            "gate_pass": {g: self.gate_pass.get(g, 0) for g in GATES},
             "gate_rates": {g: _round(self.gate_rate(g), 1) for g in GATES},
             "rsl_p50": percentile(self.rsl_medians, 0.5),
             "rsl_p95": percentile(self.rsl_medians, 0.95),
@@ -79,6 +85,15 @@ class Aggregates:
             "cost_usd_total": round(self.cost_usd, 4) if self.cost_runs else None,
             "cost_runs": self.cost_runs,
             "cost_per_pass_usd": round(self.cost_usd / self.cost_passes, 4) if self.cost_passes else None,
+            # τ-voice's panel from our measurements, with the counts behind every rate.
+            "interaction": {
+                "L_R_p50_ms": percentile(self.rsl_medians, 0.5),
+                "L_Y_p50_ms": percentile(self.stop_latency_ms, 0.5),
+                "R_Y": self.yielded_in_window / self.yield_events if self.yield_events else None,
+                "R_Y_n": self.yield_events,
+                "I_A": self.early_starts / self.answered_turns if self.answered_turns else None,
+                "I_A_n": self.answered_turns,
+            },
             "duplex": {
                 "overlap_pct": _scaled(_mean(self.overlap_ratios)),
                 # Published reading: isl_ms of barge-in records.
@@ -119,12 +134,15 @@ def _number(value: Any) -> float | None:
 def published_yield_events(run: Run) -> list[dict[str, Any]] | None:
     """Barge-in records carrying ``agent_yielded`` (published §7.8), or ``None`` when the run has none to read.
 
-    Our ``result.json`` lists them under ``duplex.events``; a published run only in ``events.jsonl``.
+    Our ``result.json`` lists them under ``duplex.events`` (with ``isl_ms`` beside our
+    ``stop_latency_ms``); otherwise — a published run — they are read from ``events.jsonl``.
     """
     duplex = run.record.duplex or {}
     listed = duplex.get("events")
     if isinstance(listed, list):
-        return [e for e in listed if isinstance(e, dict) and "isl_ms" in e and "agent_yielded" in e] or None
+        carrying = [e for e in listed if isinstance(e, dict) and "isl_ms" in e and "agent_yielded" in e]
+        if carrying or not listed:
+            return carrying or None
     session = run.session_dir or (run.rep_dir / run.record.run_id if run.record.run_id else None)
     if session is None or not (session / "events.jsonl").is_file():
         return None
@@ -159,6 +177,7 @@ def _add_floor_control(agg: Aggregates, run: Run) -> None:
             stop = _number(event.get("stop_latency_ms"))
             if stop is not None:
                 agg.stop_latency_ms.append(stop)
+                agg.yielded_in_window += stop <= NO_YIELD_WINDOW_MS
     for event in published_yield_events(run) or []:
         if event.get("type") not in YIELD_EVENT_TYPES:
             continue
@@ -176,6 +195,9 @@ def _add_latency(agg: Aggregates, run: Run) -> None:
     median = _number(rsl.get("median")) if isinstance(rsl, dict) else None
     if median is not None:
         agg.rsl_medians.append(median)
+    if isinstance(rsl, dict):
+        agg.answered_turns += int(_number(rsl.get("n")) or 0)
+        agg.early_starts += int(_number(rsl.get("early_starts")) or 0)
     ttr = _number(latency.get("time_to_resolution_ms"))
     if ttr is not None:
         agg.ttr_s.append(ttr / 1000.0)

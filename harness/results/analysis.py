@@ -85,6 +85,8 @@ class Analysis:
     slices: dict[str, list[dict[str, Any]]] | None = None
     comparison: PairedComparison | None = None
     notes: list[str] = field(default_factory=list)
+    #: Model keys in campaign order (``models`` is in ranked order), as published ``results.json`` lists them.
+    campaign_order: list[str] = field(default_factory=list)
     generated_at: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
 
     @property
@@ -93,20 +95,23 @@ class Analysis:
             return len(self.facts)
         return len({t for m in self.models for t in m.campaign.runs})
 
+    def _campaign_index(self, summary: ModelSummary) -> int:
+        return self.campaign_order.index(summary.key) if summary.key in self.campaign_order else len(self.campaign_order)
+
     def results_json(self) -> dict[str, Any]:
         return {
             "apex_voice_version": __version__,
             "generated_at": self.generated_at,
             "reps": self.k,
             "n_tasks": self.n_tasks,
-            "models": {m.key: m.model_json() for m in self.models},
+            "models": {m.key: m.model_json() for m in sorted(self.models, key=self._campaign_index)},
             "slices": self.slices,
             "compare": self.comparison.model_dump(mode="json") if self.comparison else None,
             "notes": self.notes,
         }
 
 
-def _intervals(rel: Reliability, agg: Aggregates, campaign: Campaign) -> dict[str, tuple[float, float] | None]:
+def _intervals(rel: Reliability, campaign: Campaign) -> dict[str, tuple[float, float] | None]:
     outcomes = np.array(list(rel.outcomes.values()), dtype=float).reshape(-1, rel.k)
 
     def pct(stat):
@@ -163,9 +168,9 @@ async def analyse(
     for campaign in campaigns:
         rel = reliability(campaign, k)
         agg = aggregate(campaign, oracle)
-        summaries[campaign.key] = ModelSummary(campaign, rel, agg, _intervals(rel, agg, campaign))
+        summaries[campaign.key] = ModelSummary(campaign, rel, agg, _intervals(rel, campaign))
     analysis = Analysis(k=k, models=[summaries[key] for key in rank({k_: s.reliability for k_, s in summaries.items()})],
-                        facts=facts)
+                        facts=facts, campaign_order=[c.key for c in campaigns])
     if facts:
         for summary in analysis.models:
             summary.outcomes = await field_outcomes(summary.campaign, facts, judge)

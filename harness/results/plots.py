@@ -31,45 +31,40 @@ def _save(plt, fig, path: Path) -> None:
     plt.close(fig)
 
 
-def _percent_axis(ax) -> None:
-    """0–100 % with head room above for the legend, so it never hides a bar."""
-    ax.set_ylim(0, 125)
+def _grouped_bars(plt, a: Analysis, path: Path, series: list[tuple[str, list[float], list[tuple[float, float] | None]]],
+                  *, ylabel: str, title: str) -> None:
+    """One group of bars per model, one bar per series (``label, values, intervals``), in percent."""
+    names = [m.campaign.display_name for m in a.models]
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(names) + 2), 4))
+    width = 0.8 / len(series)
+    for i, (label, values, intervals) in enumerate(series):
+        xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(names))]
+        low = [v - (ci or (v, v))[0] for v, ci in zip(values, intervals, strict=True)]
+        high = [(ci or (v, v))[1] - v for v, ci in zip(values, intervals, strict=True)]
+        has_ci = any(ci is not None for ci in intervals)
+        ax.bar(xs, values, width, label=label, yerr=[low, high] if has_ci else None, capsize=3)
+    ax.set_xticks(range(len(names)), names, rotation=15, ha="right")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 125)  # head room above 100 % for the legend, so it never hides a bar
     ax.set_yticks(range(0, 101, 20))
+    ax.set_title(title)
+    ax.legend(ncols=len(series), loc="upper center")
+    _save(plt, fig, path)
 
 
 def _leaderboard(plt, a: Analysis, path: Path) -> None:
-    names = [m.campaign.display_name for m in a.models]
     metrics = [("pass@1 %", "pass1_pct", lambda r: r.pct(r.pass1_mean)),
                (f"pass@{a.k} %", "pass_at_k_pct", lambda r: r.pct(r.pass_at_k)),
                (f"Reliable@{a.k} %", "reliable_at_k_pct", lambda r: r.pct(r.reliable_at_k))]
-    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(names) + 2), 4))
-    width = 0.8 / len(metrics)
-    for i, (label, ci_key, value) in enumerate(metrics):
-        xs = [j + (i - 1) * width for j in range(len(names))]
-        ys = [value(m.reliability) or 0.0 for m in a.models]
-        errs = [[y - (m.ci.get(ci_key) or (y, y))[0] for y, m in zip(ys, a.models, strict=True)],
-                [(m.ci.get(ci_key) or (y, y))[1] - y for y, m in zip(ys, a.models, strict=True)]]
-        ax.bar(xs, ys, width, label=label, yerr=errs, capsize=3)
-    ax.set_xticks(range(len(names)), names, rotation=15, ha="right")
-    ax.set_ylabel("% of tasks")
-    _percent_axis(ax)
-    ax.set_title("Leaderboard (95 % bootstrap intervals over tasks)")
-    ax.legend(ncols=3, loc="upper center")
-    _save(plt, fig, path)
+    series = [(label, [value(m.reliability) or 0.0 for m in a.models], [m.ci.get(key) for m in a.models])
+              for label, key, value in metrics]
+    _grouped_bars(plt, a, path, series, ylabel="% of tasks", title="Leaderboard (95 % bootstrap intervals over tasks)")
 
 
 def _gates(plt, a: Analysis, path: Path) -> None:
-    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(a.models) + 2), 4))
-    width = 0.8 / len(GATES)
-    for i, gate in enumerate(GATES):
-        xs = [j + (i - 1.5) * width for j in range(len(a.models))]
-        ax.bar(xs, [m.aggregates.gate_rate(gate) or 0.0 for m in a.models], width, label=gate)
-    ax.set_xticks(range(len(a.models)), [m.campaign.display_name for m in a.models], rotation=15, ha="right")
-    ax.set_ylabel("% of runs passing the gate")
-    _percent_axis(ax)
-    ax.set_title("PTS gate pass rates (all runs)")
-    ax.legend(ncols=4, loc="upper center")
-    _save(plt, fig, path)
+    series = [(gate, [m.aggregates.gate_rate(gate) or 0.0 for m in a.models], [None] * len(a.models))
+              for gate in GATES]
+    _grouped_bars(plt, a, path, series, ylabel="% of runs passing the gate", title="PTS gate pass rates (all runs)")
 
 
 def _afa_vs_pts(plt, a: Analysis, path: Path) -> None:

@@ -22,6 +22,9 @@ from .result_record import RESULT_FILE, ResultFileError, ResultRecord
 
 __all__ = ["RegradeChange", "find_rep_dirs", "pending_regrader", "regrade_record", "regrade_rep_dir"]
 
+#: Outcomes that follow the grade (the runner writes ``PENDING`` while judge verdicts are pending).
+GRADED_OUTCOMES = ("SUCCESS", "FAILURE", "PENDING")
+
 #: ``gold_for(task_id)`` — the gold of a task, or ``None`` when the task package is not at hand.
 GoldLookup = Callable[[str], GoldSpec | None]
 
@@ -72,8 +75,8 @@ async def regrade_record(record: ResultRecord, inputs: GradingInputs, gold: Gold
         judge=judge,
     ))
     outcome = record.outcome
-    if outcome in ("SUCCESS", "FAILURE") and report.pts is not None:
-        outcome = "SUCCESS" if report.pts else "FAILURE"
+    if outcome in GRADED_OUTCOMES:  # a simulator fallback stays one
+        outcome = "PENDING" if report.pts is None else ("SUCCESS" if report.pts else "FAILURE")
     data = record.model_dump(mode="json")
     data.update(
         pts=report.pts,

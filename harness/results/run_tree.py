@@ -77,8 +77,11 @@ def load_campaign(path: Path, key: str | None = None) -> Campaign:
     """Every usable run under ``path`` (``*/rep*/result.json``, sorted)."""
     path = Path(path)
     manifest = _manifest(path)
-    key = key or str(manifest.get("model") or path.name)
-    campaign = Campaign(key=key, display_name=str(manifest.get("display_name") or key), path=path, manifest=manifest)
+    model = str(manifest.get("model") or path.name)
+    key = key or model
+    # A campaign renamed with --run KEY=DIR is shown by that name, not the model's display name.
+    display = str(manifest.get("display_name") or key) if key == model else key
+    campaign = Campaign(key=key, display_name=display, path=path, manifest=manifest)
     for result in sorted(path.glob(f"*/rep*/{RESULT_FILE}")):
         rep_dir = result.parent
         match = _REP_DIR.match(rep_dir.name)

@@ -109,6 +109,20 @@ def _duplex(a: Analysis) -> list[str]:
             *_table(header, rows)]
 
 
+def _interaction(a: Analysis) -> list[str]:
+    rows = []
+    for m in a.models:
+        i = m.aggregates.figures()["interaction"]
+        rows.append([m.campaign.display_name, _f(i["L_R_p50_ms"], 0), _f(i["L_Y_p50_ms"], 0),
+                     f"{_f(None if i['R_Y'] is None else 100 * i['R_Y'], 1)} (n={i['R_Y_n']})",
+                     f"{_f(None if i['I_A'] is None else 100 * i['I_A'], 1)} (n={i['I_A_n']})"])
+    header = ["Model", "L_R p50 ms", "L_Y p50 ms", "R_Y %", "I_A %"]
+    return ["## Interaction metrics (ours, τ-voice definitions)", "",
+            "L_R: user-turn end to agent response start (per-run medians); L_Y: barge-in to the agent's audio "
+            "stopping; R_Y: barge-ins yielded within 2.0 s; I_A: responses that started while the user was still "
+            "speaking, of the answered turns. Measured on the played audio.", "", *_table(header, rows)]
+
+
 def _slices(a: Analysis) -> list[str]:
     if not a.slices:
         return []
@@ -171,6 +185,7 @@ def results_markdown(a: Analysis) -> str:
             f"counts are out of n (tasks with all {a.k} repetitions graded; here up to {n}).", ""]
     notes = [f"> {note}" for note in a.notes]
     sections = [_leaderboard(a), _intervals(a), _repetitions(a), _gates(a), _latency(a), _duplex(a), _slices(a),
+                _interaction(a),
                 _committed_writes(a), _comparison(a), _cost(a)]
     return "\n".join(head + (notes + [""] if notes else []) + [line for s in sections for line in s])
 
