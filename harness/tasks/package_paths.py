@@ -10,6 +10,7 @@ from pathlib import PurePosixPath
 from .models import TaskSpec
 
 __all__ = [
+    "AUDIO_DIR",
     "AUDIO_INDEX_FILE",
     "AUDIO_META_FILE",
     "OBSERVER_FILE",
@@ -23,7 +24,8 @@ __all__ = [
 TASK_FILE = "task.yaml"
 POLICY_FILE = "reference/policy.yaml"
 OBSERVER_FILE = "user/observer.yaml"
-AUDIO_INDEX_FILE = "user/audio/index.jsonl"
+AUDIO_DIR = "user/audio"
+AUDIO_INDEX_FILE = f"{AUDIO_DIR}/index.jsonl"
 AUDIO_META_FILE = "user/audio/meta.json"
 SOURCE_MANIFEST_FILE = "assets/inputs/artifact_source_manifest.yaml"
 
