@@ -181,6 +181,8 @@ def parse_yaml(text: str, limits: ReadLimits = YAML_LIMITS) -> Any:
     try:
         _check_events(text, limits)
         return yaml.load(text, Loader=_UniqueKeyLoader)
+    except yaml.reader.ReaderError as exc:  # a character YAML forbids (NUL, other controls)
+        raise ParseRefused(f"invalid YAML: {str(exc).splitlines()[0]}", line=text.count("\n", 0, exc.position) + 1) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]

@@ -43,6 +43,7 @@ from .package_paths import (
     POLICY_FILE,
     SOURCE_MANIFEST_FILE,
     TASK_FILE,
+    TASK_PATH_FIELDS,
     gold_file,
     knowledge_manifest_file,
 )
@@ -66,6 +67,8 @@ def load_task(task_dir: Path, *, checksums: ChecksumManifest | None = None) -> T
         checksums.verify([task_dir])
     task = reader.model(TaskSpec, TASK_FILE, reader.yaml(TASK_FILE))
     reader = PackageReader(task_dir, task.id)
+    for key in TASK_PATH_FIELDS:
+        reader.path(getattr(task, key), key=key)
 
     taxonomy_raw = _required(reader, task.taxonomy, "taxonomy", "missing taxonomy file")
     gold_rel = gold_file(task)
