@@ -167,3 +167,10 @@ def test_demo_suite_and_fixtures_load_within_the_limits():
     packages = sorted((DEMO_DATA / "tasks").iterdir()) + sorted(REFERENCE_FIXTURES.glob("*/task.yaml"))
     for task_dir in packages:
         load_task(task_dir.parent if task_dir.name == "task.yaml" else task_dir)
+
+
+def test_error_lines_stay_one_printable_line():
+    message = str(TaskLoadError("t", "f.yaml", "invalid YAML: first\n  second", field="k", value="\ud800"))
+    assert message == "task 't': f.yaml: k = '\\ud800': invalid YAML: first   second"
+    message.encode("utf-8")  # printable: no lone surrogate left
+    assert str(TaskLoadError("t", "x\udc80", "r")).encode("utf-8") == b"task 't': x\\udc80: r"

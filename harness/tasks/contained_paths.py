@@ -8,11 +8,16 @@ file exists, so a hostile package learns nothing about the machine it is loaded 
 
 from __future__ import annotations
 
+import os
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 __all__ = ["PathEscape", "resolve_inside"]
+
+# Linux's NAME_MAX and PATH_MAX: longer names fail every system call (ENAMETOOLONG).
+_MAX_NAME_BYTES = 255
+_MAX_PATH_BYTES = 4096
 
 
 @dataclass
@@ -35,6 +40,12 @@ def resolve_inside(root: Path, rel: str, *, where: str = "the task package") -> 
     """
     if "\0" in rel:
         raise PathEscape("path contains a NUL byte")
+    try:
+        encoded = os.fsencode(rel)
+    except UnicodeEncodeError:  # a lone surrogate: no file can have this name
+        raise PathEscape("path is not valid text") from None
+    if len(encoded) > _MAX_PATH_BYTES or any(len(part) > _MAX_NAME_BYTES for part in encoded.split(b"/")):
+        raise PathEscape("path or file name too long")
     normalized = posixpath.normpath(rel) if rel else "."
     if PurePosixPath(normalized).is_absolute() or normalized == ".." or normalized.startswith("../"):
         raise PathEscape(f"path leaves {where}")

@@ -54,7 +54,11 @@ class PackageReader:
             ) from None
 
     def exists(self, rel: str, *, key: str | None = None) -> bool:
-        return self.path(rel, key=key).is_file()
+        path = self.path(rel, key=key)
+        try:
+            return path.is_file()
+        except OSError as exc:  # e.g. a folder on the way that may not be searched
+            raise TaskLoadError(self.task_id, rel, f"cannot read: {exc.strerror}") from None
 
     def text(self, rel: str) -> str:
         """The file's text, refused above the size limit of its kind (see :mod:`.bounded_parse`)."""

@@ -149,8 +149,9 @@ def _knowledge(reader: PackageReader, task: TaskSpec) -> list[KnowledgeDocument]
         update: dict[str, Any] = {"title": doc.title or doc.doc_id}
         if doc.path:
             target = _inside(reader, base, doc.path, rel, f"documents[{index}].path", "the knowledge directory")
-            if target.is_file():
-                update["text"] = reader.text(target.relative_to(reader.task_dir.resolve()).as_posix())
+            target_rel = target.relative_to(reader.task_dir.resolve()).as_posix()
+            if reader.exists(target_rel):
+                update["text"] = reader.text(target_rel)
         documents.append(doc.model_copy(update=update))
     return documents
 
