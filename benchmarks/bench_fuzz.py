@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -26,7 +27,22 @@ from tests.security.test_loader_fuzz import PACKAGE, check_load, mutated_files  
 from tests.security.test_tool_runtime_fuzz import call_sequences, check_calls, demo_bundles  # noqa: E402
 
 
+class _Busy:
+    """Seconds spent inside the code under test (the rest is Hypothesis generating inputs)."""
+
+    seconds = 0.0
+
+    @classmethod
+    def timed(cls, fn: Callable[..., Any], *args: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            cls.seconds += time.perf_counter() - started
+
+
 def _timed(name: str, examples: int, run: Callable[[], None], outcomes: Counter[str], unit: str) -> bool:
+    _Busy.seconds = 0.0
     started = time.perf_counter()
     ok = True
     try:
@@ -36,7 +52,10 @@ def _timed(name: str, examples: int, run: Callable[[], None], outcomes: Counter[
         ok = False
     wall = time.perf_counter() - started
     calls = sum(outcomes.values())
-    print(f"{name}: {examples} examples, {calls} {unit} in {wall:.1f} s = {calls / wall:.0f} {unit}/s")
+    print(
+        f"{name}: {examples} examples, {calls} {unit} in {wall:.1f} s = {calls / wall:.0f} {unit}/s with generation, "
+        f"{calls / max(_Busy.seconds, 1e-9):.0f} {unit}/s in the code under test ({_Busy.seconds:.1f} s)"
+    )
     for outcome, count in outcomes.most_common(6):
         print(f"    {count:6d}  {outcome[:110]!a}")
     return ok
@@ -51,7 +70,7 @@ def _loader(examples: int, seed_value: int | None) -> bool:
                   suppress_health_check=list(HealthCheck))
         @given(changed=mutated_files())
         def prop(changed: dict[str, bytes]) -> None:
-            message = check_load(task_dir, changed)
+            message = _Busy.timed(check_load, task_dir, changed)
             outcomes[message.split(": ", 2)[-1][:60] if message != "loaded" else "loaded"] += 1
 
         run = seed(seed_value)(prop) if seed_value is not None else prop
@@ -65,7 +84,7 @@ def _runtime(examples: int, seed_value: int | None) -> bool:
     @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(sequence=call_sequences(bundles))
     def prop(sequence) -> None:
-        for record in check_calls(*sequence):
+        for record in _Busy.timed(check_calls, *sequence):
             outcomes["ok" if record.ok else (record.error or "")[:50]] += 1
 
     run = seed(seed_value)(prop) if seed_value is not None else prop
