@@ -32,7 +32,7 @@ def test_missing_token_file_is_one_line(tmp_path):
                   "--out", str(tmp_path / "out"))
     assert result.exit_code == 2
     assert _error_lines(result.output) == [
-        f"error: --token-file {tmp_path / 'missing'}: cannot read: No such file or directory"
+        f"error: --token-file {tmp_path / 'missing'}: No such file or directory"
     ]
 
 

@@ -89,11 +89,10 @@ def run(
     source, task_dirs = open_data(data, only)
     bundles = _load_or_exit(task_dirs, source.checksums)
     speech = _speech_or_exit(user_audio.value, bundles)
-    if mcp_url is not None and (token_file is None or len(bundles) != 1 or (repeats or 1) != 1):
-        typer.echo("error: --mcp-url needs --token-file, exactly one task (--only) and one repetition", err=True)
-        raise typer.Exit(2)
-    out_dir = _out_dir_or_exit(out or Path("runs") / spec.key)
-    if mcp_url is not None and token_file is not None:
+    if mcp_url is not None:
+        if token_file is None or len(bundles) != 1 or (repeats or 1) != 1:
+            typer.echo("error: --mcp-url needs --token-file, exactly one task (--only) and one repetition", err=True)
+            raise typer.Exit(2)
         backend: SandboxBackend = _external_or_exit(mcp_url, token_file)
     else:
         backend = _backend_or_exit(sandbox.value)
@@ -101,7 +100,7 @@ def run(
 
     settings = CampaignSettings(
         model=spec,
-        out_dir=out_dir,
+        out_dir=_out_dir_or_exit(out or Path("runs") / spec.key),
         repeats=repeats or (1 if spec.deterministic else 3),
         max_turns=max_turns,
         user_audio=user_audio.value,
@@ -183,10 +182,17 @@ def _speech_or_exit(mode: str, bundles: list[TaskBundle]) -> dict[str, SpeechSou
 def _external_or_exit(mcp_url: str, token_file: Path) -> SandboxBackend:
     try:
         return ExternalBackend.from_token_file(mcp_url, token_file)
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        typer.echo(f"error: --token-file {token_file}: cannot read: {reason}", err=True)
+    except OSError as exc:
+        typer.echo(f"error: --token-file {token_file}: {exc.strerror or exc}", err=True)
         raise typer.Exit(2) from None
+
+
+def _backend_or_exit(name: str) -> SandboxBackend:
+    try:
+        return get_backend(name)
+    except SandboxUnavailableError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
 
 
 def _out_dir_or_exit(out_dir: Path) -> Path:
@@ -200,14 +206,6 @@ def _out_dir_or_exit(out_dir: Path) -> Path:
         typer.echo(f"error: --out {out_dir}: cannot write the campaign directory: {exc.strerror}", err=True)
         raise typer.Exit(2) from None
     return out_dir
-
-
-def _backend_or_exit(name: str) -> SandboxBackend:
-    try:
-        return get_backend(name)
-    except SandboxUnavailableError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
 
 
 async def _run_with_progress(
