@@ -30,6 +30,7 @@ from .pcm import pcm16_sha256
 
 __all__ = [
     "Clip",
+    "MAX_CLIP_BYTES",
     "ClipIntegrityError",
     "MissingClipError",
     "PrerenderedBank",
