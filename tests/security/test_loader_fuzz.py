@@ -173,7 +173,7 @@ def task_dir(tmp_path_factory) -> Path:
     return editable_copy(PACKAGE, tmp_path_factory.mktemp("fuzzed"))
 
 
-@settings(max_examples=CI_EXAMPLES, deadline=None, derandomize=True,
+@settings(max_examples=CI_EXAMPLES, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(changed=mutated_files())
 def test_any_mutation_loads_or_is_one_error_line(task_dir, changed):

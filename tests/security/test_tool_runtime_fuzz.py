@@ -102,7 +102,7 @@ def check_calls(bundle: TaskBundle, calls: list[tuple[Any, Any]]) -> list[ToolCa
     return records
 
 
-@settings(max_examples=CI_SEQUENCES, deadline=None, derandomize=True,
+@settings(max_examples=CI_SEQUENCES, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(sequence=call_sequences(demo_bundles()))
 def test_any_call_sequence_gives_records_never_exceptions(sequence):
