@@ -6,6 +6,7 @@ Exit codes: 0 when every cell has a result (a model failing tasks is a measureme
 
 from __future__ import annotations
 
+import tempfile
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,7 +14,6 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Column, Table
 
 from harness.agents.registry import ModelSpec, UnknownModelError, get_model
 from harness.audio.espeak import user_voice
@@ -42,6 +42,7 @@ from sandbox.external import ExternalBackend
 
 from .data_option import DATA_HELP, ONLY_HELP, open_data
 from .interrupts import run_interruptible
+from .results_table import task_table
 
 __all__ = ["SandboxChoice", "run"]
 
@@ -121,14 +122,14 @@ def run(
         if token_file is None or len(bundles) != 1 or (repeats or 1) != 1:
             typer.echo("error: --mcp-url needs --token-file, exactly one task (--only) and one repetition", err=True)
             raise typer.Exit(2)
-        backend: SandboxBackend = ExternalBackend.from_token_file(mcp_url, token_file)
+        backend: SandboxBackend = _external_or_exit(mcp_url, token_file)
     else:
         backend = _backend_or_exit(sandbox.value)
     typer.echo(f"sandbox: {backend.name}", err=True)
 
     settings = CampaignSettings(
         model=spec,
-        out_dir=out or Path("runs") / spec.key,
+        out_dir=_out_dir_or_exit(out or Path("runs") / spec.key),
         repeats=repeats or (1 if spec.deterministic else 3),
         max_turns=max_turns,
         user_audio=user_audio.value,
@@ -227,12 +228,33 @@ def _speech_or_exit(mode: str, bundles: list[TaskBundle]) -> dict[str, SpeechSou
         raise typer.Exit(2) from None
 
 
+def _external_or_exit(mcp_url: str, token_file: Path) -> SandboxBackend:
+    try:
+        return ExternalBackend.from_token_file(mcp_url, token_file)
+    except OSError as exc:
+        typer.echo(f"error: --token-file {token_file}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(2) from None
+
+
 def _backend_or_exit(name: str) -> SandboxBackend:
     try:
         return get_backend(name)
     except SandboxUnavailableError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
+
+
+def _out_dir_or_exit(out_dir: Path) -> Path:
+    """The campaign directory, created now: a place it cannot be written is a usage error, said
+    before any session starts."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=out_dir, prefix=".write-probe-")
+        probe.close()
+    except OSError as exc:
+        typer.echo(f"error: --out {out_dir}: cannot write the campaign directory: {exc.strerror}", err=True)
+        raise typer.Exit(2) from None
+    return out_dir
 
 
 async def _run_with_progress(
@@ -257,12 +279,13 @@ def _mark(flag: bool | None) -> str:
     return "–" if flag is None else ("[green]1[/]" if flag else "[red]0[/]")
 
 
+_RESULT_HEADERS = ["task", "rep", "PTS", "GS", "PC", "RA", "WA", "AFA", "turns", "outcome"]
+
+
 def _print_results(result: CampaignResult) -> None:
     console = Console()
-    table = Table(Column("task", overflow="fold"), *(Column(h, no_wrap=True) for h in ("rep", "PTS", "GS", "PC", "RA", "WA", "AFA", "turns", "outcome")))
-    for outcome in result.outcomes:
-        table.add_row(*_table_row(outcome))
-    console.print(table)
+    rows = [_table_row(outcome) for outcome in result.outcomes]
+    console.print(task_table(_RESULT_HEADERS, rows, console.width))
     for outcome in result.outcomes:
         for line in _failure_lines(outcome):
             console.print(line, highlight=False, soft_wrap=True, markup=False)
