@@ -819,7 +819,8 @@ class _DuplexSession:
         report = await self.effects.grade(judge)
         snapshot = self.effects.last_snapshot
         outcome = "SIMULATOR_FALLBACK" if self.fallbacks else _outcome(report)
-        self.log.emit(EventType.RUN_END, "harness", t, {"outcome": outcome, "pts": report.pts, "reason": self.end_reason})
+        self.log.emit(EventType.RUN_END, "harness", t, {"outcome": outcome, "pts": report.pts, "reason": self.end_reason,
+                                                         "pending_verdicts": len(report.pending_fields)})
         return DuplexSessionResult(
             run_id=self.log.run_id,
             task_id=self.bundle.task_id,
