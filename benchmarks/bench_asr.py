@@ -20,8 +20,7 @@ from harness.audio import espeak
 from harness.audio.agent_asr import PocketsphinxRecognizer, Recognizer, WhisperRecognizer
 from harness.audio.frames import SAMPLE_RATE
 from harness.metrics.percentiles import percentile
-from harness.tasks.dataset import resolve_data
-from tests.conftest import DEMO_DATA
+from harness.tasks.dataset import BUNDLED_DATA, resolve_data
 
 RECOGNIZERS = {"whisper": WhisperRecognizer, "pocketsphinx": PocketsphinxRecognizer}
 
@@ -86,7 +85,7 @@ def word_errors(reference: list[str], hypothesis: list[str]) -> int:
 
 def agent_lines(max_lines: int | None) -> list[str]:
     lines: list[str] = []
-    for task_dir in resolve_data(DEMO_DATA).task_dirs:
+    for task_dir in resolve_data(BUNDLED_DATA).task_dirs:
         policy = yaml.safe_load((task_dir / "reference" / "policy.yaml").read_text(encoding="utf-8"))
         texts = [turn["text"] for turn in policy["turns"] if turn.get("text")]
         lines.extend(texts[:max_lines])

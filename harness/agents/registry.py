@@ -4,7 +4,8 @@ Each entry names its adapter as ``"module:Class"`` and is imported only when use
 SDK is needed only to run that provider. Credentials are checked by name before a campaign starts
 (any one of ``required_env`` suffices) and never read here.
 
-Beyond the built-in entries, ``--model package.module:Class`` loads an adapter that lives outside
+``chat:MODEL`` and ``cascade:MODEL`` name any chat-completions model as a C0 text agent or as the
+brain of the cascade voice agent. Beyond the built-in entries, ``--model package.module:Class`` loads an adapter that lives outside
 this repository, and installed packages can register entries under the ``apex_voice.agents``
 entry-point group (the entry point names a :class:`ModelSpec` or an adapter class). Only built-in
 entries may be ``privileged`` (receive the task's reference policy): a loaded class cannot ask for it.
@@ -14,9 +15,10 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
-from typing import Literal
+from typing import Any, Literal
 
 from .realtime import RealtimeAdapter
 
@@ -43,6 +45,15 @@ class ModelSpec:
     notes: str = ""
     #: Receives the task's reference policy (the oracle). Recorded in every ``result.json``.
     privileged: bool = False
+    #: ``text``: a C0 text agent (``TextAgent``), not a realtime adapter.
+    interface: Literal["realtime", "text"] = "realtime"
+    #: Keyword arguments of the adapter's constructor (model name, endpoint).
+    params: tuple[tuple[str, Any], ...] = ()
+
+    def with_params(self, **params: Any) -> ModelSpec:
+        """The same model with more constructor arguments (``None`` values are left out)."""
+        given = {k: v for k, v in params.items() if v is not None}
+        return replace(self, params=(*dict(self.params).items(), *given.items()) if given else self.params)
 
     @property
     def deterministic(self) -> bool:
@@ -59,7 +70,7 @@ class ModelSpec:
         """A fresh adapter (one per session attempt); constructors do no I/O."""
         module_name, _, class_name = self.adapter.partition(":")
         adapter_class = getattr(importlib.import_module(module_name), class_name)
-        return adapter_class()
+        return adapter_class(**dict(self.params))
 
 
 MODELS: dict[str, ModelSpec] = {
@@ -89,6 +100,33 @@ MODELS: dict[str, ModelSpec] = {
 ENTRY_POINT_GROUP = "apex_voice.agents"
 
 
+def _chat_spec(name: str) -> ModelSpec:
+    return ModelSpec(
+        key=f"chat:{name}",
+        display_name=f"{name} (chat completions, text)",
+        provider="openai-compatible",
+        adapter="harness.agents.chat_agent:ChatTextAgent",
+        interface="text",
+        params=(("model", name),),
+        notes="condition C0; --endpoint URL, key from --api-key-env (default OPENAI_API_KEY)",
+    )
+
+
+def _cascade_spec(name: str) -> ModelSpec:
+    return ModelSpec(
+        key=f"cascade:{name}",
+        display_name=f"{name} (cascade: VAD, ASR, chat LLM, espeak)",
+        provider="apex-voice cascade",
+        adapter="harness.agents.cascade:CascadeAgent",
+        params=(("model", name),),
+        notes="local VAD, ASR and TTS around a chat-completions LLM (--endpoint URL)",
+    )
+
+
+#: ``--model PREFIX:NAME`` families of models: the spec of NAME under each prefix.
+PREFIXES: dict[str, Callable[[str], ModelSpec]] = {"chat": _chat_spec, "cascade": _cascade_spec}
+
+
 def get_model(key: str) -> ModelSpec:
     """The model ``key``: built in, an installed entry point, or ``module:Class``.
 
@@ -97,6 +135,9 @@ def get_model(key: str) -> ModelSpec:
     """
     if key in MODELS:
         return MODELS[key]
+    prefix, _, name = key.partition(":")
+    if prefix in PREFIXES and name:
+        return PREFIXES[prefix](name)
     for point in entry_points(group=ENTRY_POINT_GROUP):
         if point.name == key:
             return _spec_from_object(key, point.load(), provider=point.dist.name if point.dist else "entry point")

@@ -65,19 +65,26 @@ class SandboxedCellRunner:
             async with self.backend.start(public_dir, run_id, task_id=bundle.task_id) as sandbox_env:
                 sandbox = {"backend": sandbox_env.backend, **sandbox_env.metadata}
                 async with McpEnvironment(sandbox_env) as env:
-                    session = await run_duplex_session(
-                        bundle,
-                        self.model.create_adapter(),
-                        env,
-                        speech=self.speech(bundle),
-                        session_dir=rep_dir / run_id,
-                        judge=self.judge,
-                        seed=self.seed,
-                        max_turns=self.max_turns,
-                        run_id=run_id,
-                        privileged=self.model.privileged,
-                        on_bus=(lambda bus: self.on_session(cell, bus)) if self.on_session else None,
-                    )
-        return record_from_session(
-            session, rep=cell.rep, model=self.model.key, wall_s=time.monotonic() - started, sandbox=sandbox
+                    session = await self.run_session(cell, bundle, env, rep_dir / run_id, run_id)
+        return self.record(session, cell, wall_s=time.monotonic() - started, sandbox=sandbox)
+
+    async def run_session(
+        self, cell: CampaignCell, bundle: TaskBundle, env: McpEnvironment, session_dir: Path, run_id: str
+    ) -> Any:
+        """One session against the cell's sandboxed environment (C2 here; other conditions override)."""
+        return await run_duplex_session(
+            bundle,
+            self.model.create_adapter(),
+            env,
+            speech=self.speech(bundle),
+            session_dir=session_dir,
+            judge=self.judge,
+            seed=self.seed,
+            max_turns=self.max_turns,
+            run_id=run_id,
+            privileged=self.model.privileged,
+            on_bus=(lambda bus: self.on_session(cell, bus)) if self.on_session else None,
         )
+
+    def record(self, session: Any, cell: CampaignCell, *, wall_s: float, sandbox: dict[str, Any]) -> ResultRecord:
+        return record_from_session(session, rep=cell.rep, model=self.model.key, wall_s=wall_s, sandbox=sandbox)

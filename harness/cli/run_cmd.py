@@ -28,6 +28,7 @@ from harness.campaign.campaign import (
 )
 from harness.campaign.lock import CampaignLockedError
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
+from harness.campaign.text_cell import TextCellRunner, condition_problem
 from harness.grading.judge import SemanticJudge
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.errors import TaskLoadError
@@ -43,6 +44,11 @@ __all__ = ["SandboxChoice", "run"]
 
 #: Failed runs show at most this many explanation lines each under the table.
 EXPLAIN_LINES = 3
+
+
+class ConditionChoice(str, Enum):
+    C0 = "C0"
+    C2 = "C2"
 
 
 class SandboxChoice(str, Enum):
@@ -77,6 +83,15 @@ def run(
     token_file: Annotated[
         Path | None, typer.Option("--token-file", help="The control token of the --mcp-url server.")
     ] = None,
+    condition: Annotated[
+        ConditionChoice, typer.Option("--condition", help="C0 text control, C2 full duplex.")
+    ] = ConditionChoice.C2,
+    endpoint: Annotated[
+        str | None, typer.Option("--endpoint", help="Chat-completions base URL of a chat:/cascade: model.")
+    ] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option("--api-key-env", help="Variable holding the endpoint's key (default OPENAI_API_KEY).")
+    ] = None,
 ) -> None:
     """Run a campaign (resumable: cells that already have a result are loaded, not re-run).
 
@@ -84,7 +99,7 @@ def run(
     available sandbox, with a results table at the end. Exit 0 when every cell ran (whatever the
     model scored), 1 when infrastructure left cells empty, 2 for usage errors.
     """
-    spec = _model_or_exit(model)
+    spec = _model_or_exit(model, condition.value, endpoint=endpoint, api_key_env=api_key_env)
     source, task_dirs = open_data(data, only)
     bundles = _load_or_exit(task_dirs, source.checksums)
     speech = _speech_or_exit(user_audio.value, bundles)
@@ -113,7 +128,7 @@ def run(
             "deterministically only, so a correct value in other words fails",
             err=True,
         )
-    runner = SandboxedCellRunner(
+    runner = (TextCellRunner if condition is ConditionChoice.C0 else SandboxedCellRunner)(
         model=spec,
         backend=backend,
         task_dirs={b.task_id: b.task_dir for b in bundles},
@@ -138,12 +153,21 @@ def run(
     raise typer.Exit(0 if result.complete else 1)
 
 
-def _model_or_exit(key: str) -> ModelSpec:
+def _model_or_exit(key: str, condition: str, **params: str | None) -> ModelSpec:
     try:
         spec = get_model(key)
     except UnknownModelError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    if any(params.values()):
+        if not spec.params:
+            typer.echo(f"error: --endpoint/--api-key-env apply to chat:MODEL and cascade:MODEL, not {key!r}", err=True)
+            raise typer.Exit(2)
+        spec = spec.with_params(**params)
+    problem = condition_problem(spec, condition)
+    if problem:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
     missing = spec.missing_credentials()
     if missing:
         typer.echo(f"error: {spec.display_name} needs {' or '.join(missing)}.", err=True)

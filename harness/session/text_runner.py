@@ -51,6 +51,8 @@ class TextSessionResult:
     events: EventBus
     run_dir: Path | None = None
     observed_act_keys: set[str] = field(default_factory=set)
+    #: What the agent says of its session (model, endpoint), for ``result.json``.
+    adapter_meta: dict[str, Any] = field(default_factory=dict)
 
 
 async def run_text_session(

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import threading
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -30,7 +32,7 @@ from starlette.routing import Route
 
 from harness.tasks.models import ReferencePolicy
 
-__all__ = ["FakeChatServer", "serve_fake_chat"]
+__all__ = ["FakeChatServer", "serve_fake_chat", "serve_fake_chat_in_thread"]
 
 _REQUEST = TypeAdapter(CompletionCreateParamsNonStreaming)
 API_KEY = "sk-fake-chat"
@@ -91,11 +93,15 @@ def _call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
 
 
+def _server(fake: FakeChatServer, **config: object) -> uvicorn.Server:
+    app = Starlette(routes=[Route("/v1/chat/completions", fake.completions, methods=["POST"])])
+    return uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", **config))
+
+
 @asynccontextmanager
 async def serve_fake_chat(fake: FakeChatServer) -> AsyncIterator[FakeChatServer]:
     """``fake`` served by uvicorn on a free loopback port, in this event loop; ``fake.base_url`` set."""
-    app = Starlette(routes=[Route("/v1/chat/completions", fake.completions, methods=["POST"])])
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
+    server = _server(fake, host="127.0.0.1", port=0)
     serving = asyncio.create_task(server.serve())
     while not server.started:
         assert not serving.done(), "uvicorn stopped while starting"
@@ -106,3 +112,22 @@ async def serve_fake_chat(fake: FakeChatServer) -> AsyncIterator[FakeChatServer]
     finally:
         server.should_exit = True
         await serving
+
+
+@contextmanager
+def serve_fake_chat_in_thread(fake: FakeChatServer) -> Iterator[FakeChatServer]:
+    """``fake`` served from its own thread (for code under test that runs its own event loop)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = _server(fake)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started and thread.is_alive():
+        threading.Event().wait(0.01)
+    fake.base_url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    try:
+        yield fake
+    finally:
+        server.should_exit = True
+        thread.join()
+        sock.close()
