@@ -110,7 +110,7 @@ def resolve_whisper_model(name: str) -> tuple[str, str]:
 
 @dataclass
 class WhisperRecognizer:
-    """faster-whisper, greedy and without timestamps: the same audio always gives the same words."""
+    """faster-whisper, greedy (beam 1, temperature 0): the same audio always gives the same words."""
 
     model: str = DEFAULT_WHISPER_MODEL
     cpu_threads: int = field(default_factory=lambda: min(2, os.cpu_count() or 1))
@@ -137,7 +137,7 @@ class WhisperRecognizer:
             audio,
             beam_size=1,
             temperature=0.0,
-            without_timestamps=True,
+            without_timestamps=False,  # with timestamps it seeks on past a window that ended early
             condition_on_previous_text=False,
             vad_filter=False,
         )
