@@ -85,3 +85,55 @@ async def test_a_cascade_that_never_yields_is_measured_as_talking_over_the_user(
     deliveries = [e.payload for e in _events(result, EventType.DUPLEX_EVENT) if "onset_ms" in e.payload]
     barges = [d for d in deliveries if d["expected_floor_action"] == "YIELD" and d["agent_speaking_at_onset"]]
     assert barges and not any(d["agent_yielded"] for d in barges)
+
+
+async def _speak_to(agent, pcm, start_ms=0):
+    """Feed ``pcm`` then a second of silence, frame by frame; returns the media time reached."""
+    from harness.audio.frames import FRAME_SAMPLES, AudioFrame
+
+    padded = np.concatenate((pcm, np.zeros(24_000 + (-len(pcm)) % FRAME_SAMPLES, dtype=np.int16)))
+    t = start_ms
+    for index in range(len(padded) // FRAME_SAMPLES):
+        await agent.send_audio(AudioFrame(padded[index * FRAME_SAMPLES : (index + 1) * FRAME_SAMPLES], t))
+        t += 20
+    return t
+
+
+async def _user_clip():
+    task_dir = DEMO_DATA / "tasks" / TASKS[0]
+    bank = open_speech_source(task_dir, "prerendered")
+    text = bank.bank.texts[0]
+    return (await bank.prepare([text]))[text].pcm
+
+
+async def test_on_the_realtime_clock_responses_run_as_tasks_while_frames_flow():
+    from harness.agents.realtime import AudioDelta, SessionConfig, ToolCallRequested, UserTranscript
+
+    async with serve_fake_chat(FakeChatServer()) as fake:
+        fake.policy = load_task(DEMO_DATA / "tasks" / TASKS[0]).policy
+        client = ChatClient(ChatEndpoint("fake-model", fake.base_url, "FAKE_CHAT_KEY", backoff_s=0))
+        agent = CascadeAgent(client=client)  # realtime by default
+        await agent.connect(SessionConfig(instructions="be brief", tools=[]))
+        await _speak_to(agent, await _user_clip())
+        assert agent._busy is not None  # send_audio returned before the response was ready
+        await agent._busy
+        events = agent.poll_events()
+        await agent.close()
+    assert isinstance(events[0], UserTranscript) and events[0].text
+    first_turn = fake.policy.turns[0]
+    expected = ToolCallRequested if first_turn.tool_calls else AudioDelta
+    assert any(isinstance(e, expected) for e in events)
+
+
+async def test_a_refused_key_becomes_an_auth_error_event(monkeypatch):
+    from harness.agents.realtime import AdapterError, SessionConfig
+
+    monkeypatch.setenv("FAKE_CHAT_KEY", "sk-wrong")
+    async with serve_fake_chat(FakeChatServer()) as fake:
+        client = ChatClient(ChatEndpoint("fake-model", fake.base_url, "FAKE_CHAT_KEY", backoff_s=0))
+        agent = CascadeAgent(client=client, clock_mode="virtual")
+        await agent.connect(SessionConfig(instructions="be brief", tools=[]))
+        await _speak_to(agent, await _user_clip())
+        errors = [e for e in agent.poll_events() if isinstance(e, AdapterError)]
+        await agent.close()
+    assert len(errors) == 1 and errors[0].kind == "auth" and not errors[0].transient
