@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from scipy.fft import next_fast_len
 from scipy.signal import butter, oaconvolve, sosfilt
 
 from .clip import Clip
@@ -51,7 +52,6 @@ ACOUSTICS_VERSION = 1
 _TELEPHONE_RATE = 8_000
 _MU = 255.0
 _MULAW_LEVELS = 127  # codes -127..127: G.711's 8 bits with one zero
-_PINK_POLES = 64  # Voss-McCartney-style sum of octave-spaced first-order filters
 
 
 class AcousticsError(ValueError):
@@ -172,11 +172,13 @@ def _at_snr(signal: np.ndarray, noise: np.ndarray, snr_db: float) -> np.ndarray:
 
 
 def _pink(n: int, rng: np.random.Generator) -> np.ndarray:
-    """1/f noise by spectral shaping of white noise (exact slope, no filter state)."""
-    spectrum = np.fft.rfft(rng.standard_normal(n))
-    freqs = np.fft.rfftfreq(n)
-    freqs[0] = freqs[1] if n > 1 else 1.0
-    return np.fft.irfft(spectrum / np.sqrt(freqs), n)
+    """1/f noise by spectral shaping of white noise (exact slope, no filter state), made at a
+    fast FFT length and cut to ``n`` (a clip length with a large prime factor is slow)."""
+    size = next_fast_len(max(n, 2), real=True)
+    spectrum = np.fft.rfft(rng.standard_normal(size))
+    freqs = np.fft.rfftfreq(size)
+    freqs[0] = freqs[1]
+    return np.fft.irfft(spectrum / np.sqrt(freqs), size)[:n]
 
 
 def _noise(x: np.ndarray, spec: NoiseSpec, rng: np.random.Generator, pool: Sequence[np.ndarray]) -> np.ndarray:
@@ -401,10 +403,10 @@ class AcousticChain:
         order, so the result does not depend on the mapping's order)."""
         if self.is_clean:
             return dict(clips)
-        ordered = sorted(clips)
+        samples = {text: clips[text].pcm.astype(np.float64) for text in sorted(clips)}  # converted once
         degraded: dict[str, Clip] = {}
         for text, clip in clips.items():
-            pool = [clips[other].pcm for other in ordered if other != text]
+            pool = [pcm for other, pcm in samples.items() if other != text]
             pcm = self.apply(clip.pcm, seed=seed, text=text, babble_pool=pool)
             degraded[text] = replace(clip, pcm=pcm, source=f"{clip.source}+acoustics:{self.label()}")
         return degraded
