@@ -1,13 +1,14 @@
 """Per-stage latency of the cascade voice agent over demo sessions: p50/p95 per stage.
 
-Usage: python -m benchmarks.bench_cascade [--tasks N]  (from the repository root)
+Usage: python -m benchmarks.bench_cascade [--tasks N] [--acoustics PRESET]  (from the repository root)
 Each session is a C2 session on the virtual clock with the policy-playing fake chat server on
 loopback, so the LLM stage is the HTTP round trip of a local server, not a model's think time;
 ASR (faster-whisper tiny.en by default, ``APEX_VOICE_ASR_MODEL`` to change) and espeak synthesis
 are the real local components. Stages are wall milliseconds from the end-of-turn decision
 (which itself comes ``END_OF_TURN_MS`` of media time after the user's last voiced frame):
 ASR done, first LLM reply, first audio ready (tool calls in between included); TTS is its own
-duration. Also prints the session wall time per media second.
+duration. Also prints the session wall time per media second. ``--acoustics`` degrades the user
+channel (C3) first, which the cascade then has to recognize.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import time
 
 from harness.agents.cascade import END_OF_TURN_MS, CascadeAgent
 from harness.agents.chat_agent import ChatClient, ChatEndpoint
+from harness.audio.acoustics import AcousticChain
+from harness.audio.acoustics_speech import DegradedSpeechSource
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
 from harness.metrics.percentiles import percentile
@@ -31,7 +34,7 @@ from tests.fakes.fake_chat_server import API_KEY, FakeChatServer, serve_fake_cha
 STAGES = ("asr_ms", "llm_ms", "tts_ms", "first_audio_ms")
 
 
-async def _sessions(task_count: int) -> None:
+async def _sessions(task_count: int, acoustics: str) -> None:
     os.environ["APEX_BENCH_CHAT_KEY"] = API_KEY
     turns: list[dict] = []
     media_ms = wall_s = 0.0
@@ -42,6 +45,7 @@ async def _sessions(task_count: int) -> None:
             bundle = load_task(task_dir)
             fake.policy = bundle.policy
             speech = open_speech_source(task_dir, "auto", voice=user_voice(bundle.persona.get("voice_id")))
+            speech = DegradedSpeechSource(speech, AcousticChain.parse(acoustics), seed=1)
             client = ChatClient(ChatEndpoint("fake-model", fake.base_url, "APEX_BENCH_CHAT_KEY"))
             agent = CascadeAgent(client=client, clock_mode="virtual")
             started = time.perf_counter()
@@ -52,7 +56,7 @@ async def _sessions(task_count: int) -> None:
             passed += result.pts
             turns.extend(agent.metadata()["turn_latencies_ms"])
             print(f"{task_dir.name}: PTS {result.pts}, {len(agent.latencies)} responses", flush=True)
-    print(f"\n{len(task_dirs)} sessions, {passed} passed, {len(turns)} responses; "
+    print(f"\nacoustics {acoustics}: {len(task_dirs)} sessions, {passed} passed, {len(turns)} responses; "
           f"end of turn {END_OF_TURN_MS} ms of media silence after the last voiced frame")
     for stage in STAGES:
         values = [t[stage] for t in turns if t[stage] is not None]
@@ -63,8 +67,9 @@ async def _sessions(task_count: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=3, help="Demo tasks to run (default 3).")
+    parser.add_argument("--acoustics", default="clean", help="C3 chain for the user channel (default clean).")
     args = parser.parse_args()
-    asyncio.run(_sessions(args.tasks))
+    asyncio.run(_sessions(args.tasks, args.acoustics))
 
 
 if __name__ == "__main__":
