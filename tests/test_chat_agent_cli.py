@@ -39,5 +39,7 @@ def test_a_chat_model_runs_c0_through_the_sandbox_and_records_its_endpoint(tmp_p
 def test_condition_and_model_mismatches_are_usage_errors():
     text_in_c2 = _run("--model", "chat:gpt-x")
     assert text_in_c2.exit_code == 2 and "use --condition C0, or cascade:gpt-x" in text_in_c2.output
+    voice_in_c0 = _run("--condition", "C0", "--model", "cascade:gpt-x")
+    assert voice_in_c0.exit_code == 2 and "--condition C0 needs a text agent (chat:MODEL, oracle, noop)" in voice_in_c0.output
     endpoint_for_oracle = _run("--model", "oracle", "--endpoint", "http://127.0.0.1:1/v1")
     assert endpoint_for_oracle.exit_code == 2 and "apply to chat:MODEL and cascade:MODEL" in endpoint_for_oracle.output
