@@ -187,7 +187,7 @@ def _noise(x: np.ndarray, spec: NoiseSpec, rng: np.random.Generator, pool: Seque
 
 
 def _babble(x: np.ndarray, spec: BabbleSpec, rng: np.random.Generator, pool: Sequence[np.ndarray]) -> np.ndarray:
-    voices = [p for p in pool if len(p) and _power(p) > 0]
+    voices = [p for p in pool if len(p)]
     if not voices:
         raise AcousticsError("babble needs other clips of the session to mix (none given)")
     noise = np.zeros(len(x))
