@@ -32,6 +32,7 @@ def test_a_chat_model_runs_c0_through_the_sandbox_and_records_its_endpoint(tmp_p
     stored = json.loads((tmp_path / DEMO_TASK / "rep0" / "result.json").read_text())
     assert (stored["condition"], stored["pts"], stored["provider_model"]) == ("C0", 1, "fake-model")
     assert stored["adapter"]["endpoint"] == f"{fake.base_url}/chat/completions"
+    assert stored["adapter"]["requests"] == len(fake.requests) and stored["adapter"]["usage"]["completion_tokens"] > 0
     assert (tmp_path / DEMO_TASK / "rep0" / stored["run_id"] / "events.jsonl").is_file()
     assert fake.requests and all(r["model"] == "fake-model" for r in fake.requests)
 

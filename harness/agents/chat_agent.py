@@ -266,7 +266,15 @@ class ChatTextAgent:
         )
 
     def metadata(self) -> dict[str, Any]:
-        return {"model": self.client.endpoint.model, "endpoint": self.client.endpoint.url, "requests": self.client.requests}
+        tokens = {
+            key: sum(int(usage.get(key) or 0) for usage in self.usage) for key in ("prompt_tokens", "completion_tokens")
+        }
+        return {
+            "model": self.client.endpoint.model,
+            "endpoint": self.client.endpoint.url,
+            "requests": self.client.requests,
+            "usage": tokens,
+        }
 
     async def aclose(self) -> None:
         await self.client.aclose()
