@@ -137,3 +137,11 @@ async def test_a_refused_key_becomes_an_auth_error_event(monkeypatch):
         errors = [e for e in agent.poll_events() if isinstance(e, AdapterError)]
         await agent.close()
     assert len(errors) == 1 and errors[0].kind == "auth" and not errors[0].transient
+
+
+def test_without_a_recognizer_installed_the_cascade_cannot_be_constructed(monkeypatch):
+    from harness.audio import agent_asr
+
+    monkeypatch.setattr(agent_asr, "_installed", lambda module: False)
+    with pytest.raises(ImportError, match="pip install 'apex-voice\\[asr\\]'"):
+        CascadeAgent("gpt-x")

