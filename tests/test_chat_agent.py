@@ -125,3 +125,14 @@ def test_chat_and_cascade_prefixes_name_any_model_with_its_endpoint():
     adapter = cascade.create_adapter()
     assert adapter.model_id == "cascade:gpt-x" and adapter.clock_mode == "realtime"
     assert adapter.client.endpoint.api_key_env == "OPENAI_API_KEY"
+
+
+async def test_the_fake_server_refuses_a_body_the_sdk_types_reject():
+    import httpx
+
+    bad = {"model": "m", "messages": [{"role": "tool", "content": "no call id"}]}
+    async with serve_fake_chat(FakeChatServer(mode="silent")) as fake, httpx.AsyncClient() as http:
+        refused = await http.post(f"{fake.base_url}/chat/completions", json=bad, headers={"Authorization": f"Bearer {API_KEY}"})
+        good = {**bad, "messages": [{"role": "tool", "content": "x", "tool_call_id": "call_1"}]}
+        accepted = await http.post(f"{fake.base_url}/chat/completions", json=good, headers={"Authorization": f"Bearer {API_KEY}"})
+    assert refused.status_code == 500 and accepted.status_code == 200

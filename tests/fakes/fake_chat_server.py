@@ -50,7 +50,7 @@ class FakeChatServer:
         if request.headers.get("authorization") != f"Bearer {API_KEY}":
             return JSONResponse({"error": {"message": "invalid api key", "type": "invalid_request_error"}}, 401)
         body = await request.json()
-        _REQUEST.validate_python(body)  # a malformed request fails the test through a 500
+        _validate(body)  # a malformed request fails the test through a 500
         self.requests.append(body)
         if self.fail_with:
             status = self.fail_with.pop(0)
@@ -87,6 +87,24 @@ class FakeChatServer:
         if turn.end_call:
             answer["tool_calls"] = [_call(f"call_{index}_end", "end_call", {})]
         return answer
+
+
+def _validate(body: dict[str, Any]) -> None:
+    """Check ``body`` against the SDK's request type, all the way down: pydantic validates the
+    SDK's ``Iterable`` fields (messages, tool calls, content parts) lazily, as they are iterated."""
+
+    def drain(value: Any) -> None:
+        if isinstance(value, dict):
+            for item in value.values():
+                drain(item)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                drain(item)
+        elif hasattr(value, "__next__"):
+            for item in value:
+                drain(item)
+
+    drain(_REQUEST.validate_python(body))
 
 
 def _call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
