@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
 from typing import Any, Literal
 
 from .realtime import RealtimeAdapter
 
-__all__ = ["MODELS", "ModelSpec", "UnknownModelError", "get_model"]
+__all__ = ["MODELS", "PREFIXES", "ModelFamily", "ModelSpec", "UnknownModelError", "get_model"]
 
 
 class UnknownModelError(KeyError):
@@ -100,31 +99,39 @@ MODELS: dict[str, ModelSpec] = {
 ENTRY_POINT_GROUP = "apex_voice.agents"
 
 
-def _chat_spec(name: str) -> ModelSpec:
-    return ModelSpec(
-        key=f"chat:{name}",
-        display_name=f"{name} (chat completions, text)",
-        provider="openai-compatible",
-        adapter="harness.agents.chat_agent:ChatTextAgent",
-        interface="text",
-        params=(("model", name),),
-        notes="condition C0; --endpoint URL, key from --api-key-env (default OPENAI_API_KEY)",
-    )
+@dataclass(frozen=True)
+class ModelFamily:
+    """``--model PREFIX:NAME``: one adapter for any model NAME of an API (the name is its argument)."""
+
+    label: str
+    provider: str
+    adapter: str
+    interface: Literal["realtime", "text"]
+    notes: str
+
+    def spec(self, prefix: str, name: str) -> ModelSpec:
+        return ModelSpec(
+            key=f"{prefix}:{name}",
+            display_name=f"{name} ({self.label})",
+            provider=self.provider,
+            adapter=self.adapter,
+            interface=self.interface,
+            params=(("model", name),),
+            notes=self.notes,
+        )
 
 
-def _cascade_spec(name: str) -> ModelSpec:
-    return ModelSpec(
-        key=f"cascade:{name}",
-        display_name=f"{name} (cascade: VAD, ASR, chat LLM, espeak)",
-        provider="apex-voice cascade",
-        adapter="harness.agents.cascade:CascadeAgent",
-        params=(("model", name),),
-        notes="local VAD, ASR and TTS around a chat-completions LLM (--endpoint URL)",
-    )
-
-
-#: ``--model PREFIX:NAME`` families of models: the spec of NAME under each prefix.
-PREFIXES: dict[str, Callable[[str], ModelSpec]] = {"chat": _chat_spec, "cascade": _cascade_spec}
+#: Model families by prefix; ``--endpoint``/``--api-key-env`` become their adapters' arguments.
+PREFIXES: dict[str, ModelFamily] = {
+    "chat": ModelFamily(
+        "chat completions, text", "openai-compatible", "harness.agents.chat_agent:ChatTextAgent", "text",
+        "condition C0; --endpoint URL, key from --api-key-env (default OPENAI_API_KEY)",
+    ),
+    "cascade": ModelFamily(
+        "cascade: VAD, ASR, chat LLM, espeak", "apex-voice cascade", "harness.agents.cascade:CascadeAgent", "realtime",
+        "local VAD, ASR and TTS around a chat-completions LLM (--endpoint URL)",
+    ),
+}
 
 
 def get_model(key: str) -> ModelSpec:
@@ -137,7 +144,7 @@ def get_model(key: str) -> ModelSpec:
         return MODELS[key]
     prefix, _, name = key.partition(":")
     if prefix in PREFIXES and name:
-        return PREFIXES[prefix](name)
+        return PREFIXES[prefix].spec(prefix, name)
     for point in entry_points(group=ENTRY_POINT_GROUP):
         if point.name == key:
             return _spec_from_object(key, point.load(), provider=point.dist.name if point.dist else "entry point")
