@@ -158,7 +158,7 @@ def get_model(key: str) -> ModelSpec:
     installed = [p.name for p in entry_points(group=ENTRY_POINT_GROUP)]
     raise UnknownModelError(
         f"unknown model {key!r}; known models: {', '.join([*MODELS, *installed])} "
-        "(or give an adapter as package.module:Class)"
+        f"(or {', '.join(f'{p}:MODEL' for p in PREFIXES)}, or an adapter as package.module:Class)"
     )
 
 
