@@ -298,3 +298,13 @@ async def test_native_oracle_through_a_real_mcp_server_in_a_local_sandbox(tmp_pa
     observed = _events(result, EventType.TOOL_CALL)
     assert len(observed) == agent.calls_made == len(result.snapshot.call_log)
     assert all(c.payload["source"] == "server" for c in observed)
+
+
+async def test_turn_based_c1_never_talks_over_the_agent_and_the_oracle_still_passes():
+    result = await _session(BENEFITS, OracleVoiceAgent(), condition="C1")
+    assert result.pts == 1, result.grade.explain()
+    assert result.condition == "C1" and result.events.events[0].payload["condition"] == "C1"
+    starts = _events(result, EventType.USER_AUDIO_START)
+    assert not [s for s in starts if s.payload.get("barge") or s.payload.get("backchannel")]
+    timeline = build_timeline(result.events.events)
+    assert timeline.overlap_ms == 0  # strictly alternating: the user waits for the agent to finish

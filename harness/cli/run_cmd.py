@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness.agents.registry import ModelSpec, UnknownModelError, get_model
+from harness.audio.acoustics import AcousticChain, AcousticsError
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import SpeechSource, SpeechSourceError, UserAudioMode, open_speech_source
 from harness.campaign.campaign import (
@@ -29,6 +30,7 @@ from harness.campaign.campaign import (
 from harness.campaign.lock import CampaignLockedError
 from harness.campaign.resume import CampaignMismatchError
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
+from harness.campaign.text_cell import TextCellRunner, condition_problem
 from harness.grading.judge import CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache
 from harness.results.regrade import pending_regrader
@@ -50,15 +52,17 @@ __all__ = ["SandboxChoice", "run"]
 EXPLAIN_LINES = 3
 
 
+class ConditionChoice(str, Enum):
+    C0 = "C0"
+    C1 = "C1"
+    C2 = "C2"
+    C3 = "C3"
+
+
 class SandboxChoice(str, Enum):
     auto = "auto"
     docker = "docker"
     local = "local"
-
-
-class VoiceCondition(str, Enum):
-    C1 = "C1"
-    C2 = "C2"
 
 
 def run(
@@ -88,10 +92,16 @@ def run(
         Path | None, typer.Option("--token-file", help="The control token of the --mcp-url server.")
     ] = None,
     condition: Annotated[
-        VoiceCondition,
+        ConditionChoice,
         typer.Option("--condition", help="C2: full duplex, clean audio. C1: turn-based voice (the user never "
-                     "talks over the agent; back-channels dropped), to separate the cost of duplex from speech."),
-    ] = VoiceCondition.C2,
+                     "talks over the agent; back-channels dropped), to separate the cost of duplex from speech. "
+                     "C3: full duplex through realistic acoustics (--acoustics). C0: text control (chat:MODEL)."),
+    ] = ConditionChoice.C2,
+    acoustics: Annotated[
+        str,
+        typer.Option("--acoustics", help="C3 only: a preset (light, moderate, telephone, lossy, harsh) or a chain "
+                     "such as 'reverb:rt60_s=0.5+babble:snr_db=10' (docs/conditions.md)."),
+    ] = "moderate",
     tool_mode: Annotated[
         str | None,
         typer.Option("--tool-mode", help="bridge: the harness executes the agent's function calls; native: the agent "
@@ -103,6 +113,12 @@ def run(
         typer.Option("--tool-latency-ms", min=0, help="Media time every tool call takes before its result reaches the "
                      "agent (virtual clock: exactly this; realtime: at least this). Both channels keep moving meanwhile."),
     ] = 0,
+    endpoint: Annotated[
+        str | None, typer.Option("--endpoint", help="Chat-completions base URL of a chat:/cascade: model.")
+    ] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option("--api-key-env", help="Variable holding the endpoint's key (default OPENAI_API_KEY).")
+    ] = None,
 ) -> None:
     """Run a campaign (resumable: cells that already have a result are loaded, not re-run).
 
@@ -110,11 +126,12 @@ def run(
     available sandbox, with a results table at the end. Exit 0 when every cell ran (whatever the
     model scored), 1 when infrastructure left cells empty, 2 for usage errors.
     """
-    spec = _model_or_exit(model)
+    spec = _model_or_exit(model, condition.value, endpoint=endpoint, api_key_env=api_key_env)
     tool_mode = tool_mode or spec.tool_modes[0]
     if tool_mode not in spec.tool_modes:
         typer.echo(f"error: {spec.key} supports --tool-mode {', '.join(spec.tool_modes)}, not {tool_mode!r}", err=True)
         raise typer.Exit(2)
+    chain = _acoustics_or_exit(condition.value, acoustics)
     source, task_dirs = open_data(data, only)
     bundles = _load_or_exit(task_dirs, source.checksums)
     speech = _speech_or_exit(user_audio.value, bundles)
@@ -144,14 +161,14 @@ def run(
             err=True,
         )
     observer = LlmActClassifier.from_env()
-    if observer is None and not spec.deterministic:
+    if observer is None and not spec.deterministic and condition is not ConditionChoice.C0:
         typer.echo(
             "observer: deterministic only (set APEX_VOICE_LLM_API_KEY or OPENAI_API_KEY): the simulated user "
             "hears only the task's patterns, so a model that phrases a question its own way may go unheard "
             "and scores are not comparable with the published ones",
             err=True,
         )
-    runner = SandboxedCellRunner(
+    runner = (TextCellRunner if condition is ConditionChoice.C0 else SandboxedCellRunner)(
         model=spec,
         backend=backend,
         task_dirs={b.task_id: b.task_dir for b in bundles},
@@ -160,6 +177,7 @@ def run(
         max_turns=max_turns,
         checksums=source.checksums,
         condition=condition.value,
+        acoustics=chain,
         tool_latency_ms=tool_latency_ms,
         observer=observer,
         tool_mode=tool_mode,
@@ -188,12 +206,32 @@ def run(
     raise typer.Exit(0 if result.complete else 1)
 
 
-def _model_or_exit(key: str) -> ModelSpec:
+def _acoustics_or_exit(condition: str, text: str) -> AcousticChain | None:
+    """The C3 degradation chain (one line and exit 2 for a bad spec); ``None`` in other conditions."""
+    if condition != "C3":
+        return None
+    try:
+        return AcousticChain.parse(text)
+    except AcousticsError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _model_or_exit(key: str, condition: str, **params: str | None) -> ModelSpec:
     try:
         spec = get_model(key)
     except UnknownModelError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    if any(params.values()):
+        if not spec.params:
+            typer.echo(f"error: --endpoint/--api-key-env apply to chat:MODEL and cascade:MODEL, not {key!r}", err=True)
+            raise typer.Exit(2)
+        spec = spec.with_params(**params)
+    problem = condition_problem(spec, condition)
+    if problem:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
     missing = spec.missing_credentials()
     if missing:
         typer.echo(f"error: {spec.display_name} needs {' or '.join(missing)}.", err=True)

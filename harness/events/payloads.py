@@ -31,7 +31,7 @@ class RunStart(_Payload):
     tool_latency_ms: int | None = None
     privileged: bool | None = None
     observer: str | None = None
-    acoustics: list[dict[str, Any]] | None = None
+    acoustics: dict[str, Any] | None = None
 
 
 class UserStateTransition(_Payload):

@@ -84,7 +84,7 @@ class ResultRecord(BaseModel):
     usage: dict[str, Any] | None = None
     cost_usd: float | None = None
     observer: str | None = None
-    acoustics: list[dict[str, Any]] | None = None
+    acoustics: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _derive_pending(self) -> ResultRecord:

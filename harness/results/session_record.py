@@ -59,6 +59,7 @@ def record_from_session(
         tool_path=str(adapter.get("tool_path") or "bridge"),
         privileged=bool(adapter.get("privileged", False)),
         observer=adapter.get("observer"),
+        acoustics=adapter.get("acoustics"),
         usage=_usage(session.usage),
     )
 

@@ -43,6 +43,7 @@ from harness.agents.realtime import (
     UserTranscript,
 )
 from harness.agents.system_prompt import agent_instructions
+from harness.audio.acoustics import AcousticChain
 from harness.audio.agent_asr import AgentTranscriber, asr_available
 from harness.audio.frames import FRAME_MS, AudioFrame, samples_to_ms
 from harness.audio.speech_bank import SpeechSource
@@ -123,6 +124,7 @@ async def run_duplex_session(
     observer: LlmActClassifier | None = None,
     tool_mode: str = "bridge",
     mcp_endpoint: McpEndpoint | None = None,
+    acoustics: AcousticChain | None = None,
 ) -> DuplexSessionResult:
     """Run one voice session to its end, grade it and write its run files (when ``session_dir``).
 
@@ -134,6 +136,8 @@ async def run_duplex_session(
 
     if condition not in VOICE_CONDITIONS:
         raise ValueError(f"unknown voice condition {condition!r}; expected one of {', '.join(VOICE_CONDITIONS)}")
+    if (condition == "C3") != (acoustics is not None):
+        raise ValueError("condition C3 and an acoustics chain go together (C3 needs one; C1/C2 take none)")
     # In-process agents run on the virtual clock (deterministic, fast); live providers on wall time.
     clock = clock or make_clock(adapter.clock_mode)
     run_id = run_id or uuid.uuid4().hex[:12]
@@ -144,7 +148,8 @@ async def run_duplex_session(
         on_bus(bus)  # a live consumer (the TUI) subscribes before the first event
     session = _DuplexSession(bundle, adapter, env, speech, clock, bus, seed, max_turns, condition,
                              privileged=privileged, tool_latency_ms=tool_latency_ms, sandbox=sandbox,
-                             observer=observer, tool_mode=tool_mode, mcp_endpoint=mcp_endpoint)
+                             observer=observer, tool_mode=tool_mode, mcp_endpoint=mcp_endpoint,
+                             acoustics=acoustics, seed_for_acoustics=seed)
     try:
         result = await session.run(judge)
         if session_dir is not None:
@@ -184,7 +189,11 @@ class _DuplexSession:
         observer: LlmActClassifier | None = None,
         tool_mode: str = "bridge",
         mcp_endpoint: McpEndpoint | None = None,
+        acoustics: AcousticChain | None = None,
+        seed_for_acoustics: int = 1,
     ) -> None:
+        self.acoustics = acoustics
+        self.seed = seed_for_acoustics
         if tool_mode not in TOOL_MODES:
             raise ValueError(f"unknown tool mode {tool_mode!r}; expected one of {', '.join(TOOL_MODES)}")
         if tool_mode == "native" and mcp_endpoint is None:
@@ -259,6 +268,9 @@ class _DuplexSession:
             # The agent calls the tools itself; every call is observed at the server.
             self.work.submit("native-calls", self._follow_calls(), due_ms=10**12, deliver=_ignore)
         self.clips = await self.speech.prepare(self.user.speakable_texts())
+        if self.acoustics is not None:
+            # C3: every clip through the seeded degradations, once, before the clock (same samples on a rerun).
+            self.clips = await asyncio.to_thread(self.acoustics.degrade_clips, self.clips, seed=self.seed)
         # Media time starts now that the agent is connected and every clip is ready: a slow connect
         # must not be followed by a burst of frames catching up with the wall.
         self.clock.start()
@@ -277,6 +289,7 @@ class _DuplexSession:
                 "tool_latency_ms": self.tool_latency_ms,
                 "privileged": self.privileged,
                 "observer": self._observer_name,
+                **({"acoustics": self._acoustics_spec} if self.acoustics is not None else {}),
             },
         )
         if self.sandbox is not None:
@@ -522,6 +535,12 @@ class _DuplexSession:
             self.log.emit(EventType.AGENT_ACT, "agent", t, {"act": key, "source": "classifier"})
         self.heard.acts.extend(acts)
         await self._fire_events(t, act_keys=acts)
+
+    @property
+    def _acoustics_spec(self) -> dict[str, Any]:
+        """The C3 chain as recorded: preset, processors with every parameter, version."""
+        assert self.acoustics is not None
+        return self.acoustics.spec.model_dump(mode="json")
 
     @property
     def _observer_name(self) -> str:
@@ -836,7 +855,8 @@ class _DuplexSession:
             recorder=self.recorder,
             observed_act_keys=sorted(self.user.observed_act_keys),
             adapter_meta={**metadata, "privileged": self.privileged, "tool_path": self.tool_mode,
-                          "observer": self._observer_name},
+                          "observer": self._observer_name,
+                          **({"acoustics": self._acoustics_spec} if self.acoustics is not None else {})},
             infra_errors=self.infra_errors,
             usage=self.usage,
         )
