@@ -73,6 +73,15 @@ class TaskEnvironment:
                     self._pending = None
             return record.model_copy(deep=True)
 
+    @property
+    def call_count(self) -> int:
+        return self._runtime.call_count
+
+    def call_record(self, index: int) -> ToolCallRecord | None:
+        """One call-log record by index (a copy), without building a whole snapshot."""
+        with self._lock:
+            return self._runtime.record(index)
+
     def grant_approval(
         self, action_type: str, target_id: str, media_time_ms: int, source_event_id: str | None = None
     ) -> ApprovalToken:

@@ -24,6 +24,7 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .argument_validation import ArgumentsProblem, safe_text
 from .bundle_upload import TaskAlreadyLoadedError
 from .call_stream import CallStream
 from .control_api import control_routes
@@ -34,20 +35,23 @@ from .state_file import StateFile
 __all__ = [
     "CALL_INDEX_META_KEY",
     "CALL_RECORD_META_KEY",
-    "MEDIA_TIME_META_KEY",
     "RAW_ARGUMENTS_META_KEY",
+    "REFUSED_ARGUMENTS_META_KEY",
     "TaskAlreadyLoadedError",
     "TaskServer",
     "build_app",
 ]
 
-#: ``_meta`` key a bridging harness sets on ``tools/call`` to stamp the call with media time.
-MEDIA_TIME_META_KEY = "apex_voice/media_time_ms"
-
 #: ``_meta`` key a bridging harness uses to forward arguments that are not a JSON object (a model
 #: emitted a list or a string). MCP's ``arguments`` must be an object, so they travel here and the
 #: environment refuses them exactly as it would in process: same call log, same grade.
 RAW_ARGUMENTS_META_KEY = "apex_voice/raw_arguments"
+
+#: ``_meta`` key a bridging harness uses instead of arguments it cannot send (a lone surrogate,
+#: NaN, too deep, too large): ``{"message", "logged"}`` of an ``ArgumentsProblem``. The call is
+#: refused and logged with that message, as in process. It can only make the caller's own call fail.
+REFUSED_ARGUMENTS_META_KEY = "apex_voice/refused_arguments"
+_MAX_FORWARDED_CHARS = 500
 
 #: ``_meta`` key on every tool result: the call's index in the call log (``/control/calls/{index}``).
 CALL_INDEX_META_KEY = "apex_voice/call_index"
@@ -105,11 +109,11 @@ class TaskServer:
             raise RuntimeError("no task is loaded on this server yet (POST /control/load)")
         return self.env
 
-    async def call_tool(self, name: str, args: Any, media_time_ms: int | None) -> mcp_types.CallToolResult:
+    async def call_tool(self, name: str, args: Any) -> mcp_types.CallToolResult:
+        """Run one call, stamped with the media time the harness last set (never the caller's)."""
         env = self.loaded_env()
         async with self._lock:
-            at = self.media_time_ms if media_time_ms is None else media_time_ms
-            record = env.call_tool(name, args, at)
+            record = env.call_tool(name, args, self.media_time_ms)
             await self.persist()
             record_json = record.model_dump(mode="json")
             self.calls.publish(record_json)
@@ -135,13 +139,7 @@ class TaskServer:
         async def call_tool(
             ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
         ) -> mcp_types.CallToolResult:
-            meta = _meta_dict(params)
-            args = (
-                meta[RAW_ARGUMENTS_META_KEY]
-                if params.arguments is None and RAW_ARGUMENTS_META_KEY in meta
-                else params.arguments
-            )
-            return await self.call_tool(params.name, args, _media_time(meta))
+            return await self.call_tool(params.name, _arguments(params))
 
         server: Server[Any] = Server("apex-voice-task", on_list_tools=list_tools, on_call_tool=call_tool)
         # The SDK's only default middleware opens an OpenTelemetry span per message; nothing here
@@ -172,9 +170,22 @@ def _meta_dict(params: mcp_types.CallToolRequestParams) -> dict[str, Any]:
     return dict(meta) if isinstance(meta, dict) else meta.model_dump(by_alias=True)
 
 
-def _media_time(meta: dict[str, Any]) -> int | None:
-    value = meta.get(MEDIA_TIME_META_KEY)
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+def _arguments(params: mcp_types.CallToolRequestParams) -> Any:
+    """The call's arguments: MCP ``arguments``, else what a bridging harness forwarded in ``_meta``.
+
+    Any media time in ``_meta`` is ignored: only the harness sets it, through the control plane.
+    """
+    if params.arguments is not None:
+        return params.arguments
+    meta = _meta_dict(params)
+    refused = meta.get(REFUSED_ARGUMENTS_META_KEY)
+    if isinstance(refused, dict) and isinstance(refused.get("message"), str):
+        logged = refused.get("logged")
+        return ArgumentsProblem(
+            safe_text(refused["message"])[:_MAX_FORWARDED_CHARS],
+            safe_text(logged)[:_MAX_FORWARDED_CHARS] if isinstance(logged, str) else None,
+        )
+    return meta.get(RAW_ARGUMENTS_META_KEY)
 
 
 def build_app(server: TaskServer, *, token: str, host: str = "127.0.0.1") -> Starlette:

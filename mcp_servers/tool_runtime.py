@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .argument_validation import (
-    MAX_ARGS_BYTES,
-    json_size,
+    arguments_problem,
+    loggable_name,
     undeclared_args,
     validate_tool_args,
     without_null_optionals,
@@ -29,14 +29,6 @@ from .tool_error import ToolError
 from .tool_handlers import HANDLERS, EnvironmentParts, HandlerOutcome, ToolCall, commit_action_type
 
 __all__ = ["ToolRuntime"]
-
-_MAX_NAME_CHARS = 200
-
-
-def _loggable_name(name: Any) -> str:
-    text = name if isinstance(name, str) else repr(name)
-    return text if len(text) <= _MAX_NAME_CHARS else text[: _MAX_NAME_CHARS - 3] + "..."
-
 
 class _Refusal(Exception):
     """A call that ends as an ``ok=False`` record; carries what to log beside the message."""
@@ -62,10 +54,17 @@ class ToolRuntime:
     def call_log(self) -> list[ToolCallRecord]:
         return [record.model_copy(deep=True) for record in self._log]
 
+    @property
+    def call_count(self) -> int:
+        return len(self._log)
+
+    def record(self, index: int) -> ToolCallRecord | None:
+        return self._log[index].model_copy(deep=True) if 0 <= index < len(self._log) else None
+
     def call(self, name: Any, args: Any, media_time_ms: int = 0) -> ToolCallRecord:
         """Run and log one call; refusals and handler failures are ``ok=False`` records."""
         index = len(self._log)
-        tool_name = _loggable_name(name)
+        tool_name = loggable_name(name)
         base = {"index": index, "name": tool_name, "media_time_ms": media_time_ms}
         try:
             base["wall_time_ns"] = self._wall_clock_ns()
@@ -116,16 +115,10 @@ class ToolRuntime:
 
     @staticmethod
     def _normalized(tool_name: str, raw_args: Any) -> Any:
-        """A JSON-only deep copy of the arguments, or a refusal for oversized / non-JSON input."""
-        try:
-            size = json_size(raw_args)
-        except (TypeError, ValueError) as exc:
-            raise _Refusal(f"{tool_name}: arguments are not JSON: {exc}", None) from None
-        if size > MAX_ARGS_BYTES:
-            raise _Refusal(
-                f"{tool_name}: arguments are {size} bytes of JSON; the limit is {MAX_ARGS_BYTES}",
-                f"<{size} bytes of arguments, not kept>",
-            )
+        """A JSON-only deep copy of the arguments, or a refusal for deep, oversized or non-JSON input."""
+        problem = arguments_problem(raw_args)
+        if problem is not None:
+            raise _Refusal(f"{tool_name}: {problem.message}", problem.logged)
         return json.loads(json.dumps(raw_args, default=str, ensure_ascii=False, allow_nan=False))
 
     @staticmethod

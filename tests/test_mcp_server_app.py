@@ -5,47 +5,18 @@ The SDK's own ``mcp.Client`` lists and calls the tools; plain httpx exercises th
 
 from __future__ import annotations
 
-import asyncio
 import json
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from mcp import Client
 
 from harness.tasks.loader import load_task
 from mcp_servers.environment import TaskEnvironment
-from mcp_servers.server import (
-    CALL_INDEX_META_KEY,
-    CALL_RECORD_META_KEY,
-    MEDIA_TIME_META_KEY,
-    RAW_ARGUMENTS_META_KEY,
-    TaskServer,
-    build_app,
-)
-
-TOKEN = "test-token-0123456789"
-
-
-@asynccontextmanager
-async def _serving(task_server: TaskServer):
-    """The base URL of ``task_server`` served by uvicorn on a free loopback port."""
-    config = uvicorn.Config(
-        build_app(task_server, token=TOKEN), host="127.0.0.1", port=0, log_level="warning", lifespan="on"
-    )
-    server = uvicorn.Server(config)
-    serving = asyncio.create_task(server.serve())
-    while not server.started:
-        assert not serving.done(), "uvicorn stopped while starting"
-        await asyncio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await serving
+from mcp_servers.server import CALL_INDEX_META_KEY, CALL_RECORD_META_KEY, RAW_ARGUMENTS_META_KEY, TaskServer
+from tests.served_server import TOKEN
+from tests.served_server import serving as _serving
 
 
 @pytest.fixture
@@ -217,10 +188,9 @@ async def test_grant_through_control_authorizes_the_commit(served):
                 f"{base}/control/approvals/grant",
                 json={"action_type": "submit_expense", "target_id": "expense_1", "media_time_ms": 4000},
             )
+            await http.post(f"{base}/control/media_time", json={"media_time_ms": 6000})
             committed = await client.call_tool(
-                "submit_expense",
-                {"target_id": "expense_1", "artifact_id": "expense_1"},
-                meta={MEDIA_TIME_META_KEY: 6000},
+                "submit_expense", {"target_id": "expense_1", "artifact_id": "expense_1"}
             )
         records = [(await http.get(f"{base}/control/calls/{i}")).json() for i in (0, 1)]
     assert premature.is_error and records[0]["auth_decision"] == "PREMATURE_COMMIT"
