@@ -28,7 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--host", default="127.0.0.1", help="bind address (0.0.0.0 inside a container)")
     parser.add_argument("--token-file", type=Path, required=True, help="file holding the control bearer token")
-    parser.add_argument("--state-file", type=Path, default=None, help="persist the environment here after every change")
+    parser.add_argument("--state-file", type=Path, default=None, help="append the environment's changes to this journal")
     parser.add_argument("--exit-with-stdin", action="store_true", help="shut down when stdin reaches end of file")
     return parser
 

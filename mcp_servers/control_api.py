@@ -116,7 +116,6 @@ def control_routes(server: TaskServer, token: str) -> list[Route]:
             return JSONResponse({"error": str(exc)}, status_code=400)
         except TaskAlreadyLoadedError as exc:
             return JSONResponse({"error": str(exc)}, status_code=409)
-        await server.persist()
         return JSONResponse({"task_id": server.task_id})
 
     async def snapshot(request: Request) -> Response:

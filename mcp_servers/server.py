@@ -2,8 +2,9 @@
 
 The model-facing side lists exactly the task's tools and nothing else. The control side
 (``/control/...``) is for the harness only: every route except health needs the bearer token given
-at start, compared in constant time. After every call the whole environment is persisted to a
-state file (write-then-rename), so the harness can still grade a session whose server hangs.
+at start, compared in constant time. After every change the environment appends what changed to a
+state journal (:mod:`mcp_servers.state_file`), so the harness can still grade a session whose
+server hangs.
 
 A server either gets its task at start (``--task DIR``) or boots empty and receives it once through
 ``POST /control/load``: a warm pool starts servers ahead of need and each one serves exactly one
@@ -30,7 +31,7 @@ from .call_stream import CallStream
 from .control_api import control_routes
 from .environment import TaskEnvironment
 from .public_bundle import PublicBundle
-from .state_file import StateFile
+from .state_file import StateJournal
 
 __all__ = [
     "CALL_INDEX_META_KEY",
@@ -64,6 +65,9 @@ CALL_RECORD_META_KEY = "apex_voice/call_record"
 #: Tool arguments larger than this are refused by the environment; the HTTP body cap sits above it.
 MAX_REQUEST_BODY = 1024 * 1024
 
+#: ``/mcp`` requests served at once; more answer 503 at once instead of queueing (a flood's limit).
+MAX_MCP_IN_FLIGHT = 32
+
 
 class TaskServer:
     """The environment, its media clock, its persisted state and its call stream, for one session.
@@ -76,7 +80,7 @@ class TaskServer:
         self.env: TaskEnvironment | None = None
         self.media_time_ms = 0
         self.calls = CallStream()
-        self.state_file = StateFile(state_file) if state_file else None
+        self.state_file = StateJournal(state_file) if state_file else None
         self._tools: list[mcp_types.Tool] = []
         # Calls are applied one at a time so the log order is the execution order.
         self._lock = asyncio.Lock()
@@ -103,6 +107,8 @@ class TaskServer:
             for s in env.tool_schemas()
         ]
         self.bundle, self.env = bundle, env
+        if self.state_file is not None:
+            self.state_file.start(env.journal_base())
 
     def loaded_env(self) -> TaskEnvironment:
         if self.env is None:
@@ -127,8 +133,11 @@ class TaskServer:
         )
 
     async def persist(self) -> None:
+        """Append what the last operation changed to the state journal (nothing when unchanged)."""
         if self.state_file is not None:
-            self.state_file.write_bytes(self.loaded_env().snapshot().model_dump_json().encode())
+            changes = self.loaded_env().journal_changes()
+            if changes is not None:
+                self.state_file.append(changes)
 
     def mcp_server(self) -> Server[Any]:
         async def list_tools(
@@ -148,19 +157,45 @@ class TaskServer:
         return server
 
 
-class _RefuseUntilLoaded:
-    """ASGI gate in front of ``/mcp``: 503 until a task is loaded, so an empty server serves nothing."""
+class _McpGate:
+    """ASGI gate in front of ``/mcp``: what the SDK would hold open or queue is answered at once.
+
+    503 until a task is loaded (an empty server serves nothing); 405 for ``GET`` (this server is
+    stateless and answers in JSON, so it never streams to a client: an open ``GET`` would only hold
+    a file descriptor); 503 beyond ``MAX_MCP_IN_FLIGHT`` requests at once. Control routes pass.
+    """
 
     def __init__(self, app: ASGIApp, server: TaskServer) -> None:
         self.app = app
         self.server = server
+        self.in_flight = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and self.server.env is None and scope["path"].startswith("/mcp"):
-            response = JSONResponse({"error": "no task is loaded on this server yet"}, status_code=503)
-            await response(scope, receive, send)
+        if scope["type"] != "http" or not scope["path"].startswith("/mcp"):
+            await self.app(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        refusal = self._refusal(scope["method"])
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        self.in_flight += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.in_flight -= 1
+
+    def _refusal(self, method: str) -> JSONResponse | None:
+        if self.server.env is None:
+            return JSONResponse({"error": "no task is loaded on this server yet"}, status_code=503)
+        if method == "GET":
+            return JSONResponse(
+                {"error": "this server does not stream: POST JSON-RPC requests to /mcp"},
+                status_code=405,
+                headers={"Allow": "POST, DELETE"},
+            )
+        if self.in_flight >= MAX_MCP_IN_FLIGHT:
+            return JSONResponse({"error": f"more than {MAX_MCP_IN_FLIGHT} requests at once"}, status_code=503)
+        return None
 
 
 def _meta_dict(params: mcp_types.CallToolRequestParams) -> dict[str, Any]:
@@ -205,5 +240,5 @@ def build_app(server: TaskServer, *, token: str, host: str = "127.0.0.1") -> Sta
         max_request_body_size=MAX_REQUEST_BODY,
         custom_starlette_routes=control_routes(server, token),
     )
-    app.add_middleware(_RefuseUntilLoaded, server=server)
+    app.add_middleware(_McpGate, server=server)
     return app

@@ -5,6 +5,10 @@ refuse the call with a message for the agent; every call, refused or not, become
 :class:`ToolCallRecord` with the next index in the call log (the grader's tool log). Nothing the
 agent sends can make :meth:`ToolRuntime.call` raise.
 
+A session's call log is bounded (``MAX_LOGGED_CALLS`` calls, ``MAX_LOG_BYTES`` of records): an agent
+that floods the server gets refusals (its own failure, in its own log) instead of exhausting the
+server's memory; calls beyond ``MAX_LOGGED_CALLS`` are refused and only counted.
+
 Tool latency (``ToolSpec.latency``) is deliberately not modelled: the reference computed a value it
 never applied, and the sandboxed server's real round trip is what a session experiences.
 """
@@ -18,6 +22,7 @@ from typing import Any
 
 from .argument_validation import (
     arguments_problem,
+    json_size,
     loggable_name,
     undeclared_args,
     validate_tool_args,
@@ -28,7 +33,13 @@ from .records import ToolCallRecord
 from .tool_error import ToolError
 from .tool_handlers import HANDLERS, EnvironmentParts, HandlerOutcome, ToolCall, commit_action_type
 
-__all__ = ["ToolRuntime"]
+__all__ = ["MAX_LOGGED_CALLS", "MAX_LOG_BYTES", "ToolRuntime"]
+
+#: Calls one session's log keeps; later calls are refused unrun and counted in ``calls_not_logged``.
+MAX_LOGGED_CALLS = 2000
+
+#: Bytes of call records (arguments and results, as JSON) one session's log keeps.
+MAX_LOG_BYTES = 8 * 1024 * 1024
 
 class _Refusal(Exception):
     """A call that ends as an ``ok=False`` record; carries what to log beside the message."""
@@ -49,6 +60,9 @@ class ToolRuntime:
         self._parts = parts
         self._wall_clock_ns = wall_clock_ns
         self._log: list[ToolCallRecord] = []
+        self._log_bytes = 0
+        #: Calls refused because the log already held ``MAX_LOGGED_CALLS`` (not in the log).
+        self.calls_not_logged = 0
 
     @property
     def call_log(self) -> list[ToolCallRecord]:
@@ -61,11 +75,18 @@ class ToolRuntime:
     def record(self, index: int) -> ToolCallRecord | None:
         return self._log[index].model_copy(deep=True) if 0 <= index < len(self._log) else None
 
+    def records_since(self, start: int) -> list[ToolCallRecord]:
+        return [record.model_copy(deep=True) for record in self._log[start:]]
+
     def call(self, name: Any, args: Any, media_time_ms: int = 0) -> ToolCallRecord:
         """Run and log one call; refusals and handler failures are ``ok=False`` records."""
         index = len(self._log)
         tool_name = loggable_name(name)
         base = {"index": index, "name": tool_name, "media_time_ms": media_time_ms}
+        if index >= MAX_LOGGED_CALLS:
+            self.calls_not_logged += 1
+            message = f"{tool_name}: this session already made {MAX_LOGGED_CALLS} tool calls, the most one session may make"
+            return ToolCallRecord(**base, ok=False, error=message + "; the call was not run")
         try:
             base["wall_time_ns"] = self._wall_clock_ns()
             record = self._execute(base, name, args)
@@ -85,10 +106,17 @@ class ToolRuntime:
                 error=f"internal error in tool {tool_name}: {type(exc).__name__}: {exc}",
             )
         self._log.append(record)
+        self._log_bytes += len(record.model_dump_json())
         return record
 
     def _execute(self, base: dict[str, Any], name: Any, raw_args: Any) -> ToolCallRecord:
         args = self._normalized(base["name"], raw_args)
+        if self._log_bytes + json_size(args) > MAX_LOG_BYTES:
+            raise _Refusal(
+                f"{base['name']}: this session's call log is full ({MAX_LOG_BYTES // (1024 * 1024)} MiB of "
+                "arguments and results); the call was not run",
+                "<arguments not kept: the session's call log is full>",
+            )
         spec = self._tools.get(name) if isinstance(name, str) else None
         if spec is None:
             available = ", ".join(t.name for t in self._tools.tools if not t.discoverable) or "none"

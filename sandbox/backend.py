@@ -32,15 +32,16 @@ log = logging.getLogger(__name__)
 
 BackendName = Literal["auto", "docker", "local"]
 
-StateReader = Callable[[], Awaitable[dict[str, Any]]]
+StateReader = Callable[[], Awaitable[bytes]]
 
 
 @dataclass
 class SandboxEnvironment:
     """A running task server: where the agent connects, how the harness controls it.
 
-    ``read_persisted_state`` reads the state file the server writes after every change, without
-    asking the server: the snapshot of last resort when the server hangs or its container died.
+    ``read_persisted_state`` reads the bytes of the state journal the server appends to after every
+    change, without asking the server: the snapshot of last resort when the server hangs (the
+    harness folds it, see ``mcp_servers.state_file``; the sandbox does not read the format).
     ``metadata`` holds ids, addresses and timings for the run record.
     """
 

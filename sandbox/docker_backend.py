@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import io
-import json
 import logging
 import tarfile
 import threading
@@ -344,7 +343,7 @@ class DockerBackend(SandboxBackend):
         logs = container.logs(tail=20).decode(errors="replace").strip()
         return f"status {container.status}, exit code {state.get('ExitCode')}, OOM {state.get('OOMKilled')}: {logs}"
 
-    def _read_state(self, session: _Session) -> dict[str, Any]:
+    def _read_state(self, session: _Session) -> bytes:
         """The persisted state via ``get_archive`` (works on stopped containers), else the bind mount."""
         assert session.files is not None
         path = f"{STATE_MOUNT}/{STATE_FILE_NAME}"
@@ -353,14 +352,14 @@ class DockerBackend(SandboxBackend):
             with tarfile.open(fileobj=io.BytesIO(b"".join(chunks))) as archive:
                 member = archive.extractfile(STATE_FILE_NAME)
                 assert member is not None
-                return json.loads(member.read())
-        except (docker.errors.DockerException, KeyError, ValueError) as exc:
+                return member.read()
+        except (docker.errors.DockerException, KeyError, tarfile.TarError) as exc:
             log.warning(
                 "get_archive of %s from %s failed (%s); reading the bind mount", path, session.name, exc
             )
         try:
-            return json.loads(session.files.state_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            return session.files.state_file.read_bytes()
+        except OSError as exc:
             raise SandboxUnavailableError(f"no persisted state for {session.name}: {exc}") from exc
 
     def _destroy(self, session: _Session) -> None:

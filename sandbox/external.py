@@ -42,7 +42,7 @@ class ExternalBackend(SandboxBackend):
         self._used = True
         control = ControlClient(self.mcp_url.rsplit("/mcp", 1)[0], self.token)
 
-        async def no_state_file() -> dict[str, Any]:
+        async def no_state_file() -> bytes:
             raise SandboxUnavailableError("an external server's state file is not reachable from here")
 
         try:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import json
 import os
 import socket
 import subprocess
@@ -140,7 +139,7 @@ class LocalBackend(SandboxBackend):
             start_to_ready_s = time.monotonic() - started
             self._pool.refill(self._spawn)  # the next session's server boots while this one runs
 
-            async def read_state() -> dict:
+            async def read_state() -> bytes:
                 return await asyncio.to_thread(_read_state_file, server.files)
 
             yield SandboxEnvironment(
@@ -194,8 +193,8 @@ class LocalBackend(SandboxBackend):
         return _LocalServer(process=process, port=port, files=files)
 
 
-def _read_state_file(files: SessionFiles) -> dict:
+def _read_state_file(files: SessionFiles) -> bytes:
     try:
-        return json.loads(files.state_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        return files.state_file.read_bytes()
+    except OSError as exc:
         raise SandboxUnavailableError(f"state file {files.state_file} unreadable: {exc}") from exc

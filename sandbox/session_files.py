@@ -17,7 +17,7 @@ from pathlib import Path
 
 __all__ = ["SessionFiles"]
 
-STATE_FILE_NAME = "state.json"
+STATE_FILE_NAME = "state.jsonl"
 
 
 @dataclass(frozen=True)

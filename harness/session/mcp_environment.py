@@ -37,6 +37,7 @@ from harness.tasks.bundle import TaskBundle
 from mcp_servers.argument_validation import arguments_problem, loggable_name
 from mcp_servers.records import ApprovalToken, EnvironmentSnapshot, ToolCallRecord
 from mcp_servers.server import CALL_RECORD_META_KEY, RAW_ARGUMENTS_META_KEY, REFUSED_ARGUMENTS_META_KEY
+from mcp_servers.state_file import fold_journal, journal_lines
 from sandbox.backend import SandboxBackend, SandboxEnvironment
 from sandbox.errors import SandboxUnavailableError
 
@@ -234,8 +235,8 @@ class McpEnvironment:
             data = await self.sandbox.control.snapshot()
         except SandboxUnavailableError as live_error:
             try:
-                data = await self.sandbox.read_persisted_state()
-            except SandboxUnavailableError as file_error:
+                data = fold_journal(journal_lines(await self.sandbox.read_persisted_state()))
+            except (SandboxUnavailableError, ValueError) as file_error:
                 raise SandboxUnavailableError(
                     f"snapshot: control API failed ({live_error}); state file failed ({file_error})"
                 ) from file_error
