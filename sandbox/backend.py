@@ -56,6 +56,8 @@ class SandboxBackend(ABC):
     """Starts one isolated task server per session."""
 
     name: ClassVar[str]
+    #: Why this backend serves the run, for the user (``get_backend`` sets it).
+    chosen_because: str = "asked for by name"
 
     @abstractmethod
     def start(
@@ -65,6 +67,10 @@ class SandboxBackend(ABC):
 
     def available(self) -> str | None:
         """``None`` when this backend can start sandboxes here, else the reason it cannot."""
+        return None
+
+    def describe_image(self) -> str | None:
+        """What the backend will run, when that is worth telling (the docker image's state)."""
         return None
 
     async def aclose(self) -> None:
@@ -103,11 +109,11 @@ def get_backend(name: BackendName | str = "auto") -> SandboxBackend:
                 continue
             reason = backend.available()
             if reason is None:
-                log.info(
-                    "sandbox backend auto -> %s%s", candidate, f" ({'; '.join(reasons)})" if reasons else ""
-                )
+                why = [f"{candidate} can start sandboxes here", *filter(None, [backend.describe_image()])]
+                backend.chosen_because = "auto: " + "; ".join([*reasons, ", ".join(why)])
+                log.info("sandbox backend %s (%s)", candidate, backend.chosen_because)
                 return backend
-            reasons.append(f"{candidate}: {reason}")
+            reasons.append(f"not {candidate}: {reason}")
         raise SandboxUnavailableError(f"no sandbox backend is available: {'; '.join(reasons)}")
     if name not in _REGISTRY:
         known = ", ".join(["auto", *_REGISTRY])

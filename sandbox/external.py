@@ -1,7 +1,8 @@
 """A task server that is already running (the compose stack's ``task-mcp``), used for one session.
 
 The harness did not start it, so it cannot tear it down or read its state file; it can only
-connect, and refuse to reuse it: one server serves one session.
+connect, and refuse to reuse it: one server serves one session. A server that does not answer is
+reported as such (and does not count as used), so retries say what is wrong.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any, ClassVar
 
 from .backend import SandboxBackend, SandboxEnvironment
 from .control_client import ControlClient
-from .errors import SandboxUnavailableError
+from .errors import ControlRequestError, SandboxUnavailableError
 
 __all__ = ["ExternalBackend"]
 
@@ -33,14 +34,28 @@ class ExternalBackend(SandboxBackend):
     def start(self, public_dir: Path, run_id: str, *, task_id: str) -> Any:
         return self._session()
 
+    def _control(self) -> ControlClient:
+        return ControlClient(self.mcp_url.rsplit("/mcp", 1)[0], self.token)
+
+    async def check(self) -> None:
+        """Raise :class:`SandboxUnavailableError` unless the server answers its health probe."""
+        control = self._control()
+        try:
+            await control.health()
+        except (SandboxUnavailableError, ControlRequestError) as exc:
+            raise SandboxUnavailableError(f"the task server at {self.mcp_url} does not answer: {exc}") from exc
+        finally:
+            await control.aclose()
+
     @asynccontextmanager
     async def _session(self) -> AsyncIterator[SandboxEnvironment]:
         if self._used:
             raise SandboxUnavailableError(
                 f"{self.mcp_url} already served a session; an external server serves exactly one"
             )
+        await self.check()
         self._used = True
-        control = ControlClient(self.mcp_url.rsplit("/mcp", 1)[0], self.token)
+        control = self._control()
 
         async def no_state_file() -> bytes:
             raise SandboxUnavailableError("an external server's state file is not reachable from here")
