@@ -248,6 +248,7 @@ class DockerBackend(SandboxBackend):
             "network_id": session.network_id,
             "subnet": str(session.subnet),
             "address": session.address,
+            "private_dir": str(session.files.root) if session.files is not None else None,
             "image": self.config.image,
             "host_guard": self._guard.ensure(),
             "timings": dict(session.timings),

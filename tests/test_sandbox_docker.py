@@ -157,7 +157,30 @@ async def test_fork_bomb_and_memory_hog_are_contained(engine, public_dir):
     assert health["ok"] is True
 
 
-async def test_killed_container_is_an_infra_error_and_the_state_is_recovered(engine, public_dir):
+STOP_SERVER = (
+    "import os, signal\n"
+    "for pid in [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())]:\n"
+    "    if b'mcp_servers' in open(f'/proc/{pid}/cmdline', 'rb').read():\n"
+    "        os.kill(int(pid), signal.SIGSTOP)"
+)
+
+
+async def test_hung_server_is_an_infra_error_and_the_state_is_recovered(engine, public_dir):
+    async with DockerBackend().start(public_dir, "t-hang", task_id="toy_form_001") as sandbox:
+        async with McpEnvironment(sandbox, call_timeout_s=3) as env:
+            await env.list_tools()
+            first = await env.call_tool("update_expense", {"fields": {"employee_id": "E1042"}}, 2000)
+            code, out = await asyncio.to_thread(_exec_python, engine, sandbox.metadata["container_id"], STOP_SERVER)
+            with pytest.raises(SandboxUnavailableError):
+                await env.call_tool("update_expense", {"fields": {"cost_center": "CC-330"}}, 4000)
+            snapshot = await env.snapshot()  # the control API times out first
+    assert code == 0, out
+    assert first.ok and env.snapshot_recovered
+    assert snapshot.artifacts["expense_1"].fields["employee_id"] == "E1042"
+    assert len(snapshot.call_log) == 1
+
+
+async def test_killed_container_is_an_infra_error_and_its_state_went_with_it(engine, public_dir):
     async with DockerBackend().start(public_dir, "t-kill", task_id="toy_form_001") as sandbox:
         async with McpEnvironment(sandbox, call_timeout_s=5) as env:
             await env.list_tools()
@@ -165,10 +188,9 @@ async def test_killed_container_is_an_infra_error_and_the_state_is_recovered(eng
             await asyncio.to_thread(engine.containers.get(sandbox.metadata["container_id"]).kill)
             with pytest.raises(SandboxUnavailableError):
                 await env.call_tool("update_expense", {"fields": {"cost_center": "CC-330"}}, 4000)
-            snapshot = await env.snapshot()
-    assert first.ok and env.snapshot_recovered
-    assert snapshot.artifacts["expense_1"].fields["employee_id"] == "E1042"
-    assert len(snapshot.call_log) == 1
+            with pytest.raises(SandboxUnavailableError, match="tmpfs went with it"):
+                await env.snapshot()
+    assert first.ok and not env.snapshot_recovered
 
 
 async def test_twenty_sessions_some_cancelled_leave_nothing_behind(engine, public_dir):
