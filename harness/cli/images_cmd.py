@@ -9,7 +9,9 @@ import typer
 
 __all__ = ["app"]
 
-app = typer.Typer(help="Build the Docker images the sandbox uses (offline-capable).", no_args_is_help=True)
+app = typer.Typer(
+    help="Build the Docker images the sandbox uses (offline-capable).", no_args_is_help=True, add_completion=False
+)
 
 
 @app.command("build")

@@ -23,7 +23,7 @@ from .interrupts import run_interruptible
 
 __all__ = ["app", "cleanup", "export", "probe"]
 
-app = typer.Typer(help="Start, probe and clean up task sandboxes.", no_args_is_help=True)
+app = typer.Typer(help="Start, probe and clean up task sandboxes.", no_args_is_help=True, add_completion=False)
 
 READ_CLASSES = (ToolClass.read_only, ToolClass.retrieval)
 
