@@ -1,8 +1,9 @@
 """One task's environment served over MCP (streamable HTTP at ``/mcp``) plus a control API.
 
 The model-facing side lists exactly the task's tools and nothing else. The control side
-(``/control/...``) is for the harness only: every route except health needs the bearer token given
-at start, compared in constant time. After every change the environment appends what changed to a
+(``/control/...``) is for the harness only and is served by a separate app on a separate listener
+(a unix socket the harness owns; the MCP listener answers 404 for it): every route except health
+also needs the bearer token given at start, compared in constant time. After every change the environment appends what changed to a
 state journal (:mod:`mcp_servers.state_file`), so the harness can still grade a session whose
 server hangs.
 
@@ -41,6 +42,7 @@ __all__ = [
     "TaskAlreadyLoadedError",
     "TaskServer",
     "build_app",
+    "build_control_app",
 ]
 
 #: ``_meta`` key a bridging harness uses to forward arguments that are not a JSON object (a model
@@ -223,13 +225,13 @@ def _arguments(params: mcp_types.CallToolRequestParams) -> Any:
     return meta.get(RAW_ARGUMENTS_META_KEY)
 
 
-def build_app(server: TaskServer, *, token: str, host: str = "127.0.0.1") -> Starlette:
-    """The ASGI app: ``/mcp`` for the agent, ``/control/...`` for the harness."""
+def build_app(server: TaskServer, *, host: str = "127.0.0.1") -> Starlette:
+    """The agent's ASGI app: ``/mcp`` only (``/control/...`` is a 404 here, see :func:`build_control_app`)."""
     if host in ("127.0.0.1", "localhost", "::1"):
         security = None  # the SDK's DNS-rebinding protection for loopback binds
     else:
         # Inside the sandbox the harness reaches us by container address; the network itself is
-        # internal, and the control plane is token-protected.
+        # internal, and the control plane is not on this listener at all.
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = server.mcp_server().streamable_http_app(
         streamable_http_path="/mcp",
@@ -238,7 +240,12 @@ def build_app(server: TaskServer, *, token: str, host: str = "127.0.0.1") -> Sta
         host=host,
         transport_security=security,
         max_request_body_size=MAX_REQUEST_BODY,
-        custom_starlette_routes=control_routes(server, token),
     )
     app.add_middleware(_McpGate, server=server)
     return app
+
+
+def build_control_app(server: TaskServer, *, token: str) -> Starlette:
+    """The harness's ASGI app: ``/control/...`` only, served on its own listener (a unix socket in
+    the session's private directory), so no agent that can reach ``/mcp`` can route to it."""
+    return Starlette(routes=control_routes(server, token))

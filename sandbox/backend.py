@@ -69,6 +69,11 @@ class SandboxBackend(ABC):
         """``None`` when this backend can start sandboxes here, else the reason it cannot."""
         return None
 
+    def prepare(self) -> None:
+        """Blocking work to do once before the first session (docker: sweep leftovers, build the
+        image), so it happens visibly up front instead of inside the first session's start."""
+        return None
+
     def describe_image(self) -> str | None:
         """What the backend will run, when that is worth telling (the docker image's state)."""
         return None

@@ -52,7 +52,7 @@ from .labels import session_labels
 from .project_sources import package_digest
 from .public_files import read_public_files
 from .readiness import wait_until_ready
-from .session_files import STATE_FILE_NAME, SessionFiles
+from .session_files import CONTROL_SOCKET_NAME, STATE_FILE_NAME, SessionFiles
 from .subnet_plan import SubnetPlanner, subnets_in_use
 from .warm_pool import WarmPool
 
@@ -62,6 +62,7 @@ log = logging.getLogger(__name__)
 
 SERVER_PORT = 8080
 TOKEN_MOUNT = "/run/secrets/token"
+CONTROL_MOUNT = "/run/control"
 STATE_MOUNT = "/state"
 _SUBNET_ATTEMPTS = 8
 #: ``apexvoice.task`` of every container and network: created before the task is known.
@@ -207,7 +208,7 @@ class DockerBackend(SandboxBackend):
         try:
             await asyncio.shield(asyncio.wrap_future(spare.provisioning))
             assert session.files is not None
-            control = ControlClient(f"http://{session.address}:{SERVER_PORT}", session.files.token)
+            control = ControlClient("", session.files.token, uds=str(session.files.control_socket))
             ready_s = await wait_until_ready(
                 control,
                 timeout_s=self.config.ready_timeout_s,
@@ -282,6 +283,9 @@ class DockerBackend(SandboxBackend):
         finally:
             session.provisioned.set()
 
+    def prepare(self) -> None:
+        self._prepare_once()
+
     def _prepare_once(self) -> None:
         """Before the first container: sweep orphans, then make sure the image runs this checkout."""
         with self._prepare_lock:
@@ -348,6 +352,8 @@ class DockerBackend(SandboxBackend):
                 str(SERVER_PORT),
                 "--token-file",
                 TOKEN_MOUNT,
+                "--control-socket",
+                f"{CONTROL_MOUNT}/{CONTROL_SOCKET_NAME}",
                 "--state-file",
                 f"{STATE_MOUNT}/{STATE_FILE_NAME}",
             ],  # fmt: skip
@@ -370,7 +376,12 @@ class DockerBackend(SandboxBackend):
             nano_cpus=cfg.nano_cpus,
             ulimits=[Ulimit(name="nofile", soft=cfg.nofile, hard=cfg.nofile)],
             ipc_mode="private",
-            volumes={str(session.files.token_file): {"bind": TOKEN_MOUNT, "mode": "ro"}},
+            volumes={
+                str(session.files.token_file): {"bind": TOKEN_MOUNT, "mode": "ro"},
+                # The control API's only listener: a socket in the private directory, so nothing on
+                # the session network (a native agent container) can route to it.
+                str(session.files.control_dir): {"bind": CONTROL_MOUNT, "mode": "rw"},
+            },
         )
         session.container_id = container.id
         container.start()

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from .backend import SandboxBackend, SandboxEnvironment
 from .control_client import ControlClient
 from .errors import ControlRequestError, SandboxUnavailableError
+from .session_files import CONTROL_SOCKET_NAME
 
 __all__ = ["ExternalBackend"]
 
@@ -22,20 +23,24 @@ __all__ = ["ExternalBackend"]
 class ExternalBackend(SandboxBackend):
     name: ClassVar[str] = "external"
 
-    def __init__(self, mcp_url: str, token: str) -> None:
+    def __init__(self, mcp_url: str, token: str, *, control_socket: Path) -> None:
         self.mcp_url = mcp_url
         self.token = token
+        self.control_socket = control_socket
         self._used = False
 
     @classmethod
     def from_token_file(cls, mcp_url: str, token_file: Path) -> ExternalBackend:
-        return cls(mcp_url, token_file.read_text(encoding="utf-8").strip())
+        """The server's control socket is the one beside its token file (the compose stack's
+        ``control`` volume holds both)."""
+        socket = token_file.parent / CONTROL_SOCKET_NAME
+        return cls(mcp_url, token_file.read_text(encoding="utf-8").strip(), control_socket=socket)
 
     def start(self, public_dir: Path, run_id: str, *, task_id: str) -> Any:
         return self._session()
 
     def _control(self) -> ControlClient:
-        return ControlClient(self.mcp_url.rsplit("/mcp", 1)[0], self.token)
+        return ControlClient("", self.token, uds=str(self.control_socket))
 
     async def check(self) -> None:
         """Raise :class:`SandboxUnavailableError` unless the server answers its health probe."""

@@ -119,7 +119,7 @@ class LocalBackend(SandboxBackend):
         try:
             for attempt in range(1, _PORT_ATTEMPTS + 1):
                 server, warm = self._pool.take(self._spawn)
-                control = ControlClient(f"http://{LOOPBACK}:{server.port}", server.files.token)
+                control = ControlClient("", server.files.token, uds=str(server.files.control_socket))
                 try:
                     ready_s = await wait_until_ready(
                         control,
@@ -178,6 +178,7 @@ class LocalBackend(SandboxBackend):
                         "--host", LOOPBACK,
                         "--port", str(port),
                         "--token-file", str(files.token_file),
+                        "--control-socket", str(files.control_socket),
                         "--state-file", str(files.state_file),
                         "--exit-with-stdin",
                     ],

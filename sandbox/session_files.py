@@ -2,7 +2,7 @@
 
 Everything lives in one ``mkdtemp`` directory (mode 0700) named ``apexvoice-*``, so other host
 users cannot read the token or the state. Containers run as another uid: for them the token is made
-world-readable; the 0700 parent still keeps host users out, because a bind mount exposes only the
+world-readable and the control socket's directory world-writable; the 0700 parent still keeps host users out, because a bind mount exposes only the
 mounted path itself. (The task itself is uploaded, never mounted; a container's state lives in its
 own tmpfs.)
 
@@ -24,9 +24,10 @@ from pathlib import Path
 
 from .ownership import Owner, current_owner
 
-__all__ = ["PRIVATE_DIR_PREFIX", "SessionFiles", "sweep_orphaned_files"]
+__all__ = ["CONTROL_SOCKET_NAME", "PRIVATE_DIR_PREFIX", "SessionFiles", "sweep_orphaned_files"]
 
 STATE_FILE_NAME = "state.jsonl"
+CONTROL_SOCKET_NAME = "control.sock"
 PRIVATE_DIR_PREFIX = "apexvoice-"
 _OWNER_FILE = "owner"
 
@@ -37,10 +38,16 @@ class SessionFiles:
     token: str
     token_file: Path
     state_dir: Path
+    #: Where the server creates its control socket (bind-mounted into a container).
+    control_dir: Path
 
     @property
     def state_file(self) -> Path:
         return self.state_dir / STATE_FILE_NAME
+
+    @property
+    def control_socket(self) -> Path:
+        return self.control_dir / CONTROL_SOCKET_NAME
 
     @classmethod
     def create(cls, prefix: str, *, for_container: bool) -> SessionFiles:
@@ -55,9 +62,12 @@ class SessionFiles:
             handle.write(token)
         state_dir = root / "state"
         state_dir.mkdir()
+        control_dir = root / "control"
+        control_dir.mkdir()
         if for_container:
             token_file.chmod(0o644)
-        return cls(root=root, token=token, token_file=token_file, state_dir=state_dir)
+            control_dir.chmod(0o777)  # the container's uid creates the socket; the 0700 root guards it
+        return cls(root=root, token=token, token_file=token_file, state_dir=state_dir, control_dir=control_dir)
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)

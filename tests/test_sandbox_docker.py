@@ -18,6 +18,7 @@ from harness.session.mcp_environment import McpEnvironment, SandboxedEnvironment
 from harness.tasks.loader import load_task
 from harness.validate import validate_task
 from sandbox.backend import SandboxUnavailableError
+from sandbox.control_client import ControlClient
 from sandbox.docker_backend import DockerBackend, DockerSandboxConfig
 from sandbox.errors import ControlRequestError
 from sandbox.labels import LABEL_RUN
@@ -106,14 +107,24 @@ async def test_container_cannot_connect_to_the_host(engine, public_dir):
     assert sandbox.metadata["host_guard"] == "on"
 
 
-async def test_control_api_refuses_missing_or_wrong_token_over_the_network(engine, public_dir):
+async def test_the_control_plane_is_not_served_on_the_network_and_needs_the_token(engine, public_dir):
     async with DockerBackend().start(public_dir, "t-token", task_id="toy_form_001") as sandbox:
-        base = sandbox.control.base_url
+        network_base = sandbox.mcp_url.rsplit("/mcp", 1)[0]
         async with httpx.AsyncClient(trust_env=False) as http:
-            missing = await http.get(f"{base}/control/snapshot")
-            wrong = await http.get(f"{base}/control/snapshot", headers={"Authorization": "Bearer nope"})
-            right = await sandbox.control.snapshot()
-    assert (missing.status_code, wrong.status_code) == (401, 401)
+            over_network = [
+                (await http.get(f"{network_base}/control/{route}", headers=headers)).status_code
+                for route in ("health", "snapshot")
+                for headers in ({}, {"Authorization": "Bearer nope"})
+            ]
+        wrong = ControlClient("", "nope", uds=sandbox.control.uds)
+        try:
+            with pytest.raises(ControlRequestError) as refused:
+                await wrong.snapshot()
+        finally:
+            await wrong.aclose()
+        right = await sandbox.control.snapshot()
+    assert over_network == [404, 404, 404, 404]  # the MCP listener has no control routes
+    assert refused.value.status == 401
     assert "expense_1" in right["artifacts"]
 
 

@@ -204,7 +204,9 @@ def _external_or_exit(
 
 def _backend_or_exit(name: str) -> SandboxBackend:
     try:
-        return get_backend(name)
+        backend = get_backend(name)
+        backend.prepare()  # e.g. build the docker image, with progress, before any session starts
+        return backend
     except SandboxUnavailableError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None

@@ -59,6 +59,8 @@ def _backend_or_exit(name: str):  # -> SandboxBackend (imported lazily)
     try:
         backend = get_backend(name)
         reason = backend.available()
+        if reason is None:
+            backend.prepare()
     except SandboxUnavailableError as exc:
         reason = str(exc)
     if reason is not None:

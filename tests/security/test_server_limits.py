@@ -91,3 +91,14 @@ async def test_requests_beyond_the_in_flight_limit_are_refused_at_once(toy_form:
             health = await http.get(f"{base}/control/health")
     assert response.status_code == 503 and "at once" in response.json()["error"]
     assert health.status_code == 200
+
+
+async def test_the_mcp_listener_does_not_serve_the_control_plane(toy_form: Path):
+    async with serving(TaskServer(load_task(toy_form).public_bundle()), control=False) as base:
+        async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+            answers = [
+                (await http.get("/control/health")).status_code,
+                (await http.get("/control/snapshot")).status_code,
+                (await http.post("/control/media_time", json={"media_time_ms": 1})).status_code,
+            ]
+    assert answers == [404, 404, 404]
