@@ -88,6 +88,16 @@ def toy_form() -> Path:
 
 
 @pytest.fixture
+def toy_public_dir(toy_form: Path, tmp_path: Path) -> Path:
+    """The toy form's public bundle, as a sandbox backend's ``start`` takes it."""
+    from harness.tasks.loader import load_task
+
+    target = tmp_path / "public"
+    load_task(toy_form).public_bundle().write(target)
+    return target
+
+
+@pytest.fixture
 def toy_interview() -> Path:
     require_reference_fixtures()
     return TOY_INTERVIEW

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.tasks.loader import load_task
 from sandbox.cleanup import sweep
 from sandbox.docker_backend import DockerBackend, DockerSandboxConfig
 from sandbox.errors import SandboxUnavailableError
@@ -26,19 +25,12 @@ from tests.conftest import REPO
 pytestmark = pytest.mark.docker
 
 
-@pytest.fixture
-def public_dir(toy_form: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "public"
-    load_task(toy_form).public_bundle().write(target)
-    return target
-
-
 def _exec(engine, container_id: str, *command: str) -> tuple[int, str]:
     result = engine.containers.get(container_id).exec_run(list(command))
     return result.exit_code, result.output.decode(errors="replace").strip()
 
 
-async def test_state_is_a_size_limited_noexec_tmpfs(docker_engine, public_dir):
+async def test_state_is_a_size_limited_noexec_tmpfs(docker_engine, toy_public_dir):
     fill = (
         "import errno\n"
         "try:\n"
@@ -46,7 +38,7 @@ async def test_state_is_a_size_limited_noexec_tmpfs(docker_engine, public_dir):
         "        [f.write(b'x' * 1048576) for _ in range(300)]\n"
         "except OSError as e: print('full', errno.errorcode[e.errno])\n"
     )
-    async with DockerBackend().start(public_dir, "t-state", task_id="toy_form_001") as sandbox:
+    async with DockerBackend().start(toy_public_dir, "t-state", task_id="toy_form_001") as sandbox:
         cid = sandbox.metadata["container_id"]
         _, mounts = await asyncio.to_thread(_exec, docker_engine, cid, "cat", "/proc/mounts")
         _, filled = await asyncio.to_thread(_exec, docker_engine, cid, "python", "-c", fill)
@@ -58,13 +50,13 @@ async def test_state_is_a_size_limited_noexec_tmpfs(docker_engine, public_dir):
     assert run_code != 0  # nothing written there can be executed
 
 
-async def test_an_init_process_reaps_zombies(docker_engine, public_dir):
+async def test_an_init_process_reaps_zombies(docker_engine, toy_public_dir):
     orphan_children = "import os\nfor _ in range(5):\n    if os.fork() == 0:\n        os._exit(0)\nos._exit(0)"
     count_zombies = (
         "import os\nprint(sum(open(f'/proc/{p}/stat').read().split(')')[1].split()[0] == 'Z'"
         " for p in os.listdir('/proc') if p.isdigit()))"
     )
-    async with DockerBackend().start(public_dir, "t-init", task_id="toy_form_001") as sandbox:
+    async with DockerBackend().start(toy_public_dir, "t-init", task_id="toy_form_001") as sandbox:
         cid = sandbox.metadata["container_id"]
         _, pid1 = await asyncio.to_thread(_exec, docker_engine, cid, "cat", "/proc/1/cmdline")
         await asyncio.to_thread(_exec, docker_engine, cid, "python", "-c", orphan_children)
@@ -80,13 +72,13 @@ def _stale_image(engine) -> str:
     return "apex-voice/mcp-server:stale-test"
 
 
-async def test_an_image_built_from_other_server_code_is_refused_with_a_clear_message(docker_engine, public_dir):
+async def test_an_image_built_from_other_server_code_is_refused_with_a_clear_message(docker_engine, toy_public_dir):
     image = await asyncio.to_thread(_stale_image, docker_engine)
     backend = DockerBackend(DockerSandboxConfig(image=image, pool_size=0))
     try:
         reason = await asyncio.to_thread(backend.available)
         with pytest.raises(SandboxUnavailableError, match="built from other server code"):
-            async with backend.start(public_dir, "t-stale", task_id="toy_form_001"):
+            async with backend.start(toy_public_dir, "t-stale", task_id="toy_form_001"):
                 pass
     finally:
         await backend.aclose()
@@ -110,9 +102,9 @@ asyncio.run(main())
 """
 
 
-def test_after_a_sigkill_the_next_sweep_removes_container_network_and_private_folder(docker_engine, public_dir):
+def test_after_a_sigkill_the_next_sweep_removes_container_network_and_private_folder(docker_engine, toy_public_dir):
     process = subprocess.Popen(
-        [sys.executable, "-c", HOLD_A_SESSION, str(public_dir)], cwd=REPO, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", HOLD_A_SESSION, str(toy_public_dir)], cwd=REPO, stdout=subprocess.PIPE, text=True
     )
     try:
         private_dir = Path(process.stdout.readline().strip())

@@ -8,28 +8,19 @@ Skipped without an engine (failing instead under CI=true).
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
 from harness.session.mcp_environment import McpEnvironment
-from harness.tasks.loader import load_task
 from sandbox.docker_backend import DockerBackend, DockerSandboxConfig
 from sandbox.errors import SandboxUnavailableError
 
 pytestmark = pytest.mark.docker
 
 
-@pytest.fixture
-def public_dir(toy_form: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "public"
-    load_task(toy_form).public_bundle().write(target)
-    return target
-
-
-async def test_a_paused_container_is_an_infra_error(docker_engine, public_dir):
+async def test_a_paused_container_is_an_infra_error(docker_engine, toy_public_dir):
     backend = DockerBackend(DockerSandboxConfig(pool_size=0))
-    async with backend.start(public_dir, "t-pause", task_id="toy_form_001") as sandbox:
+    async with backend.start(toy_public_dir, "t-pause", task_id="toy_form_001") as sandbox:
         container = docker_engine.containers.get(sandbox.metadata["container_id"])
         async with McpEnvironment(sandbox, call_timeout_s=3) as env:
             first = await env.call_tool("update_expense", {"fields": {"employee_id": "E1"}}, 1000)
@@ -43,10 +34,10 @@ async def test_a_paused_container_is_an_infra_error(docker_engine, public_dir):
     assert not docker_engine.containers.list(all=True, filters={"label": "apexvoice.run=t-pause"})
 
 
-async def test_a_full_state_disk_costs_only_the_fallback_copy(docker_engine, public_dir):
+async def test_a_full_state_disk_costs_only_the_fallback_copy(docker_engine, toy_public_dir):
     backend = DockerBackend(DockerSandboxConfig(state_size="64k", pool_size=0))
     padding = "x" * 30_000
-    async with backend.start(public_dir, "t-full", task_id="toy_form_001") as sandbox:
+    async with backend.start(toy_public_dir, "t-full", task_id="toy_form_001") as sandbox:
         container = docker_engine.containers.get(sandbox.metadata["container_id"])
         async with McpEnvironment(sandbox) as env:
             records = [
