@@ -7,7 +7,8 @@ Servers are started ahead of need (:class:`~sandbox.warm_pool.WarmPool`): a spar
 ``import mcp``) while the previous session runs, empty, and gets its task through
 ``POST /control/load`` when a session takes it. Each server serves exactly one session and is
 stopped when that session ends. Spares die with the harness: their stdin is a pipe from it, and the
-server exits when that pipe closes (``--exit-with-stdin``), even after a SIGKILL of the harness.
+server exits when that pipe closes (``--exit-with-stdin``), even after a SIGKILL of the harness;
+the private folders such a harness leaves are removed by the next one's first session.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from .control_client import ControlClient
 from .errors import SandboxUnavailableError
 from .public_files import read_public_files
 from .readiness import wait_until_ready
-from .session_files import SessionFiles
+from .session_files import SessionFiles, sweep_orphaned_files
 from .warm_pool import WarmPool
 
 __all__ = ["LocalBackend"]
@@ -103,6 +104,7 @@ class LocalBackend(SandboxBackend):
         self.python = python
         self.ready_timeout_s = ready_timeout_s
         self._pool: WarmPool[_LocalServer] = WarmPool(_LocalServer.stop, size=pool_size)
+        self._swept = False
 
     async def aclose(self) -> None:
         """Stop every spare server (sessions in progress keep theirs until they end)."""
@@ -167,7 +169,13 @@ class LocalBackend(SandboxBackend):
                     await asyncio.shield(asyncio.to_thread(server.stop))
 
     def _spawn(self) -> _LocalServer:
-        """Start an empty server (blocking but quick: fork/exec, no waiting for it to boot)."""
+        """Start an empty server (blocking but quick: fork/exec, no waiting for it to boot).
+
+        The first spawn also removes private folders a killed harness left behind.
+        """
+        if not self._swept:
+            self._swept = True
+            sweep_orphaned_files()
         files = SessionFiles.create("apexvoice-local-", for_container=False)
         port = _free_port()
         try:

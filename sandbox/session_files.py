@@ -22,6 +22,7 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .errors import SandboxUnavailableError
 from .ownership import Owner, current_owner
 
 __all__ = ["CONTROL_SOCKET_NAME", "PRIVATE_DIR_PREFIX", "SessionFiles", "sweep_orphaned_files"]
@@ -30,6 +31,8 @@ STATE_FILE_NAME = "state.jsonl"
 CONTROL_SOCKET_NAME = "control.sock"
 PRIVATE_DIR_PREFIX = "apexvoice-"
 _OWNER_FILE = "owner"
+#: Linux keeps unix socket paths to 107 bytes; the control socket lives in the private directory.
+_MAX_SOCKET_PATH = 107
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,12 @@ class SessionFiles:
     def create(cls, prefix: str, *, for_container: bool) -> SessionFiles:
         if not prefix.startswith(PRIVATE_DIR_PREFIX):
             raise ValueError(f"private directories are named {PRIVATE_DIR_PREFIX}*, got {prefix!r}")
-        root = Path(tempfile.mkdtemp(prefix=prefix))
+        parent = tempfile.gettempdir()
+        if len(os.fsencode(parent)) + len(prefix) + 40 > _MAX_SOCKET_PATH:
+            raise SandboxUnavailableError(
+                f"the temporary directory {parent} is too long for a unix socket path; set TMPDIR to a shorter one"
+            )
+        root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
         (root / _OWNER_FILE).write_text(json.dumps(asdict(current_owner())), encoding="utf-8")
         token = secrets.token_urlsafe(32)
         token_file = root / "token"
