@@ -78,10 +78,6 @@ class TaskEnvironment:
                     self._pending = None
             return record.model_copy(deep=True)
 
-    @property
-    def call_count(self) -> int:
-        return self._runtime.call_count
-
     def call_record(self, index: int) -> ToolCallRecord | None:
         """One call-log record by index (a copy), without building a whole snapshot."""
         with self._lock:
@@ -122,6 +118,10 @@ class TaskEnvironment:
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         return realtime_tool_schemas(self._bundle.tools, self._bundle.workspace)
+
+    @property
+    def call_count(self) -> int:
+        return self._runtime.call_count
 
     def snapshot(self) -> EnvironmentSnapshot:
         with self._lock:

@@ -29,6 +29,9 @@ COMMANDS: dict[str, LazyCommand] = {
     "index": LazyCommand("harness.cli.index_cmd:index", "Write a dataset's task index."),
     "run": LazyCommand("harness.cli.run_cmd:run", "Run a campaign (resumable), then print its results table."),
     "render-audio": LazyCommand("harness.cli.render_audio_cmd:render_audio", "Render a task's user speech clips."),
+    "regrade": LazyCommand("harness.cli.regrade_cmd:regrade", "Re-grade saved sessions with the current graders."),
+    "results": LazyCommand("harness.cli.results_cmd:results", "Aggregate campaigns into the published tables and plots."),
+    "download": LazyCommand("harness.cli.download_cmd:download", "Download and verify a dataset snapshot."),
     "sandbox": LazyCommand("harness.cli.sandbox_cmd:app", "Start, probe and clean up task sandboxes."),
     "images": LazyCommand("harness.cli.images_cmd:app", "Build the Docker images the sandbox uses (offline-capable)."),
 }

@@ -92,7 +92,13 @@ def run(
     bundles = _load_or_exit(task_dirs, source.checksums)
     speech = _speech_or_exit(user_audio.value, bundles)
     if mcp_url is not None:
-        backend: SandboxBackend = _external_or_exit(mcp_url, token_file, sandbox, len(bundles), repeats or 1)
+        if sandbox is not None:
+            typer.echo("error: --sandbox and --mcp-url exclude each other (--mcp-url uses a running server)", err=True)
+            raise typer.Exit(2)
+        if token_file is None or len(bundles) != 1 or (repeats or 1) != 1:
+            typer.echo("error: --mcp-url needs --token-file, exactly one task (--only) and one repetition", err=True)
+            raise typer.Exit(2)
+        backend: SandboxBackend = _external_or_exit(mcp_url, token_file)
     else:
         backend = _backend_or_exit((sandbox or SandboxChoice.auto).value)
     typer.echo(f"sandbox: {backend.name} ({backend.chosen_because})", err=True)
@@ -178,17 +184,9 @@ def _speech_or_exit(mode: str, bundles: list[TaskBundle]) -> dict[str, SpeechSou
         raise typer.Exit(2) from None
 
 
-def _external_or_exit(
-    mcp_url: str, token_file: Path | None, sandbox: SandboxChoice | None, tasks: int, repeats: int
-) -> SandboxBackend:
-    """The running server behind ``--mcp-url``, checked before any session: usage errors exit 2,
-    a server that does not answer exits 1, each with one line."""
-    if sandbox is not None:
-        typer.echo("error: --sandbox and --mcp-url exclude each other (--mcp-url uses a running server)", err=True)
-        raise typer.Exit(2)
-    if token_file is None or tasks != 1 or repeats != 1:
-        typer.echo("error: --mcp-url needs --token-file, exactly one task (--only) and one repetition", err=True)
-        raise typer.Exit(2)
+def _external_or_exit(mcp_url: str, token_file: Path) -> SandboxBackend:
+    """The running server behind ``--mcp-url``, checked before any session (one line each: a
+    missing token file exits 2, a server that does not answer 1)."""
     try:
         backend = ExternalBackend.from_token_file(mcp_url, token_file)
     except OSError as exc:
