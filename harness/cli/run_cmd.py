@@ -73,7 +73,10 @@ def run(
         int | None, typer.Option("--repeats", min=1, help="Repetitions per task (default 1 for deterministic agents, else 3).")
     ] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Campaign directory (default runs/<model>).")] = None,
-    sandbox: Annotated[SandboxChoice, typer.Option("--sandbox", help="Where the task's tools run.")] = SandboxChoice.auto,
+    sandbox: Annotated[
+        SandboxChoice | None,
+        typer.Option("--sandbox", help="Where the task's tools run (default auto: docker when an engine answers)."),
+    ] = None,
     user_audio: Annotated[
         UserAudioMode, typer.Option("--user-audio", help="How the simulated user speaks.")
     ] = UserAudioMode.AUTO,
@@ -136,13 +139,16 @@ def run(
     bundles = _load_or_exit(task_dirs, source.checksums)
     speech = _speech_or_exit(user_audio.value, bundles)
     if mcp_url is not None:
+        if sandbox is not None:
+            typer.echo("error: --sandbox and --mcp-url exclude each other (--mcp-url uses a running server)", err=True)
+            raise typer.Exit(2)
         if token_file is None or len(bundles) != 1 or (repeats or 1) != 1:
             typer.echo("error: --mcp-url needs --token-file, exactly one task (--only) and one repetition", err=True)
             raise typer.Exit(2)
         backend: SandboxBackend = _external_or_exit(mcp_url, token_file)
     else:
-        backend = _backend_or_exit(sandbox.value)
-    typer.echo(f"sandbox: {backend.name}", err=True)
+        backend = _backend_or_exit((sandbox or SandboxChoice.auto).value)
+    typer.echo(f"sandbox: {backend.name} ({backend.chosen_because})", err=True)
 
     settings = CampaignSettings(
         model=spec,
@@ -267,16 +273,26 @@ def _speech_or_exit(mode: str, bundles: list[TaskBundle]) -> dict[str, SpeechSou
 
 
 def _external_or_exit(mcp_url: str, token_file: Path) -> SandboxBackend:
+    """The running server behind ``--mcp-url``, checked before any session (one line each: a
+    missing token file exits 2, a server that does not answer 1)."""
     try:
-        return ExternalBackend.from_token_file(mcp_url, token_file)
+        backend = ExternalBackend.from_token_file(mcp_url, token_file)
     except OSError as exc:
         typer.echo(f"error: --token-file {token_file}: {exc.strerror or exc}", err=True)
         raise typer.Exit(2) from None
+    try:
+        run_interruptible(backend.check())
+    except SandboxUnavailableError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    return backend
 
 
 def _backend_or_exit(name: str) -> SandboxBackend:
     try:
-        return get_backend(name)
+        backend = get_backend(name)
+        backend.prepare()  # e.g. build the docker image, with progress, before any session starts
+        return backend
     except SandboxUnavailableError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
