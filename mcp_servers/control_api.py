@@ -56,6 +56,11 @@ class MediaTimeBody(BaseModel):
     media_time_ms: MediaTimeMs
 
 
+class SnapshotSinceBody(BaseModel):
+    #: Records of each log the caller already holds (``EnvironmentSnapshot.cursor()``).
+    cursor: dict[str, Annotated[int, Field(ge=0)]]
+
+
 class LoadBody(BaseModel):
     #: bundle file name -> its JSON text
     files: dict[str, str]
@@ -120,6 +125,16 @@ def control_routes(server: TaskServer, token: str) -> list[Route]:
 
     async def snapshot(request: Request) -> Response:
         return JSONResponse(server.loaded_env().snapshot().model_dump(mode="json"))
+
+    async def snapshot_since(request: Request) -> Response:
+        body = await _body(request, SnapshotSinceBody)
+        if isinstance(body, JSONResponse):
+            return body
+        try:
+            delta = server.loaded_env().snapshot_since(body.cursor)
+        except ValueError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        return JSONResponse(delta.model_dump(mode="json"))
 
     async def grant(request: Request) -> Response:
         body = await _body(request, GrantBody)
@@ -186,6 +201,7 @@ def control_routes(server: TaskServer, token: str) -> list[Route]:
         Route("/control/health", health, methods=["GET"]),
         Route("/control/load", guarded(load, needs_task=False), methods=["POST"]),
         Route("/control/snapshot", guarded(snapshot), methods=["GET"]),
+        Route("/control/snapshot/since", guarded(snapshot_since), methods=["POST"]),
         Route("/control/approvals/grant", guarded(grant), methods=["POST"]),
         Route("/control/approvals/revoke", guarded(revoke), methods=["POST"]),
         Route("/control/events/apply", guarded(apply_event), methods=["POST"]),

@@ -20,7 +20,7 @@ from typing import Any
 from .commit_guard import CommitGuard
 from .knowledge_base import KnowledgeBase
 from .public_bundle import PublicBundle
-from .records import ApprovalToken, EnvironmentSnapshot, ToolCallRecord
+from .records import ApprovalToken, EnvironmentSnapshot, SnapshotDelta, ToolCallRecord
 from .state_store import StateStore
 from .tool_handlers import EnvironmentParts
 from .tool_runtime import ToolRuntime
@@ -136,6 +136,22 @@ class TaskEnvironment:
                 search_log=self._parts.knowledge.log,
                 media_time_ms=self._media_time_ms,
                 calls_not_logged=self._runtime.calls_not_logged,
+            )
+
+    def snapshot_since(self, cursor: dict[str, int]) -> SnapshotDelta:
+        """The records each log gained after ``cursor`` (counts per log), and the small parts whole."""
+        with self._lock:
+            sources = self._log_sources()
+            unknown = set(cursor) - set(sources)
+            if unknown:
+                raise ValueError(f"snapshot cursor: unknown logs {sorted(unknown)}; expected {sorted(sources)}")
+            return SnapshotDelta(
+                state=self._parts.state.as_dict(),
+                artifacts=self._parts.workspace.snapshot(),
+                tokens=self._parts.guard.tokens,
+                media_time_ms=self._media_time_ms,
+                calls_not_logged=self._runtime.calls_not_logged,
+                **{key: source.records_since(max(0, int(cursor.get(key, 0)))) for key, source in sources.items()},
             )
 
     def _log_sources(self) -> dict[str, Any]:

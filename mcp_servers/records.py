@@ -18,6 +18,7 @@ __all__ = [
     "EnvironmentSnapshot",
     "MutationRecord",
     "SearchRecord",
+    "SnapshotDelta",
     "ToolCallRecord",
     "WorldMutationRecord",
 ]
@@ -129,3 +130,41 @@ class EnvironmentSnapshot(BaseModel):
     media_time_ms: int = 0
     #: Calls refused unrun and left out of ``call_log`` because it was at its size limit (a flood).
     calls_not_logged: int = 0
+
+    def cursor(self) -> dict[str, int]:
+        """How many records of each append-only log this snapshot holds (what a delta starts from)."""
+        return {key: len(getattr(self, key)) for key in APPEND_ONLY_LOGS}
+
+    def extend(self, delta: SnapshotDelta) -> None:
+        """Bring this snapshot up to date with ``delta`` (taken from :meth:`cursor`)."""
+        for key in APPEND_ONLY_LOGS:
+            getattr(self, key).extend(getattr(delta, key))
+        self.state = delta.state
+        self.artifacts = delta.artifacts
+        self.tokens = delta.tokens
+        self.media_time_ms = delta.media_time_ms
+        self.calls_not_logged = delta.calls_not_logged
+
+
+#: The snapshot's lists that only ever grow: a delta carries their new records only.
+APPEND_ONLY_LOGS = ("versions", "world_mutations", "call_log", "approval_log", "search_log")
+
+
+class SnapshotDelta(BaseModel):
+    """What changed since a snapshot's :meth:`EnvironmentSnapshot.cursor`: the new records of each
+    append-only log, and the small parts (state, artifacts, tokens) whole.
+
+    It lets a harness follow the environment call by call at a cost that does not grow with the
+    session (the gate status after each call), instead of fetching every log again.
+    """
+
+    state: dict[str, Any] = Field(default_factory=dict)
+    artifacts: dict[str, ArtifactSnapshot] = Field(default_factory=dict)
+    tokens: list[ApprovalToken] = Field(default_factory=list)
+    media_time_ms: int = 0
+    calls_not_logged: int = 0
+    versions: list[MutationRecord] = Field(default_factory=list)
+    world_mutations: list[WorldMutationRecord] = Field(default_factory=list)
+    call_log: list[ToolCallRecord] = Field(default_factory=list)
+    approval_log: list[ApprovalRecord] = Field(default_factory=list)
+    search_log: list[SearchRecord] = Field(default_factory=list)

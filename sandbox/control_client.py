@@ -63,6 +63,10 @@ class ControlClient:
         """The environment snapshot (``mcp_servers.records.EnvironmentSnapshot`` as JSON)."""
         return await self._request("GET", "/control/snapshot")
 
+    async def snapshot_since(self, cursor: dict[str, int]) -> dict[str, Any]:
+        """What changed after ``cursor`` (``mcp_servers.records.SnapshotDelta`` as JSON)."""
+        return await self._request("POST", "/control/snapshot/since", {"cursor": cursor})
+
     async def grant(
         self, action_type: str, target_id: str, media_time_ms: int, source_event_id: str | None = None
     ) -> dict[str, Any]:

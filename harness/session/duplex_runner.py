@@ -685,7 +685,7 @@ class _DuplexSession:
 
     async def _grade_so_far(self) -> tuple[int, GradeReport]:
         after_call = self._latest_call
-        return after_call, await self.effects.grade(judge=None)
+        return after_call, await self.effects.grade_so_far()
 
     async def _gate_status(self, graded: tuple[int, GradeReport], t: int) -> None:
         after_call, report = graded

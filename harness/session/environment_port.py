@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from mcp_servers.environment import TaskEnvironment
 from mcp_servers.public_bundle import PublicBundle
-from mcp_servers.records import ApprovalToken, EnvironmentSnapshot, ToolCallRecord
+from mcp_servers.records import ApprovalToken, EnvironmentSnapshot, SnapshotDelta, ToolCallRecord
 
 __all__ = ["EnvironmentPort", "InProcessEnvironment"]
 
@@ -40,6 +40,10 @@ class EnvironmentPort(Protocol):
     ) -> None: ...
 
     async def snapshot(self) -> EnvironmentSnapshot: ...
+
+    async def snapshot_since(self, cursor: dict[str, int]) -> SnapshotDelta:
+        """What changed after ``cursor`` (``EnvironmentSnapshot.cursor()``): for following a session."""
+        ...
 
     def follow_calls(self) -> AsyncIterator[ToolCallRecord]:
         """Every call the server records, as it records it (native tool mode: the agent's own calls)."""
@@ -102,3 +106,6 @@ class InProcessEnvironment:
 
     async def snapshot(self) -> EnvironmentSnapshot:
         return self._env.snapshot()
+
+    async def snapshot_since(self, cursor: dict[str, int]) -> SnapshotDelta:
+        return self._env.snapshot_since(cursor)

@@ -35,7 +35,7 @@ from mcp import Client
 
 from harness.tasks.bundle import TaskBundle
 from mcp_servers.argument_validation import arguments_problem, loggable_name
-from mcp_servers.records import ApprovalToken, EnvironmentSnapshot, ToolCallRecord
+from mcp_servers.records import ApprovalToken, EnvironmentSnapshot, SnapshotDelta, ToolCallRecord
 from mcp_servers.server import CALL_RECORD_META_KEY, RAW_ARGUMENTS_META_KEY, REFUSED_ARGUMENTS_META_KEY
 from mcp_servers.state_file import fold_journal, journal_lines
 from sandbox.backend import SandboxBackend, SandboxEnvironment
@@ -235,6 +235,10 @@ class McpEnvironment:
 
     async def set_media_time(self, media_time_ms: int) -> int:
         return await self.sandbox.control.set_media_time(media_time_ms)
+
+    async def snapshot_since(self, cursor: dict[str, int]) -> SnapshotDelta:
+        await self._connect()
+        return SnapshotDelta.model_validate(await self.sandbox.control.snapshot_since(cursor))
 
     async def snapshot(self) -> EnvironmentSnapshot:
         """From the control API; from the persisted state file when the server does not answer."""

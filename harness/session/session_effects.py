@@ -61,6 +61,7 @@ class SessionEffects:
         #: The latest ``(action_type, target_id)`` the agent asked the user to approve.
         self.pending_approval: tuple[str, str] | None = None
         self.last_snapshot: EnvironmentSnapshot | None = None
+        self._mirror: EnvironmentSnapshot | None = None
 
     # -- the agent's words and tools ------------------------------------------------------------
 
@@ -191,9 +192,22 @@ class SessionEffects:
 
     # -- the grade ---------------------------------------------------------------------------------
 
+    async def grade_so_far(self) -> GradeReport:
+        """The provisional grade (no judge) during the session, from a mirror of the environment
+        that follows it by deltas: each call costs what changed, not the whole session again."""
+        if self._mirror is None:
+            self._mirror = await self.env.snapshot()
+        else:
+            self._mirror.extend(await self.env.snapshot_since(self._mirror.cursor()))
+        return await self._grade(self._mirror, judge=None)
+
     async def grade(self, judge: Any = None) -> GradeReport:
+        """The final grade, from a whole snapshot (the authoritative one)."""
         snapshot = await self.env.snapshot()
         self.last_snapshot = snapshot
+        return await self._grade(snapshot, judge=judge)
+
+    async def _grade(self, snapshot: EnvironmentSnapshot, *, judge: Any) -> GradeReport:
         return await grade(
             self.bundle.gold,
             GradingContext(
