@@ -8,15 +8,20 @@ Beyond the built-in entries, ``--model package.module:Class`` loads an adapter t
 this repository, and installed packages can register entries under the ``apex_voice.agents``
 entry-point group (the entry point names a :class:`ModelSpec` or an adapter class). Only built-in
 entries may be ``privileged`` (receive the task's reference policy): a loaded class cannot ask for it.
+
+A key that is a URL with a known prefix (``ws://``, ``wss://``) is built by that prefix's factory:
+any OpenAI-Realtime-compatible server (pipecat, LiveKit, a local model server) runs through the
+OpenAI adapter at that URL, with no key.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
-from typing import Literal
+from typing import Any, Literal
 
 from .realtime import RealtimeAdapter
 
@@ -43,6 +48,15 @@ class ModelSpec:
     notes: str = ""
     #: Receives the task's reference policy (the oracle). Recorded in every ``result.json``.
     privileged: bool = False
+    #: The model id requested from the provider (shown by ``apex-voice models``; ``""`` for ours).
+    provider_model: str = ""
+    #: How the agent reaches the task's tools: ``bridge`` (function calls relayed by the harness)
+    #: and/or ``native`` (the provider calls the task's MCP server itself).
+    tool_modes: tuple[str, ...] = ("bridge",)
+    #: Sessions of this provider a campaign may run at once (its rate limits), beside ``--parallel``.
+    max_concurrent_sessions: int | None = None
+    #: Keyword arguments for the adapter's constructor (endpoint, provider model, ...).
+    options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def deterministic(self) -> bool:
@@ -55,11 +69,18 @@ class ModelSpec:
             return ()
         return self.required_env
 
+    def with_options(self, **options: Any) -> ModelSpec:
+        """This spec with adapter options set (``None`` values are left out), e.g. ``--endpoint``."""
+        given = {k: v for k, v in options.items() if v is not None}
+        if "model" in given:
+            return replace(self, options={**self.options, **given}, provider_model=given["model"])
+        return replace(self, options={**self.options, **given})
+
     def create_adapter(self) -> RealtimeAdapter:
         """A fresh adapter (one per session attempt); constructors do no I/O."""
         module_name, _, class_name = self.adapter.partition(":")
         adapter_class = getattr(importlib.import_module(module_name), class_name)
-        return adapter_class()
+        return adapter_class(**self.options)
 
 
 MODELS: dict[str, ModelSpec] = {
@@ -82,7 +103,35 @@ MODELS: dict[str, ModelSpec] = {
             clock="virtual",
             notes="never speaks nor calls a tool; must score 0",
         ),
+        ModelSpec(
+            key="gpt-realtime",
+            display_name="GPT-realtime-2.1",
+            provider="OpenAI",
+            adapter="harness.agents.providers.openai_realtime:OpenAIRealtimeAdapter",
+            required_env=("OPENAI_API_KEY",),
+            provider_model="gpt-realtime-2.1",
+            max_concurrent_sessions=8,
+            notes="GA Realtime; endpoint OPENAI_REALTIME_URL or --endpoint",
+        ),
     )
+}
+
+
+def _openai_compatible(url: str) -> ModelSpec:
+    """Any server speaking the OpenAI Realtime protocol at ``url`` (no key, no model query)."""
+    return ModelSpec(
+        key=url,
+        display_name=f"OpenAI-Realtime-compatible agent at {url}",
+        provider="OpenAI-compatible",
+        adapter="harness.agents.providers.openai_realtime:OpenAIRealtimeAdapter",
+        options={"endpoint": url, "model": "", "require_key": False},
+    )
+
+
+#: Key prefix → the spec it builds from the whole key.
+PREFIX_FACTORIES: dict[str, Callable[[str], ModelSpec]] = {
+    "ws://": _openai_compatible,
+    "wss://": _openai_compatible,
 }
 
 
@@ -97,6 +146,9 @@ def get_model(key: str) -> ModelSpec:
     """
     if key in MODELS:
         return MODELS[key]
+    for prefix, factory in PREFIX_FACTORIES.items():
+        if key.startswith(prefix):
+            return factory(key)
     for point in entry_points(group=ENTRY_POINT_GROUP):
         if point.name == key:
             return _spec_from_object(key, point.load(), provider=point.dist.name if point.dist else "entry point")
@@ -110,7 +162,7 @@ def get_model(key: str) -> ModelSpec:
     installed = [p.name for p in entry_points(group=ENTRY_POINT_GROUP)]
     raise UnknownModelError(
         f"unknown model {key!r}; known models: {', '.join([*MODELS, *installed])} "
-        "(or give an adapter as package.module:Class)"
+        "(or give an adapter as package.module:Class, or an OpenAI-Realtime server as ws://HOST:PORT/PATH)"
     )
 
 

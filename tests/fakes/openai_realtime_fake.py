@@ -1,0 +1,444 @@
+"""A loopback OpenAI Realtime (GA) server: a real websocket speaking the real protocol.
+
+Every client event is validated against the official ``openai`` package's realtime types (a
+discriminated union rebuilt from ``RealtimeClientEvent``'s members, so an error names the field);
+an invalid one is answered with an ``error`` event, as the provider does, and recorded in
+``invalid``. Every event the fake sends is validated against ``RealtimeServerEvent`` too, so the
+fake cannot drift from the protocol.
+
+The agent it plays is a list of policy turns (the task's reference policy, or none for the no-op),
+with the oracle's manners, decided on the timeline of the user audio it receives: it detects the
+user's speech with the harness VAD and announces it (``input_audio_buffer.speech_started``), answers
+a turn after 500 ms of silence (server VAD with ``create_response``), calls the turn's tools as
+function calls and speaks the turn's words after their outputs and the client's ``response.create``,
+and signals a barge-in once the user has talked over its audio for 500 ms. ``quirks`` switch on the
+provider misbehaviours the quirk suite checks (see ``QUIRKS``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import itertools
+import json
+import typing
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Annotated, Any, Union
+
+import numpy as np
+from openai.types.realtime import RealtimeClientEvent, RealtimeServerEvent
+from pydantic import Field, TypeAdapter, ValidationError
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from harness.agents.oracle_voice import REPLY_AFTER_SILENCE_MS, UTTERANCE_GAP_MS, YIELD_AFTER_SPEECH_MS
+from harness.audio import espeak
+from harness.audio.clip import Clip
+from harness.audio.frames import FRAME_BYTES, FRAME_MS, SAMPLE_RATE
+from harness.audio.vad import FrameVad
+from harness.tasks.models import PolicyTurn
+
+__all__ = ["QUIRKS", "OpenAIRealtimeFake", "client_event_adapter", "server_event_adapter"]
+
+QUIRKS = frozenset(
+    {
+        "no_response_created",  # never send response.created (StepFun/xAI-style dialects)
+        "auto_response_after_tool_output",  # start the continuation itself; the client's create races it
+        "tool_call_mid_utterance",  # a turn with words and calls: half the audio, the calls, the rest later
+        "premature_turn_complete",  # the first answer is a response.done with no audio
+        "close_1011_after_turn",  # close with 1011 right after the first spoken response
+        "session_expired_after_turn",  # the 60-minute limit, right after the first spoken response
+        "rate_limited",  # refuse the upgrade with HTTP 429 and Retry-After
+        "invalid_key_after_open",  # accept the socket, then an invalid_api_key error and close
+    }
+)
+#: Seconds a 429 asks the client to wait.
+RETRY_AFTER_S = 7
+_AUDIO_CHUNK_SAMPLES = SAMPLE_RATE // 5  # 200 ms per output_audio.delta
+
+
+def _discriminated(union: Any) -> TypeAdapter[Any]:
+    members = typing.get_args(typing.get_args(union)[0])
+    return TypeAdapter(Annotated[Union[members], Field(discriminator="type")])  # noqa: UP007
+
+
+client_event_adapter = _discriminated(RealtimeClientEvent)
+server_event_adapter = _discriminated(RealtimeServerEvent)
+
+
+@dataclass
+class Handshake:
+    path: str
+    headers: dict[str, str]
+
+
+@dataclass
+class _Turn:
+    """A policy turn being played: its calls still unanswered, and the words left to speak."""
+
+    turn: PolicyTurn
+    pending_calls: set[str] = field(default_factory=set)
+    audio_from_ms: int = 0
+
+
+class OpenAIRealtimeFake:
+    """``async with OpenAIRealtimeFake(turns) as fake:`` then connect to ``fake.url``."""
+
+    def __init__(
+        self,
+        turns: list[PolicyTurn] | None = None,
+        *,
+        api_key: str | None = None,
+        quirks: frozenset[str] | set[str] = frozenset(),
+        path: str = "/v1/realtime",
+    ) -> None:
+        unknown = set(quirks) - QUIRKS
+        if unknown:
+            raise ValueError(f"unknown quirks {sorted(unknown)}; known: {sorted(QUIRKS)}")
+        self.turns = list(turns or [])
+        self.api_key = api_key
+        self.quirks = frozenset(quirks)
+        self.path = path
+        self.clips: dict[str, Clip] = {}
+        self.handshakes: list[Handshake] = []
+        #: Every client event as received (after JSON decoding), valid or not.
+        self.received: list[dict[str, Any]] = []
+        #: One line per client event the official types refused.
+        self.invalid: list[str] = []
+        #: Protocol misuse the types cannot see (an unknown call id, a continuation too early).
+        self.violations: list[str] = []
+        self.sessions: list[_Session] = []
+        self._server: Server | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "start the fake first"
+        port = next(iter(self._server.sockets)).getsockname()[1]
+        return f"ws://127.0.0.1:{port}{self.path}"
+
+    def of_type(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.received if e.get("type") == kind]
+
+    async def __aenter__(self) -> OpenAIRealtimeFake:
+        texts = sorted({t.text for t in self.turns if t.text})
+        self.clips = await espeak.synthesize(texts, espeak.AGENT_VOICE) if texts else {}
+        self._server = await serve(
+            self._serve, "127.0.0.1", 0, process_request=self._process_request, max_size=None, compression=None
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        await self._server.wait_closed()
+
+    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        self.handshakes.append(Handshake(request.path, dict(request.headers.raw_items())))
+        if not request.path.split("?")[0] == self.path:
+            return connection.respond(HTTPStatus.NOT_FOUND, f"no realtime endpoint at {request.path}\n")
+        if "rate_limited" in self.quirks:
+            response = connection.respond(HTTPStatus.TOO_MANY_REQUESTS, '{"error":{"type":"rate_limit_exceeded"}}')
+            response.headers["Retry-After"] = str(RETRY_AFTER_S)
+            return response
+        if self.api_key is not None and request.headers.get("Authorization") != f"Bearer {self.api_key}":
+            return connection.respond(
+                HTTPStatus.UNAUTHORIZED, '{"error":{"type":"invalid_request_error","code":"invalid_api_key"}}'
+            )
+        return None
+
+    async def _serve(self, connection: ServerConnection) -> None:
+        session = _Session(self, connection)
+        self.sessions.append(session)
+        await session.run()
+
+
+class _Session:
+    """One connection: the provider's session state and the scripted agent."""
+
+    def __init__(self, fake: OpenAIRealtimeFake, connection: ServerConnection) -> None:
+        self.fake = fake
+        self.ws = connection
+        self.quirks = fake.quirks
+        self.ids = itertools.count(1)
+        self.vad = FrameVad()
+        self.audio = bytearray()
+        self.now_ms = 0
+        self.user_silence_ms = UTTERANCE_GAP_MS
+        self.utterance_voiced_ms = 0
+        self.announced = False
+        self.turn_heard = False
+        self.audio_until_ms = 0
+        self.next_turn = 0
+        self.current: _Turn | None = None
+        self.active_response: str | None = None
+        self.spoken_items: dict[str, int] = {}  # item id → audio ms
+        self.spoke_once = False
+        self.premature_done = False
+        self.session: dict[str, Any] = {}
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    def new_id(self, prefix: str) -> str:
+        return f"{prefix}_{next(self.ids):04d}"
+
+    async def send(self, event: dict[str, Any]) -> None:
+        event = {"event_id": self.new_id("event"), **event}
+        server_event_adapter.validate_python(event)  # the fake itself must speak the protocol
+        try:
+            await self.ws.send(json.dumps(event))
+        except ConnectionClosed:
+            pass
+
+    async def run(self) -> None:
+        await self.send(
+            {
+                "type": "session.created",
+                "session": {
+                    "type": "realtime",
+                    "id": self.new_id("sess"),
+                    "object": "realtime.session",
+                    "model": "gpt-realtime-fake",
+                    "output_modalities": ["audio"],
+                    "audio": {
+                        "input": {"format": {"type": "audio/pcm", "rate": 24000}, "turn_detection": {"type": "server_vad"}},
+                        "output": {"format": {"type": "audio/pcm", "rate": 24000}, "voice": "alloy"},
+                    },
+                },
+            }
+        )
+        try:
+            async for raw in self.ws:
+                await self.on_client_event(raw)
+        except ConnectionClosed:
+            pass
+        for task in self.tasks:
+            task.cancel()
+
+    async def on_client_event(self, raw: str | bytes) -> None:
+        event = json.loads(raw)
+        self.fake.received.append(event)
+        try:
+            client_event_adapter.validate_python(event)
+        except ValidationError as exc:
+            line = f"{event.get('type')}: {exc.errors()[0]['loc']} {exc.errors()[0]['msg']}"
+            self.fake.invalid.append(line)
+            await self.send({"type": "error", "error": {"type": "invalid_request_error", "message": line}})
+            return
+        handler = self._HANDLERS.get(event["type"])
+        if handler is not None:
+            await handler(self, event)
+
+    # -- client events -------------------------------------------------------------------------
+
+    async def on_session_update(self, event: dict[str, Any]) -> None:
+        self.session = event["session"]
+        await self.send({"type": "session.updated", "session": {**self.session, "id": "sess_fake", "object": "realtime.session"}})
+        if "invalid_key_after_open" in self.quirks:
+            await self.send(
+                {"type": "error", "error": {"type": "invalid_request_error", "code": "invalid_api_key", "message": "Incorrect API key provided."}}
+            )
+            await self.ws.close(1008, "invalid api key")
+
+    async def on_append(self, event: dict[str, Any]) -> None:
+        pcm = base64.b64decode(event["audio"])
+        if len(pcm) % 2:
+            self.fake.violations.append(f"input_audio_buffer.append of {len(pcm)} bytes is not PCM16")
+        self.audio += pcm
+        while len(self.audio) >= FRAME_BYTES:
+            frame = np.frombuffer(bytes(self.audio[:FRAME_BYTES]), dtype="<i2")
+            del self.audio[:FRAME_BYTES]
+            await self.on_frame(frame)
+            self.now_ms += FRAME_MS
+
+    async def on_function_output(self, event: dict[str, Any]) -> None:
+        item = event["item"]
+        if item.get("type") != "function_call_output":
+            return
+        turn = self.current
+        if turn is None or item["call_id"] not in turn.pending_calls:
+            self.fake.violations.append(f"function_call_output for unknown call id {item['call_id']!r}")
+            return
+        turn.pending_calls.discard(item["call_id"])
+        await self.send({"type": "conversation.item.added", "item": {**item, "id": self.new_id("item"), "object": "realtime.item"}})
+        if not turn.pending_calls and "auto_response_after_tool_output" in self.quirks:
+            self.spawn(self.speak(turn, hold_done_s=0.3))
+
+    async def on_response_create(self, event: dict[str, Any]) -> None:
+        if self.active_response is not None:
+            await self.send(
+                {
+                    "type": "error",
+                    "error": {
+                        "type": "invalid_request_error",
+                        "code": "conversation_already_has_active_response",
+                        "message": f"Conversation already has an active response in progress: {self.active_response}.",
+                    },
+                }
+            )
+            return
+        turn = self.current
+        if turn is None:
+            return
+        if turn.pending_calls:
+            self.fake.violations.append(f"response.create with calls unanswered: {sorted(turn.pending_calls)}")
+            return
+        await self.speak(turn)
+
+    async def on_truncate(self, event: dict[str, Any]) -> None:
+        length = self.spoken_items.get(event["item_id"])
+        if length is None or event["audio_end_ms"] > length:
+            await self.send(
+                {"type": "error", "error": {"type": "invalid_request_error", "message": f"cannot truncate {event['item_id']} at {event['audio_end_ms']} ms"}}
+            )
+            return
+        await self.send(
+            {"type": "conversation.item.truncated", "item_id": event["item_id"], "content_index": event["content_index"], "audio_end_ms": event["audio_end_ms"]}
+        )
+
+    _HANDLERS = {
+        "session.update": on_session_update,
+        "input_audio_buffer.append": on_append,
+        "conversation.item.create": on_function_output,
+        "response.create": on_response_create,
+        "conversation.item.truncate": on_truncate,
+    }
+
+    # -- the scripted agent, on the user-audio timeline -------------------------------------------
+
+    async def on_frame(self, frame: np.ndarray) -> None:
+        voiced = self.vad.voiced(frame)
+        if voiced:
+            if self.user_silence_ms >= UTTERANCE_GAP_MS:
+                self.utterance_voiced_ms = 0
+            self.utterance_voiced_ms += FRAME_MS
+            self.user_silence_ms = 0
+        else:
+            self.user_silence_ms += FRAME_MS
+        talking = self.audio_until_ms > self.now_ms
+        if talking and voiced and self.utterance_voiced_ms >= YIELD_AFTER_SPEECH_MS:
+            self.audio_until_ms = self.now_ms  # the client is expected to stop playing and truncate
+            talking = False
+            await self.speech_started()
+        if voiced and not talking:
+            self.turn_heard = True
+            if not self.announced:
+                await self.speech_started()
+        ready = self.turn_heard and self.user_silence_ms >= REPLY_AFTER_SILENCE_MS
+        waiting = self.current is not None and (self.current.pending_calls or self.active_response is not None)
+        if ready and not talking and not waiting:
+            self.turn_heard = self.announced = False
+            item_id = self.new_id("item")
+            await self.send({"type": "input_audio_buffer.speech_stopped", "audio_end_ms": self.now_ms, "item_id": item_id})
+            await self.send({"type": "input_audio_buffer.committed", "item_id": item_id})
+            await self.take_turn()
+
+    async def speech_started(self) -> None:
+        self.announced = True
+        await self.send({"type": "input_audio_buffer.speech_started", "audio_start_ms": self.now_ms, "item_id": self.new_id("item")})
+
+    async def take_turn(self) -> None:
+        if self.next_turn >= len(self.fake.turns):
+            return  # the no-op agent, or the script is over
+        if "premature_turn_complete" in self.quirks and not self.premature_done:
+            self.premature_done = True
+            response_id = self.new_id("resp")
+            await self.response_created(response_id)
+            await self.send({"type": "response.done", "response": {"id": response_id, "object": "realtime.response", "status": "completed", "output": []}})
+            return
+        turn = _Turn(self.fake.turns[self.next_turn])
+        self.next_turn += 1
+        self.current = turn
+        if turn.turn.tool_calls:
+            await self.call_tools(turn)
+        else:
+            await self.speak(turn)
+
+    async def response_created(self, response_id: str) -> None:
+        self.active_response = response_id
+        if "no_response_created" not in self.quirks:
+            await self.send({"type": "response.created", "response": {"id": response_id, "object": "realtime.response", "status": "in_progress", "output": []}})
+
+    async def call_tools(self, turn: _Turn) -> None:
+        response_id = self.new_id("resp")
+        await self.response_created(response_id)
+        output: list[dict[str, Any]] = []
+        if "tool_call_mid_utterance" in self.quirks and turn.turn.text:
+            clip = self.fake.clips[turn.turn.text]
+            turn.audio_from_ms = clip.duration_ms // 2
+            output.append(await self.stream_audio(response_id, turn.turn.text, clip, 0, turn.audio_from_ms, index=0))
+        for call in turn.turn.tool_calls:
+            call_id, item_id = self.new_id("call"), self.new_id("item")
+            item = {"id": item_id, "type": "function_call", "object": "realtime.item", "status": "completed", "call_id": call_id, "name": call.name, "arguments": json.dumps(call.args)}
+            index = len(output)
+            await self.send({"type": "response.output_item.added", "response_id": response_id, "output_index": index, "item": {**item, "status": "in_progress", "arguments": ""}})
+            await self.send({"type": "response.function_call_arguments.delta", "response_id": response_id, "item_id": item_id, "output_index": index, "call_id": call_id, "delta": item["arguments"]})
+            await self.send({"type": "response.function_call_arguments.done", "response_id": response_id, "item_id": item_id, "output_index": index, "call_id": call_id, "name": call.name, "arguments": item["arguments"]})
+            await self.send({"type": "response.output_item.done", "response_id": response_id, "output_index": index, "item": item})
+            turn.pending_calls.add(call_id)
+            output.append(item)
+        await self.response_done(response_id, output)
+
+    async def speak(self, turn: _Turn, *, hold_done_s: float = 0.0) -> None:
+        """The turn's words (from where a mid-utterance call left them) as one audio response."""
+        response_id = self.new_id("resp")
+        await self.response_created(response_id)
+        output = []
+        text = turn.turn.text
+        if text:
+            clip = self.fake.clips[text]
+            output.append(await self.stream_audio(response_id, text, clip, turn.audio_from_ms, clip.duration_ms, index=0))
+        if hold_done_s:
+            await asyncio.sleep(hold_done_s)  # still active when the client's own create arrives
+        await self.response_done(response_id, output)
+        self.current = None
+        if "close_1011_after_turn" in self.quirks and text:
+            await self.ws.close(1011, "keepalive ping timeout")
+        elif "session_expired_after_turn" in self.quirks and text:
+            await self.send(
+                {"type": "error", "error": {"type": "invalid_request_error", "code": "session_expired", "message": "Your session hit the maximum duration of 60 minutes."}}
+            )
+            await self.ws.close(1000, "session expired")
+
+    async def stream_audio(self, response_id: str, text: str, clip: Clip, from_ms: int, to_ms: int, *, index: int) -> dict[str, Any]:
+        item_id = self.new_id("item")
+        part_text = text if from_ms == 0 and to_ms == clip.duration_ms else _words_between(clip, from_ms, to_ms) or text
+        base = {"response_id": response_id, "item_id": item_id, "output_index": index, "content_index": 0}
+        await self.send({"type": "response.output_item.added", "response_id": response_id, "output_index": index, "item": {"id": item_id, "type": "message", "role": "assistant", "object": "realtime.item", "status": "in_progress", "content": []}})
+        await self.send({"type": "response.content_part.added", **base, "part": {"type": "audio", "transcript": ""}})
+        for word in part_text.split(" "):
+            await self.send({"type": "response.output_audio_transcript.delta", **base, "delta": word + " "})
+        pcm = clip.pcm[from_ms * SAMPLE_RATE // 1000 : to_ms * SAMPLE_RATE // 1000]
+        for start in range(0, len(pcm), _AUDIO_CHUNK_SAMPLES):
+            chunk = pcm[start : start + _AUDIO_CHUNK_SAMPLES].astype("<i2").tobytes()
+            await self.send({"type": "response.output_audio.delta", **base, "delta": base64.b64encode(chunk).decode()})
+        await self.send({"type": "response.output_audio.done", **base})
+        await self.send({"type": "response.output_audio_transcript.done", **base, "transcript": part_text})
+        await self.send({"type": "response.content_part.done", **base, "part": {"type": "audio", "transcript": part_text}})
+        duration_ms = len(pcm) * 1000 // SAMPLE_RATE
+        self.audio_until_ms = max(self.audio_until_ms, self.now_ms) + duration_ms
+        self.spoken_items[item_id] = duration_ms
+        item = {"id": item_id, "type": "message", "role": "assistant", "object": "realtime.item", "status": "completed", "content": [{"type": "output_audio", "transcript": part_text}]}
+        await self.send({"type": "response.output_item.done", "response_id": response_id, "output_index": index, "item": item})
+        return item
+
+    async def response_done(self, response_id: str, output: list[dict[str, Any]]) -> None:
+        audio_tokens = sum(self.spoken_items.get(item["id"], 0) for item in output) // 50
+        usage = {
+            "total_tokens": 120 + audio_tokens,
+            "input_tokens": 100,
+            "output_tokens": 20 + audio_tokens,
+            "input_token_details": {"text_tokens": 60, "audio_tokens": 40, "cached_tokens": 32},
+            "output_token_details": {"text_tokens": 20, "audio_tokens": audio_tokens},
+        }
+        self.active_response = None
+        await self.send({"type": "response.done", "response": {"id": response_id, "object": "realtime.response", "status": "completed", "output": output, "usage": usage}})
+
+    def spawn(self, coroutine: typing.Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coroutine)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+
+def _words_between(clip: Clip, from_ms: int, to_ms: int) -> str:
+    return " ".join(w.word for w in clip.word_timestamps if from_ms <= w.start_ms < to_ms)
