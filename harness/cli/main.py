@@ -6,7 +6,7 @@ import typer
 
 from harness import __version__
 
-from . import images_cmd, index_cmd, render_audio_cmd, run_cmd, sandbox_cmd, validate_cmd
+from . import images_cmd, index_cmd, models_cmd, render_audio_cmd, run_cmd, sandbox_cmd, validate_cmd
 
 __all__ = ["app", "main"]
 
@@ -25,6 +25,7 @@ app = typer.Typer(
 app.command("validate")(validate_cmd.validate)
 app.command("index")(index_cmd.index)
 app.command("run")(run_cmd.run)
+app.command("models")(models_cmd.models)
 app.command("render-audio")(render_audio_cmd.render_audio)
 app.add_typer(sandbox_cmd.app, name="sandbox")
 app.add_typer(images_cmd.app, name="images")

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Column, Table
 
+from harness.agents.env_file import EnvFileError, load_env_file
 from harness.agents.registry import ModelSpec, UnknownModelError, get_model
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import SpeechSource, SpeechSourceError, UserAudioMode, open_speech_source
@@ -77,6 +78,15 @@ def run(
     token_file: Annotated[
         Path | None, typer.Option("--token-file", help="The control token of the --mcp-url server.")
     ] = None,
+    endpoint: Annotated[
+        str | None, typer.Option("--endpoint", help="The provider's websocket URL (overrides its default and env variable).")
+    ] = None,
+    provider_model: Annotated[
+        str | None, typer.Option("--provider-model", help="The model id to request from the provider.")
+    ] = None,
+    env_file: Annotated[
+        Path | None, typer.Option("--env-file", help="Read provider keys from this file (default: ./.env when present).")
+    ] = None,
 ) -> None:
     """Run a campaign (resumable: cells that already have a result are loaded, not re-run).
 
@@ -84,7 +94,8 @@ def run(
     available sandbox, with a results table at the end. Exit 0 when every cell ran (whatever the
     model scored), 1 when infrastructure left cells empty, 2 for usage errors.
     """
-    spec = _model_or_exit(model)
+    _env_file_or_exit(env_file)
+    spec = _model_or_exit(model, endpoint=endpoint, provider_model=provider_model)
     source, task_dirs = open_data(data, only)
     bundles = _load_or_exit(task_dirs, source.checksums)
     speech = _speech_or_exit(user_audio.value, bundles)
@@ -138,9 +149,22 @@ def run(
     raise typer.Exit(0 if result.complete else 1)
 
 
-def _model_or_exit(key: str) -> ModelSpec:
+def _env_file_or_exit(path: Path | None) -> None:
+    if path is not None and not path.is_file():
+        typer.echo(f"error: --env-file {path}: no such file", err=True)
+        raise typer.Exit(2)
+    default = Path(".env")
     try:
-        spec = get_model(key)
+        if path is not None or default.is_file():
+            load_env_file(path or default)
+    except (EnvFileError, OSError, UnicodeDecodeError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _model_or_exit(key: str, *, endpoint: str | None = None, provider_model: str | None = None) -> ModelSpec:
+    try:
+        spec = get_model(key).with_options(endpoint=endpoint, model=provider_model)
     except UnknownModelError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -150,6 +174,9 @@ def _model_or_exit(key: str) -> ModelSpec:
         raise typer.Exit(2)
     try:
         spec.create_adapter()
+    except TypeError:
+        typer.echo(f"error: model {key!r} takes no --endpoint or --provider-model", err=True)
+        raise typer.Exit(2) from None
     except (ImportError, AttributeError) as exc:
         typer.echo(f"error: the adapter of model {key!r} ({spec.adapter}) cannot be loaded: {exc}", err=True)
         raise typer.Exit(2) from None

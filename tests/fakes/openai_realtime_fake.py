@@ -107,6 +107,8 @@ class OpenAIRealtimeFake:
         self.received: list[dict[str, Any]] = []
         #: One line per client event the official types refused.
         self.invalid: list[str] = []
+        #: Every server event the fake sent.
+        self.sent: list[dict[str, Any]] = []
         #: Protocol misuse the types cannot see (an unknown call id, a continuation too early).
         self.violations: list[str] = []
         self.sessions: list[_Session] = []
@@ -119,7 +121,11 @@ class OpenAIRealtimeFake:
         return f"ws://127.0.0.1:{port}{self.path}"
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:
+        """The client events of type ``kind`` received so far."""
         return [e for e in self.received if e.get("type") == kind]
+
+    def sent_of_type(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.sent if e["type"] == kind]
 
     async def __aenter__(self) -> OpenAIRealtimeFake:
         texts = sorted({t.text for t in self.turns if t.text})
@@ -185,12 +191,19 @@ class _Session:
     async def send(self, event: dict[str, Any]) -> None:
         event = {"event_id": self.new_id("event"), **event}
         server_event_adapter.validate_python(event)  # the fake itself must speak the protocol
+        self.fake.sent.append(event)
         try:
             await self.ws.send(json.dumps(event))
         except ConnectionClosed:
             pass
 
     async def run(self) -> None:
+        if "invalid_key_after_open" in self.quirks:
+            await self.send(
+                {"type": "error", "error": {"type": "invalid_request_error", "code": "invalid_api_key", "message": "Incorrect API key provided."}}
+            )
+            await self.ws.close(1008, "invalid api key")
+            return
         await self.send(
             {
                 "type": "session.created",
@@ -234,11 +247,6 @@ class _Session:
     async def on_session_update(self, event: dict[str, Any]) -> None:
         self.session = event["session"]
         await self.send({"type": "session.updated", "session": {**self.session, "id": "sess_fake", "object": "realtime.session"}})
-        if "invalid_key_after_open" in self.quirks:
-            await self.send(
-                {"type": "error", "error": {"type": "invalid_request_error", "code": "invalid_api_key", "message": "Incorrect API key provided."}}
-            )
-            await self.ws.close(1008, "invalid api key")
 
     async def on_append(self, event: dict[str, Any]) -> None:
         pcm = base64.b64decode(event["audio"])
@@ -262,7 +270,9 @@ class _Session:
         turn.pending_calls.discard(item["call_id"])
         await self.send({"type": "conversation.item.added", "item": {**item, "id": self.new_id("item"), "object": "realtime.item"}})
         if not turn.pending_calls and "auto_response_after_tool_output" in self.quirks:
-            self.spawn(self.speak(turn, hold_done_s=0.3))
+            response_id = self.new_id("resp")
+            await self.response_created(response_id)  # active from now on
+            self.spawn(self.speak(turn, response_id=response_id, hold_done_s=0.3))
 
     async def on_response_create(self, event: dict[str, Any]) -> None:
         if self.active_response is not None:
@@ -379,10 +389,11 @@ class _Session:
             output.append(item)
         await self.response_done(response_id, output)
 
-    async def speak(self, turn: _Turn, *, hold_done_s: float = 0.0) -> None:
+    async def speak(self, turn: _Turn, *, response_id: str | None = None, hold_done_s: float = 0.0) -> None:
         """The turn's words (from where a mid-utterance call left them) as one audio response."""
-        response_id = self.new_id("resp")
-        await self.response_created(response_id)
+        if response_id is None:
+            response_id = self.new_id("resp")
+            await self.response_created(response_id)
         output = []
         text = turn.turn.text
         if text:

@@ -8,6 +8,11 @@ Function calls are answered under their call id; the continuation ``response.cre
 when the response that asked has finished and every one of its calls has an output (the model
 hangs if asked to continue with a call unanswered).
 
+A turn with function calls spans two responses here (the calls, then the continuation), while the
+runner takes ``ResponseDone`` as the end of the agent's turn: so the calls' ``ResponseDone`` is held
+and delivered just before the continuation's first event (or after ``CONTINUATION_WAIT_MS`` of media
+time without one, so a model that never continues still ends its turn).
+
 Subclasses for other providers change the class attributes (endpoint, key, voices), map their event
 names onto the GA ones (``event_aliases``) and build their own session object (``_session``).
 """
@@ -24,6 +29,7 @@ from pydantic import BaseModel
 
 from harness.agents.realtime import (
     AdapterError,
+    AgentEvent,
     AudioDelta,
     PlaybackReport,
     PlayoutCleared,
@@ -48,6 +54,9 @@ from .turn_end import LocalTurnEnd
 from .ws_adapter import WebsocketAdapter, with_query
 
 __all__ = ["OPENAI_VOICES", "OpenAIRealtimeAdapter", "tool_output_text"]
+
+#: How long a function-call response's end is held for its continuation (see the module docstring).
+CONTINUATION_WAIT_MS = 3000
 
 OPENAI_VOICES = frozenset({"alloy", "ash", "ballad", "coral", "echo", "sage", "shimmer", "verse", "marin", "cedar"})
 
@@ -89,6 +98,7 @@ class OpenAIRealtimeAdapter(WebsocketAdapter):
         self._batches: dict[str | None, _CallBatch] = {}
         self._batch_of_call: dict[str, _CallBatch] = {}
         self._seen_calls: set[str] = set()
+        self._held_done: list[tuple[ResponseDone, int]] = []
         self._local_turns: LocalTurnEnd | None = None
         self._voice = self.default_voice
 
@@ -149,7 +159,18 @@ class OpenAIRealtimeAdapter(WebsocketAdapter):
 
     # -- the runner's side -----------------------------------------------------------------------
 
+    def _emit(self, event: AgentEvent) -> None:
+        """Queue an event for the runner, after any held function-call response end."""
+        self._emit_held()
+        self._events.append(event)
+
+    def _emit_held(self) -> None:
+        self._events.extend(done for done, _ in self._held_done)
+        self._held_done.clear()
+
     async def _send_audio(self, frame: AudioFrame) -> None:
+        if self._held_done and self.now_ms >= self._held_done[0][1]:
+            self._emit_held()
         await self._send(wire.InputAudioBufferAppend(audio=base64.b64encode(frame.to_bytes()).decode("ascii")))
         if self._local_turns is not None and self._local_turns.update(frame.pcm):
             await self._send(wire.InputAudioBufferCommit())
@@ -188,30 +209,30 @@ class OpenAIRealtimeAdapter(WebsocketAdapter):
         self._session_ready()
 
     async def _on_speech_started(self, event: wire.SpeechStartedEvent) -> None:
-        self._events.append(SpeechStarted(event.audio_start_ms, event.item_id))
+        self._emit(SpeechStarted(event.audio_start_ms, event.item_id))
         playing = self._playout.playing(self.now_ms)
         if playing is None:
             return
         item_id, response_id, played_ms = playing
         self._playout.cleared(self.now_ms)
-        self._events.append(PlayoutCleared(response_id))
+        self._emit(PlayoutCleared(response_id))
         if item_id:
             await self._send(wire.ConversationItemTruncate(item_id=item_id, audio_end_ms=played_ms))
 
     async def _on_speech_stopped(self, event: wire.SpeechStoppedEvent) -> None:
-        self._events.append(SpeechStopped(event.audio_end_ms, event.item_id))
+        self._emit(SpeechStopped(event.audio_end_ms, event.item_id))
 
     async def _on_audio_delta(self, event: wire.OutputAudioDeltaEvent) -> None:
         pcm = base64.b64decode(event.delta)
         self._playout.audio(event.item_id or "", event.response_id, len(pcm), self.now_ms)
-        self._events.append(AudioDelta(pcm, event.response_id, event.item_id))
+        self._emit(AudioDelta(pcm, event.response_id, event.item_id))
 
     async def _on_text_delta(self, event: wire.TextDeltaEvent) -> None:
         if event.delta:
-            self._events.append(TranscriptDelta(event.delta, event.response_id, event.item_id))
+            self._emit(TranscriptDelta(event.delta, event.response_id, event.item_id))
 
     async def _on_transcript_done(self, event: wire.TranscriptDoneEvent) -> None:
-        self._events.append(TranscriptDone(event.transcript or event.text or "", event.response_id, event.item_id))
+        self._emit(TranscriptDone(event.transcript or event.text or "", event.response_id, event.item_id))
 
     async def _on_arguments_done(self, event: wire.FunctionCallArgumentsDoneEvent) -> None:
         self._call_requested(event.response_id, event.item_id, event.call_id, event.name or "", event.arguments)
@@ -229,21 +250,25 @@ class OpenAIRealtimeAdapter(WebsocketAdapter):
         batch = self._batches.setdefault(response_id, _CallBatch())
         batch.pending.add(call_id)
         self._batch_of_call[call_id] = batch
-        self._events.append(ToolCallRequested(call_id, name, arguments, response_id, item_id))
+        self._emit(ToolCallRequested(call_id, name, arguments, response_id, item_id))
 
     async def _on_response_done(self, event: wire.ResponseDoneEvent) -> None:
         response = event.response
         for item in response.output:
             if item.type == "function_call" and item.call_id:
                 self._call_requested(response.id, item.id, item.call_id, item.name or "", item.arguments or "")
-        self._events.append(ResponseDone(response.id, _usage(response.usage), response.status))
+        done = ResponseDone(response.id, _usage(response.usage), response.status)
         batch = self._batches.get(response.id)
-        if batch is not None:
-            batch.response_done = True
-            await self._maybe_continue(batch)
+        if batch is None:
+            self._emit(done)
+            return
+        self._emit_held()
+        self._held_done.append((done, self.now_ms + CONTINUATION_WAIT_MS))
+        batch.response_done = True
+        await self._maybe_continue(batch)
 
     async def _on_input_transcript(self, event: wire.InputTranscriptionEvent) -> None:
-        self._events.append(UserTranscript(event.transcript, True, event.item_id))
+        self._emit(UserTranscript(event.transcript, True, event.item_id))
 
     async def _on_error(self, event: wire.ErrorEvent) -> None:
         body = event.error
@@ -256,7 +281,7 @@ class OpenAIRealtimeAdapter(WebsocketAdapter):
         else:
             # Mid-session request errors (a truncate past the end, say) are the provider's remark
             # on one event, not the end of the session.
-            self._events.append(AdapterError(error.message, kind="provider", code=error.code))
+            self._emit(AdapterError(error.message, kind="provider", code=error.code))
 
     _HANDLERS: ClassVar[dict[str, tuple[type[BaseModel], Handler]]] = {
         "session.created": (wire.SessionEvent, _on_session_created),
