@@ -27,8 +27,11 @@ def _value(raw: str) -> str:
 
 
 def load_env_file(path: Path) -> list[str]:
-    """Set the file's variables that the environment lacks; returns the names it set."""
-    loaded = []
+    """Set the file's variables that the environment lacks; returns the names it set.
+
+    The whole file is parsed first, so a bad line sets nothing.
+    """
+    values: dict[str, str] = {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         text = line.strip()
         if not text or text.startswith("#"):
@@ -36,8 +39,8 @@ def load_env_file(path: Path) -> list[str]:
         match = _LINE.match(text)
         if match is None:
             raise EnvFileError(f"{path}:{number}: expected NAME=value, got {text[:40]!r}")
-        name, value = match.group(1), _value(match.group(2))
-        if not os.environ.get(name, "").strip():
-            os.environ[name] = value
-            loaded.append(name)
+        values[match.group(1)] = _value(match.group(2))
+    loaded = [name for name in values if not os.environ.get(name, "").strip()]
+    for name in loaded:
+        os.environ[name] = values[name]
     return loaded
