@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import pytest
 
 from harness.agents.providers.errors import ProviderError, ProviderUnavailable
+from harness.agents.providers.grok_voice import GrokVoiceAdapter
 from harness.agents.providers.openai_realtime import OpenAIRealtimeAdapter
+from harness.agents.providers.step_audio import StepAudioAdapter
 from harness.agents.realtime import (
     AdapterError,
     AudioDelta,
@@ -43,8 +46,14 @@ class Provider:
     key_env: str
 
 
+def _openai_style(dialect):
+    return partial(openai_realtime_fake.OpenAIRealtimeFake, dialect=dialect)
+
+
 PROVIDERS = [
-    Provider("openai", lambda url: OpenAIRealtimeAdapter(endpoint=url), openai_realtime_fake.OpenAIRealtimeFake, "OPENAI_API_KEY"),
+    Provider("openai", lambda url: OpenAIRealtimeAdapter(endpoint=url), _openai_style(openai_realtime_fake.OPENAI), "OPENAI_API_KEY"),
+    Provider("xai", lambda url: GrokVoiceAdapter(endpoint=url), _openai_style(openai_realtime_fake.XAI), "XAI_API_KEY"),
+    Provider("stepfun", lambda url: StepAudioAdapter(endpoint=url), _openai_style(openai_realtime_fake.STEPFUN), "STEPFUN_API_KEY"),
 ]
 
 

@@ -113,6 +113,26 @@ MODELS: dict[str, ModelSpec] = {
             max_concurrent_sessions=8,
             notes="GA Realtime; endpoint OPENAI_REALTIME_URL or --endpoint",
         ),
+        ModelSpec(
+            key="grok-voice",
+            display_name="Grok-Voice-Think-2.0",
+            provider="xAI",
+            adapter="harness.agents.providers.grok_voice:GrokVoiceAdapter",
+            required_env=("XAI_API_KEY",),
+            provider_model="grok-voice-think-fast-2.0",
+            max_concurrent_sessions=4,
+            notes="OpenAI event names, xAI session shape; endpoint XAI_REALTIME_URL or --endpoint",
+        ),
+        ModelSpec(
+            key="step-audio3",
+            display_name="Step-Audio3",
+            provider="StepFun",
+            adapter="harness.agents.providers.step_audio:StepAudioAdapter",
+            required_env=("STEPFUN_API_KEY",),
+            provider_model="stepaudio-3-realtime-preview",
+            max_concurrent_sessions=2,
+            notes="OpenAI beta dialect; 30-minute sessions; endpoint STEPFUN_REALTIME_URL or --endpoint",
+        ),
     )
 }
 

@@ -27,8 +27,9 @@ from http import HTTPStatus
 from typing import Annotated, Any, Union
 
 import numpy as np
+from openai.types.beta import realtime as beta
 from openai.types.realtime import RealtimeClientEvent, RealtimeServerEvent
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
@@ -40,7 +41,7 @@ from harness.audio.frames import FRAME_BYTES, FRAME_MS, SAMPLE_RATE
 from harness.audio.vad import FrameVad
 from harness.tasks.models import PolicyTurn
 
-__all__ = ["QUIRKS", "OpenAIRealtimeFake", "client_event_adapter", "server_event_adapter"]
+__all__ = ["OPENAI", "QUIRKS", "STEPFUN", "XAI", "Dialect", "OpenAIRealtimeFake"]
 
 QUIRKS = frozenset(
     {
@@ -64,8 +65,91 @@ def _discriminated(union: Any) -> TypeAdapter[Any]:
     return TypeAdapter(Annotated[Union[members], Field(discriminator="type")])  # noqa: UP007
 
 
-client_event_adapter = _discriminated(RealtimeClientEvent)
-server_event_adapter = _discriminated(RealtimeServerEvent)
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _XaiTurnDetection(_Strict):
+    type: typing.Literal["server_vad"] | None
+    threshold: float | None = None
+    prefix_padding_ms: int | None = None
+    silence_duration_ms: int | None = None
+
+
+class _XaiFormat(_Strict):
+    type: typing.Literal["audio/pcm", "audio/pcmu", "audio/pcma"]
+    rate: int | None = None
+
+
+class _XaiAudioSide(_Strict):
+    format: _XaiFormat
+
+
+class _XaiAudio(_Strict):
+    input: _XaiAudioSide
+    output: _XaiAudioSide
+
+
+class _XaiTool(_Strict):
+    type: typing.Literal["function"]
+    name: str
+    description: str | None = None
+    parameters: dict[str, Any]
+
+
+class _XaiSession(_Strict):
+    voice: str
+    instructions: str | None = None
+    turn_detection: _XaiTurnDetection | None = None
+    audio: _XaiAudio | None = None
+    tools: list[_XaiTool] = []
+
+
+class _XaiSessionUpdate(_Strict):
+    """xAI's session shape, from its voice-agent docs (the openai types do not cover it)."""
+
+    type: typing.Literal["session.update"]
+    event_id: str | None = None
+    session: _XaiSession
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one OpenAI-style provider differs on the wire."""
+
+    name: str
+    #: Validates every client event except ``session.update``.
+    client_events: TypeAdapter[Any]
+    #: Validates ``session.update``.
+    session_update: TypeAdapter[Any]
+    #: Validates every event the fake sends except the session ones.
+    server_events: TypeAdapter[Any]
+    #: GA event name → the provider's.
+    server_names: dict[str, str] = field(default_factory=dict)
+    first_event: str = "session.created"
+    audio_content_type: str = "output_audio"
+
+
+_GA_CLIENT = _discriminated(RealtimeClientEvent)
+_GA_SERVER = _discriminated(RealtimeServerEvent)
+_BETA_CLIENT = _discriminated(beta.RealtimeClientEvent)
+OPENAI = Dialect("openai", _GA_CLIENT, _GA_CLIENT, _GA_SERVER)
+XAI = Dialect("xai", _GA_CLIENT, TypeAdapter(_XaiSessionUpdate), _GA_SERVER, first_event="conversation.created")
+STEPFUN = Dialect(
+    "stepfun",
+    _BETA_CLIENT,
+    _BETA_CLIENT,
+    _discriminated(beta.RealtimeServerEvent),
+    server_names={
+        "response.output_audio.delta": "response.audio.delta",
+        "response.output_audio.done": "response.audio.done",
+        "response.output_audio_transcript.delta": "response.audio_transcript.delta",
+        "response.output_audio_transcript.done": "response.audio_transcript.done",
+        "conversation.item.added": "conversation.item.created",
+    },
+    audio_content_type="audio",
+)
+_SESSION_EVENTS = frozenset({"session.created", "session.updated", "conversation.created"})
 
 
 @dataclass
@@ -93,6 +177,7 @@ class OpenAIRealtimeFake:
         api_key: str | None = None,
         quirks: frozenset[str] | set[str] = frozenset(),
         path: str = "/v1/realtime",
+        dialect: Dialect = OPENAI,
     ) -> None:
         unknown = set(quirks) - QUIRKS
         if unknown:
@@ -101,6 +186,7 @@ class OpenAIRealtimeFake:
         self.api_key = api_key
         self.quirks = frozenset(quirks)
         self.path = path
+        self.dialect = dialect
         self.clips: dict[str, Clip] = {}
         self.handshakes: list[Handshake] = []
         #: Every client event as received (after JSON decoding), valid or not.
@@ -189,8 +275,11 @@ class _Session:
         return f"{prefix}_{next(self.ids):04d}"
 
     async def send(self, event: dict[str, Any]) -> None:
+        dialect = self.fake.dialect
         event = {"event_id": self.new_id("event"), **event}
-        server_event_adapter.validate_python(event)  # the fake itself must speak the protocol
+        event["type"] = dialect.server_names.get(event["type"], event["type"])
+        if event["type"] not in _SESSION_EVENTS or dialect is OPENAI:
+            dialect.server_events.validate_python(event)  # the fake itself must speak the protocol
         self.fake.sent.append(event)
         try:
             await self.ws.send(json.dumps(event))
@@ -204,22 +293,7 @@ class _Session:
             )
             await self.ws.close(1008, "invalid api key")
             return
-        await self.send(
-            {
-                "type": "session.created",
-                "session": {
-                    "type": "realtime",
-                    "id": self.new_id("sess"),
-                    "object": "realtime.session",
-                    "model": "gpt-realtime-fake",
-                    "output_modalities": ["audio"],
-                    "audio": {
-                        "input": {"format": {"type": "audio/pcm", "rate": 24000}, "turn_detection": {"type": "server_vad"}},
-                        "output": {"format": {"type": "audio/pcm", "rate": 24000}, "voice": "alloy"},
-                    },
-                },
-            }
-        )
+        await self.send(self.first_event())
         try:
             async for raw in self.ws:
                 await self.on_client_event(raw)
@@ -228,11 +302,31 @@ class _Session:
         for task in self.tasks:
             task.cancel()
 
+    def first_event(self) -> dict[str, Any]:
+        if self.fake.dialect.first_event == "conversation.created":
+            return {"type": "conversation.created", "conversation": {"id": self.new_id("conv"), "object": "realtime.conversation"}}
+        return {
+            "type": "session.created",
+            "session": {
+                "type": "realtime",
+                "id": self.new_id("sess"),
+                "object": "realtime.session",
+                "model": "gpt-realtime-fake",
+                "output_modalities": ["audio"],
+                "audio": {
+                    "input": {"format": {"type": "audio/pcm", "rate": 24000}, "turn_detection": {"type": "server_vad"}},
+                    "output": {"format": {"type": "audio/pcm", "rate": 24000}, "voice": "alloy"},
+                },
+            },
+        }
+
     async def on_client_event(self, raw: str | bytes) -> None:
         event = json.loads(raw)
         self.fake.received.append(event)
+        dialect = self.fake.dialect
+        validator = dialect.session_update if event.get("type") == "session.update" else dialect.client_events
         try:
-            client_event_adapter.validate_python(event)
+            validator.validate_python(event)
         except ValidationError as exc:
             line = f"{event.get('type')}: {exc.errors()[0]['loc']} {exc.errors()[0]['msg']}"
             self.fake.invalid.append(line)
@@ -246,7 +340,7 @@ class _Session:
 
     async def on_session_update(self, event: dict[str, Any]) -> None:
         self.session = event["session"]
-        await self.send({"type": "session.updated", "session": {**self.session, "id": "sess_fake", "object": "realtime.session"}})
+        await self.send({"type": "session.updated", "session": {**self.session, "id": "sess_fake", "object": "realtime.session", "model": "gpt-realtime-fake"}})
 
     async def on_append(self, event: dict[str, Any]) -> None:
         pcm = base64.b64decode(event["audio"])
@@ -429,7 +523,7 @@ class _Session:
         duration_ms = len(pcm) * 1000 // SAMPLE_RATE
         self.audio_until_ms = max(self.audio_until_ms, self.now_ms) + duration_ms
         self.spoken_items[item_id] = duration_ms
-        item = {"id": item_id, "type": "message", "role": "assistant", "object": "realtime.item", "status": "completed", "content": [{"type": "output_audio", "transcript": part_text}]}
+        item = {"id": item_id, "type": "message", "role": "assistant", "object": "realtime.item", "status": "completed", "content": [{"type": self.fake.dialect.audio_content_type, "transcript": part_text}]}
         await self.send({"type": "response.output_item.done", "response_id": response_id, "output_index": index, "item": item})
         return item
 

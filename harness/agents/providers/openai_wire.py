@@ -11,11 +11,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
-# -- client → server -------------------------------------------------------------------------
+# -- client → server (``session.update``'s session object is GA-only; dialects bring their own) -------------------------------------------------------------------------
 
 
 class _Client(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class _ClientEvent(_Client):
+    #: Optional; errors about this event quote it (StepFun's dialect sends one on every event).
+    event_id: str | None = None
 
 
 class AudioFormat(_Client):
@@ -78,17 +83,23 @@ class RealtimeSession(_Client):
     model: str | None = None
 
 
-class SessionUpdate(_Client):
+class SessionUpdate(_ClientEvent):
     type: Literal["session.update"] = "session.update"
-    session: RealtimeSession
+    session: BaseModel
+
+    @model_serializer(mode="wrap")
+    def _serialize_session_as_its_own_type(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        data["session"] = self.session.model_dump(mode="json", exclude_none=True)
+        return data
 
 
-class InputAudioBufferAppend(_Client):
+class InputAudioBufferAppend(_ClientEvent):
     type: Literal["input_audio_buffer.append"] = "input_audio_buffer.append"
     audio: str  # base64 PCM16 24 kHz
 
 
-class InputAudioBufferCommit(_Client):
+class InputAudioBufferCommit(_ClientEvent):
     type: Literal["input_audio_buffer.commit"] = "input_audio_buffer.commit"
 
 
@@ -98,19 +109,19 @@ class FunctionCallOutputItem(_Client):
     output: str
 
 
-class ConversationItemCreate(_Client):
+class ConversationItemCreate(_ClientEvent):
     type: Literal["conversation.item.create"] = "conversation.item.create"
     item: FunctionCallOutputItem
 
 
-class ConversationItemTruncate(_Client):
+class ConversationItemTruncate(_ClientEvent):
     type: Literal["conversation.item.truncate"] = "conversation.item.truncate"
     item_id: str
     content_index: int = 0
     audio_end_ms: int
 
 
-class ResponseCreate(_Client):
+class ResponseCreate(_ClientEvent):
     type: Literal["response.create"] = "response.create"
 
 
