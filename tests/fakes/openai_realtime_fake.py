@@ -547,3 +547,18 @@ class _Session:
 
 def _words_between(clip: Clip, from_ms: int, to_ms: int) -> str:
     return " ".join(w.word for w in clip.word_timestamps if from_ms <= w.start_ms < to_ms)
+
+
+async def _serve_forever(task_dir: str | None) -> None:
+    from harness.tasks.loader import load_task
+
+    turns = load_task(task_dir).policy.turns if task_dir else []
+    async with OpenAIRealtimeFake(turns) as fake:
+        print(fake.url, flush=True)
+        await asyncio.Future()
+
+
+if __name__ == "__main__":  # a fake in its own process (benchmarks): prints its URL, serves until killed
+    import sys
+
+    asyncio.run(_serve_forever(sys.argv[1] if len(sys.argv) > 1 else None))
