@@ -34,12 +34,12 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from harness.agents.oracle_voice import REPLY_AFTER_SILENCE_MS, UTTERANCE_GAP_MS, YIELD_AFTER_SPEECH_MS
 from harness.audio import espeak
 from harness.audio.clip import Clip
-from harness.audio.frames import FRAME_BYTES, FRAME_MS, SAMPLE_RATE
-from harness.audio.vad import FrameVad
+from harness.audio.frames import FRAME_BYTES, SAMPLE_RATE
 from harness.tasks.models import PolicyTurn
+
+from .listener import Heard, Listener
 
 __all__ = ["OPENAI", "QUIRKS", "STEPFUN", "XAI", "Dialect", "OpenAIRealtimeFake"]
 
@@ -254,14 +254,8 @@ class _Session:
         self.ws = connection
         self.quirks = fake.quirks
         self.ids = itertools.count(1)
-        self.vad = FrameVad()
+        self.listener = Listener()
         self.audio = bytearray()
-        self.now_ms = 0
-        self.user_silence_ms = UTTERANCE_GAP_MS
-        self.utterance_voiced_ms = 0
-        self.announced = False
-        self.turn_heard = False
-        self.audio_until_ms = 0
         self.next_turn = 0
         self.current: _Turn | None = None
         self.active_response: str | None = None
@@ -351,7 +345,6 @@ class _Session:
             frame = np.frombuffer(bytes(self.audio[:FRAME_BYTES]), dtype="<i2")
             del self.audio[:FRAME_BYTES]
             await self.on_frame(frame)
-            self.now_ms += FRAME_MS
 
     async def on_function_output(self, event: dict[str, Any]) -> None:
         item = event["item"]
@@ -411,35 +404,18 @@ class _Session:
     # -- the scripted agent, on the user-audio timeline -------------------------------------------
 
     async def on_frame(self, frame: np.ndarray) -> None:
-        voiced = self.vad.voiced(frame)
-        if voiced:
-            if self.user_silence_ms >= UTTERANCE_GAP_MS:
-                self.utterance_voiced_ms = 0
-            self.utterance_voiced_ms += FRAME_MS
-            self.user_silence_ms = 0
-        else:
-            self.user_silence_ms += FRAME_MS
-        talking = self.audio_until_ms > self.now_ms
-        if talking and voiced and self.utterance_voiced_ms >= YIELD_AFTER_SPEECH_MS:
-            self.audio_until_ms = self.now_ms  # the client is expected to stop playing and truncate
-            talking = False
-            await self.speech_started()
-        if voiced and not talking:
-            self.turn_heard = True
-            if not self.announced:
+        busy = self.current is not None and bool(self.current.pending_calls or self.active_response is not None)
+        for heard in self.listener.hear(frame, busy=busy):
+            if heard is Heard.TURN_END:
+                item_id = self.new_id("item")
+                await self.send({"type": "input_audio_buffer.speech_stopped", "audio_end_ms": self.listener.now_ms, "item_id": item_id})
+                await self.send({"type": "input_audio_buffer.committed", "item_id": item_id})
+                await self.take_turn()
+            else:
                 await self.speech_started()
-        ready = self.turn_heard and self.user_silence_ms >= REPLY_AFTER_SILENCE_MS
-        waiting = self.current is not None and (self.current.pending_calls or self.active_response is not None)
-        if ready and not talking and not waiting:
-            self.turn_heard = self.announced = False
-            item_id = self.new_id("item")
-            await self.send({"type": "input_audio_buffer.speech_stopped", "audio_end_ms": self.now_ms, "item_id": item_id})
-            await self.send({"type": "input_audio_buffer.committed", "item_id": item_id})
-            await self.take_turn()
 
     async def speech_started(self) -> None:
-        self.announced = True
-        await self.send({"type": "input_audio_buffer.speech_started", "audio_start_ms": self.now_ms, "item_id": self.new_id("item")})
+        await self.send({"type": "input_audio_buffer.speech_started", "audio_start_ms": self.listener.now_ms, "item_id": self.new_id("item")})
 
     async def take_turn(self) -> None:
         if self.next_turn >= len(self.fake.turns):
@@ -521,7 +497,7 @@ class _Session:
         await self.send({"type": "response.output_audio_transcript.done", **base, "transcript": part_text})
         await self.send({"type": "response.content_part.done", **base, "part": {"type": "audio", "transcript": part_text}})
         duration_ms = len(pcm) * 1000 // SAMPLE_RATE
-        self.audio_until_ms = max(self.audio_until_ms, self.now_ms) + duration_ms
+        self.listener.speak(duration_ms)
         self.spoken_items[item_id] = duration_ms
         item = {"id": item_id, "type": "message", "role": "assistant", "object": "realtime.item", "status": "completed", "content": [{"type": self.fake.dialect.audio_content_type, "transcript": part_text}]}
         await self.send({"type": "response.output_item.done", "response_id": response_id, "output_index": index, "item": item})
