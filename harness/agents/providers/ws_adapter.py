@@ -90,12 +90,13 @@ class WebsocketAdapter(RealtimeAdapter):
             )
         return None
 
-    async def connect(self, config: SessionConfig) -> None:
+    async def _open(self) -> ClientConnection:
+        """The websocket handshake, its failures classified (refused: raise; unreachable: transient)."""
         url = self._url()
-        headers = self._headers(self.api_key())
         try:
-            self._ws = await connect(
-                url, additional_headers=headers, max_size=None, compression=None, open_timeout=self.open_timeout_s
+            return await connect(
+                url, additional_headers=self._headers(self.api_key()), max_size=None, compression=None,
+                open_timeout=self.open_timeout_s,
             )
         except InvalidStatus as exc:
             response = exc.response
@@ -106,19 +107,35 @@ class WebsocketAdapter(RealtimeAdapter):
             raise ProviderUnavailable(
                 AdapterError(f"{self.provider}: cannot connect to {url}: {type(exc).__name__}: {exc}", kind="transient")
             ) from exc
+        raise AssertionError("unreachable")
+
+    def _start_reader(self) -> None:
+        assert self._ws is not None
         self._ready = asyncio.get_running_loop().create_future()
-        self._reader = asyncio.create_task(self._read(), name=f"{self.provider}-reader")
-        await self._open_session(config)
+        self._reader = asyncio.create_task(self._read(self._ws), name=f"{self.provider}-reader")
+
+    async def _await_ready(self) -> None:
+        assert self._ready is not None
         try:
             await asyncio.wait_for(asyncio.shield(self._ready), self.open_timeout_s)
         except TimeoutError:
-            await self.close()
             raise ProviderUnavailable(
                 AdapterError(f"{self.provider}: no session acknowledgement within {self.open_timeout_s:.0f} s", kind="transient")
             ) from None
+
+    async def connect(self, config: SessionConfig) -> None:
+        self._ws = await self._open()
+        self._start_reader()
+        try:
+            await self._open_session(config)
+            await self._await_ready()
         except BaseException:
             await self.close()
             raise
+
+    async def _resume(self) -> bool:
+        """The provider closed the socket: reopen the same session if the protocol allows it."""
+        return False
 
     def _session_ready(self, **metadata: Any) -> None:
         self._session_meta.update(metadata)
@@ -135,10 +152,9 @@ class WebsocketAdapter(RealtimeAdapter):
         else:
             self._events.append(error)
 
-    async def _read(self) -> None:
-        assert self._ws is not None
+    async def _read(self, ws: ClientConnection) -> None:
         try:
-            async for raw in self._ws:
+            async for raw in ws:
                 try:
                     message = json.loads(raw)
                 except (TypeError, ValueError):
@@ -148,12 +164,14 @@ class WebsocketAdapter(RealtimeAdapter):
                     await self._on_message(message)
                 except Exception as exc:  # our bug, not the model's: the session must not be scored
                     self._fail(AdapterError(f"{self.provider} adapter failed on {str(message)[:120]}: {exc!r}", kind="transient"))
-                    await self._ws.close()
+                    await ws.close()
                     return
         except ConnectionClosed:
             pass
-        if not self._closing:
-            self._fail(classify_close(self.provider, self._ws.close_code, self._ws.close_reason or ""))
+        if self._closing or ws is not self._ws or self._failed:
+            return
+        if not await self._resume():
+            self._fail(classify_close(self.provider, ws.close_code, ws.close_reason or ""))
 
     async def _send(self, message: BaseModel | dict[str, Any]) -> None:
         if self._ws is None or self._failed:
