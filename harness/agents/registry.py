@@ -133,6 +133,16 @@ MODELS: dict[str, ModelSpec] = {
             max_concurrent_sessions=2,
             notes="OpenAI beta dialect; 30-minute sessions; endpoint STEPFUN_REALTIME_URL or --endpoint",
         ),
+        ModelSpec(
+            key="gemini-live",
+            display_name="Gemini-3.8-Live",
+            provider="Google",
+            adapter="harness.agents.providers.gemini_live:GeminiLiveAdapter",
+            required_env=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+            provider_model="gemini-3.8-live",
+            max_concurrent_sessions=3,
+            notes="16 kHz in, 24 kHz out; resumes sessions on goAway/1011; endpoint GEMINI_LIVE_URL or --endpoint",
+        ),
     )
 }
 
