@@ -38,6 +38,15 @@ def _adapter(fake: OpenAIRealtimeFake) -> OpenAIRealtimeAdapter:
     return OpenAIRealtimeAdapter(endpoint=fake.url, model="gpt-realtime-2.1", require_key=False)
 
 
+async def _exchange(turns, *utterances: str):
+    async with OpenAIRealtimeFake(turns) as fake:
+        adapter = _adapter(fake)
+        await adapter.connect(SessionConfig(instructions="", tools=TOOLS))
+        log = await drive(adapter, await user_speech(*utterances))
+        await adapter.close()
+    return fake, log
+
+
 async def test_session_update_carries_the_tools_and_the_turn_detection_asked_for():
     async with OpenAIRealtimeFake() as fake:
         adapter = _adapter(fake)
@@ -67,11 +76,7 @@ async def test_without_provider_turn_detection_the_adapter_commits_each_turn_its
 
 
 async def test_parallel_calls_are_all_answered_before_one_continuation():
-    async with OpenAIRealtimeFake(PARALLEL) as fake:
-        adapter = _adapter(fake)
-        await adapter.connect(SessionConfig(instructions="", tools=TOOLS))
-        log = await drive(adapter, await user_speech("Which rooms are free?"))
-        await adapter.close()
+    fake, log = await _exchange(PARALLEL, "Which rooms are free?")
     calls = log.of(ToolCallRequested)
     assert [c.name for c in calls] == ["get_team_roster", "list_rooms"] and calls[1].arguments == '{"day": "tue"}'
     kinds = [(e["type"], e.get("item", {}).get("call_id")) for e in fake.received if e["type"] != "input_audio_buffer.append"]
@@ -85,11 +90,7 @@ async def test_parallel_calls_are_all_answered_before_one_continuation():
 
 
 async def test_the_calls_response_ends_just_before_its_continuation():
-    async with OpenAIRealtimeFake(PARALLEL) as fake:
-        adapter = _adapter(fake)
-        await adapter.connect(SessionConfig(instructions="", tools=TOOLS))
-        log = await drive(adapter, await user_speech("Which rooms are free?"))
-        await adapter.close()
+    fake, log = await _exchange(PARALLEL, "Which rooms are free?")
     calls_done = log.of(ResponseDone)[0]
     at = log.events.index(calls_done)
     # Held until the continuation: the very next event is the continuation's (so the runner never
@@ -127,11 +128,7 @@ async def test_speech_over_playing_audio_truncates_at_the_reported_playback():
 
 
 async def test_usage_of_every_response_is_normalized():
-    async with OpenAIRealtimeFake(PARALLEL) as fake:
-        adapter = _adapter(fake)
-        await adapter.connect(SessionConfig(instructions="", tools=TOOLS))
-        log = await drive(adapter, await user_speech("Which rooms are free?"))
-        await adapter.close()
+    fake, log = await _exchange(PARALLEL, "Which rooms are free?")
     usages = [d.usage for d in log.of(ResponseDone)]
     assert len(usages) == 2 and all(u is not None for u in usages)
     assert usages[0].input_audio_tokens == 40 and usages[0].cached_tokens == 32 and usages[1].output_audio_tokens > 0

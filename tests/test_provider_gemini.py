@@ -48,8 +48,7 @@ async def test_setup_declares_the_tools_with_their_json_schema_and_interrupting_
         adapter = await _connected(fake, voice="Kore")
         await adapter.close()
     assert not fake.invalid
-    path, headers = fake.handshakes[0]
-    assert path == GEMINI_PATH and headers["x-goog-api-key"] == KEY
+    assert fake.handshakes[0].path == GEMINI_PATH and fake.handshakes[0].headers["x-goog-api-key"] == KEY
     (setup,) = fake.setups
     assert setup["model"] == "models/gemini-live-test"
     declared = setup["tools"][0]["functionDeclarations"]

@@ -19,23 +19,21 @@ import base64
 import itertools
 import json
 from dataclasses import dataclass, field
-from http import HTTPStatus
 from typing import Any
 
 import numpy as np
 from google.genai import types
 from pydantic import ValidationError
-from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
-from websockets.http11 import Request, Response
 
-from harness.audio import espeak
 from harness.audio.clip import Clip
 from harness.audio.frames import FRAME_SAMPLES, SAMPLE_RATE
 from harness.audio.resample import StreamingResampler
 from harness.tasks.models import PolicyTurn
 
 from .listener import Heard, Listener
+from .loopback import LoopbackFake
 
 __all__ = ["GEMINI_PATH", "QUIRKS", "GeminiLiveFake"]
 
@@ -49,7 +47,6 @@ QUIRKS = frozenset(
         "rate_limited",  # refuse the upgrade with HTTP 429 and Retry-After
     }
 )
-RETRY_AFTER_S = 7
 _AUDIO_CHUNK_SAMPLES = SAMPLE_RATE // 5
 _INPUT_RATE = 16_000
 
@@ -170,59 +167,23 @@ class _Conversation:
         self.listener.speak(len(pcm) * 1000 // SAMPLE_RATE)
 
 
-class GeminiLiveFake:
+class GeminiLiveFake(LoopbackFake):
     """``async with GeminiLiveFake(turns, api_key=...) as fake:`` then connect to ``fake.url``."""
 
+    known_quirks = QUIRKS
+    rate_limit_body = '{"error":{"code":429,"status":"RESOURCE_EXHAUSTED"}}'
+
     def __init__(self, turns: list[PolicyTurn] | None = None, *, api_key: str | None = None, quirks: frozenset[str] | set[str] = frozenset()) -> None:
-        unknown = set(quirks) - QUIRKS
-        if unknown:
-            raise ValueError(f"unknown quirks {sorted(unknown)}; known: {sorted(QUIRKS)}")
-        self.turns = list(turns or [])
-        self.api_key = api_key
-        self.quirks = frozenset(quirks)
+        super().__init__(turns, api_key=api_key, quirks=quirks, path=GEMINI_PATH)
         self.ids = itertools.count(1)
-        self.clips: dict[str, Clip] = {}
-        self.handshakes: list[tuple[str, dict[str, str]]] = []
-        self.received: list[dict[str, Any]] = []
-        self.sent: list[dict[str, Any]] = []
-        self.invalid: list[str] = []
-        self.violations: list[str] = []
         self.setups: list[dict[str, Any]] = []
         self.conversations: dict[str, _Conversation] = {}
-        self._server: Server | None = None
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None, "start the fake first"
-        port = next(iter(self._server.sockets)).getsockname()[1]
-        return f"ws://127.0.0.1:{port}{GEMINI_PATH}"
 
     def received_with(self, key: str) -> list[dict[str, Any]]:
         return [m for m in self.received if key in m]
 
     def sent_with(self, key: str, inner: str | None = None) -> list[dict[str, Any]]:
         return [m for m in self.sent if key in m and (inner is None or inner in m[key])]
-
-    async def __aenter__(self) -> GeminiLiveFake:
-        texts = sorted({t.text for t in self.turns if t.text})
-        self.clips = await espeak.synthesize(texts, espeak.AGENT_VOICE) if texts else {}
-        self._server = await serve(self._serve, "127.0.0.1", 0, process_request=self._process_request, max_size=None, compression=None)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        await self._server.wait_closed()
-
-    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
-        self.handshakes.append((request.path, dict(request.headers.raw_items())))
-        if request.path.split("?")[0] != GEMINI_PATH:
-            return connection.respond(HTTPStatus.NOT_FOUND, f"no BidiGenerateContent at {request.path}\n")
-        if "rate_limited" in self.quirks:
-            response = connection.respond(HTTPStatus.TOO_MANY_REQUESTS, '{"error":{"code":429,"status":"RESOURCE_EXHAUSTED"}}')
-            response.headers["Retry-After"] = str(RETRY_AFTER_S)
-            return response
-        return None
 
     def _validate(self, message: dict[str, Any]) -> None:
         if set(message) - {"setup", "realtimeInput", "toolResponse", "clientContent"}:

@@ -30,18 +30,18 @@ import numpy as np
 from openai.types.beta import realtime as beta
 from openai.types.realtime import RealtimeClientEvent, RealtimeServerEvent
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
-from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from harness.audio import espeak
 from harness.audio.clip import Clip
 from harness.audio.frames import FRAME_BYTES, SAMPLE_RATE
 from harness.tasks.models import PolicyTurn
 
 from .listener import Heard, Listener
+from .loopback import RETRY_AFTER_S, LoopbackFake
 
-__all__ = ["OPENAI", "QUIRKS", "STEPFUN", "XAI", "Dialect", "OpenAIRealtimeFake"]
+__all__ = ["OPENAI", "QUIRKS", "RETRY_AFTER_S", "STEPFUN", "XAI", "Dialect", "OpenAIRealtimeFake"]
 
 QUIRKS = frozenset(
     {
@@ -55,8 +55,6 @@ QUIRKS = frozenset(
         "invalid_key_after_open",  # accept the socket, then an invalid_api_key error and close
     }
 )
-#: Seconds a 429 asks the client to wait.
-RETRY_AFTER_S = 7
 _AUDIO_CHUNK_SAMPLES = SAMPLE_RATE // 5  # 200 ms per output_audio.delta
 
 
@@ -153,12 +151,6 @@ _SESSION_EVENTS = frozenset({"session.created", "session.updated", "conversation
 
 
 @dataclass
-class Handshake:
-    path: str
-    headers: dict[str, str]
-
-
-@dataclass
 class _Turn:
     """A policy turn being played: its calls still unanswered, and the words left to speak."""
 
@@ -167,8 +159,11 @@ class _Turn:
     audio_from_ms: int = 0
 
 
-class OpenAIRealtimeFake:
+class OpenAIRealtimeFake(LoopbackFake):
     """``async with OpenAIRealtimeFake(turns) as fake:`` then connect to ``fake.url``."""
+
+    known_quirks = QUIRKS
+    rate_limit_body = '{"error":{"type":"rate_limit_exceeded"}}'
 
     def __init__(
         self,
@@ -179,32 +174,9 @@ class OpenAIRealtimeFake:
         path: str = "/v1/realtime",
         dialect: Dialect = OPENAI,
     ) -> None:
-        unknown = set(quirks) - QUIRKS
-        if unknown:
-            raise ValueError(f"unknown quirks {sorted(unknown)}; known: {sorted(QUIRKS)}")
-        self.turns = list(turns or [])
-        self.api_key = api_key
-        self.quirks = frozenset(quirks)
-        self.path = path
+        super().__init__(turns, api_key=api_key, quirks=quirks, path=path)
         self.dialect = dialect
-        self.clips: dict[str, Clip] = {}
-        self.handshakes: list[Handshake] = []
-        #: Every client event as received (after JSON decoding), valid or not.
-        self.received: list[dict[str, Any]] = []
-        #: One line per client event the official types refused.
-        self.invalid: list[str] = []
-        #: Every server event the fake sent.
-        self.sent: list[dict[str, Any]] = []
-        #: Protocol misuse the types cannot see (an unknown call id, a continuation too early).
-        self.violations: list[str] = []
         self.sessions: list[_Session] = []
-        self._server: Server | None = None
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None, "start the fake first"
-        port = next(iter(self._server.sockets)).getsockname()[1]
-        return f"ws://127.0.0.1:{port}{self.path}"
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:
         """The client events of type ``kind`` received so far."""
@@ -213,27 +185,7 @@ class OpenAIRealtimeFake:
     def sent_of_type(self, kind: str) -> list[dict[str, Any]]:
         return [e for e in self.sent if e["type"] == kind]
 
-    async def __aenter__(self) -> OpenAIRealtimeFake:
-        texts = sorted({t.text for t in self.turns if t.text})
-        self.clips = await espeak.synthesize(texts, espeak.AGENT_VOICE) if texts else {}
-        self._server = await serve(
-            self._serve, "127.0.0.1", 0, process_request=self._process_request, max_size=None, compression=None
-        )
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        await self._server.wait_closed()
-
-    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
-        self.handshakes.append(Handshake(request.path, dict(request.headers.raw_items())))
-        if not request.path.split("?")[0] == self.path:
-            return connection.respond(HTTPStatus.NOT_FOUND, f"no realtime endpoint at {request.path}\n")
-        if "rate_limited" in self.quirks:
-            response = connection.respond(HTTPStatus.TOO_MANY_REQUESTS, '{"error":{"type":"rate_limit_exceeded"}}')
-            response.headers["Retry-After"] = str(RETRY_AFTER_S)
-            return response
+    def _authorize(self, connection: ServerConnection, request: Request) -> Response | None:
         if self.api_key is not None and request.headers.get("Authorization") != f"Bearer {self.api_key}":
             return connection.respond(
                 HTTPStatus.UNAUTHORIZED, '{"error":{"type":"invalid_request_error","code":"invalid_api_key"}}'
