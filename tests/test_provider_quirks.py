@@ -16,6 +16,7 @@ import pytest
 
 from harness.agents.providers.errors import ProviderError, ProviderUnavailable
 from harness.agents.providers.gemini_live import GeminiLiveAdapter
+from harness.agents.providers.gpt_live import GptLiveAdapter
 from harness.agents.providers.grok_voice import GrokVoiceAdapter
 from harness.agents.providers.openai_realtime import OpenAIRealtimeAdapter
 from harness.agents.providers.step_audio import StepAudioAdapter
@@ -29,7 +30,7 @@ from harness.agents.realtime import (
     ToolCallRequested,
 )
 from harness.tasks.models import PolicyToolCall, PolicyTurn
-from tests.fakes import gemini_live_fake, openai_realtime_fake
+from tests.fakes import gemini_live_fake, gpt_live_fake, openai_realtime_fake
 from tests.fakes.driver import drive, user_speech
 
 KEY = "sk-test-key"
@@ -83,11 +84,21 @@ GEMINI = Provider(
     },
     resumable=True,
 )
+GPT_LIVE = Provider(
+    "gpt-live",
+    lambda url: GptLiveAdapter(endpoint=url),
+    gpt_live_fake.GptLiveFake,
+    "OPENAI_API_KEY",
+    outputs=lambda fake: [e["item"]["call_id"] for e in fake.of_type("response.item.create")],
+    continuations=lambda fake: len(fake.of_type("response.create")),
+    quirks={q: q for q in gpt_live_fake.QUIRKS},
+)
 PROVIDERS = [
     _openai_style("openai", OpenAIRealtimeAdapter, openai_realtime_fake.OPENAI, "OPENAI_API_KEY"),
     _openai_style("xai", GrokVoiceAdapter, openai_realtime_fake.XAI, "XAI_API_KEY"),
     _openai_style("stepfun", StepAudioAdapter, openai_realtime_fake.STEPFUN, "STEPFUN_API_KEY"),
     GEMINI,
+    GPT_LIVE,
 ]
 
 
@@ -158,8 +169,19 @@ async def test_a_premature_turn_complete_without_audio_is_the_model_s_silence_no
     assert not _errors(log)
 
 
-@pytest.mark.parametrize("quirk", ["close_1011_after_turn", "session_expired_after_turn"])
-@_providers(resumable=False)
+def _lost_socket(*, resumable: bool):
+    """(provider, quirk) for every way each provider can lose the socket after a turn."""
+    cases = [
+        pytest.param(p, q, id=f"{p.name}-{q}")
+        for p in PROVIDERS
+        if p.resumable == resumable
+        for q in ("close_1011_after_turn", "session_expired_after_turn")
+        if q in p.quirks
+    ]
+    return pytest.mark.parametrize(("provider", "quirk"), cases, indirect=["provider"])
+
+
+@_lost_socket(resumable=False)
 async def test_a_socket_lost_after_a_turn_is_infrastructure(provider, quirk):
     fake, log = await _run(provider, {quirk})
     (error,) = _errors(log)
@@ -167,8 +189,7 @@ async def test_a_socket_lost_after_a_turn_is_infrastructure(provider, quirk):
     assert log.of(AudioDelta), "the turn before the loss was delivered"
 
 
-@pytest.mark.parametrize("quirk", ["close_1011_after_turn", "session_expired_after_turn"])
-@_providers(resumable=True)
+@_lost_socket(resumable=True)
 async def test_a_resumable_session_survives_a_lost_socket(provider, quirk):
     fake, log = await _run(provider, {quirk})
     (resumed,) = log.of(AdapterInfo)

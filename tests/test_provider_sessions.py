@@ -11,6 +11,7 @@ from functools import partial
 import pytest
 
 from harness.agents.providers.gemini_live import GeminiLiveAdapter
+from harness.agents.providers.gpt_live import GptLiveAdapter
 from harness.agents.providers.grok_voice import GrokVoiceAdapter
 from harness.agents.providers.openai_realtime import OpenAIRealtimeAdapter
 from harness.agents.providers.step_audio import StepAudioAdapter
@@ -23,6 +24,7 @@ from harness.tasks.loader import load_task
 from tests.conftest import DEMO_DATA
 from tests.fakes import openai_realtime_fake as fakes
 from tests.fakes.gemini_live_fake import GeminiLiveFake
+from tests.fakes.gpt_live_fake import GptLiveFake
 
 TASK = DEMO_DATA / "tasks" / "demo_offsite_coordination_001"
 CASES = [
@@ -30,6 +32,7 @@ CASES = [
     pytest.param(GrokVoiceAdapter, partial(fakes.OpenAIRealtimeFake, dialect=fakes.XAI), "XAI_API_KEY", id="xai"),
     pytest.param(StepAudioAdapter, partial(fakes.OpenAIRealtimeFake, dialect=fakes.STEPFUN), "STEPFUN_API_KEY", id="stepfun"),
     pytest.param(GeminiLiveAdapter, GeminiLiveFake, "GEMINI_API_KEY", id="gemini"),
+    pytest.param(GptLiveAdapter, GptLiveFake, "OPENAI_API_KEY", id="gpt-live"),
 ]
 
 
@@ -37,6 +40,8 @@ def _outputs(fake) -> list[str]:
     """Call ids the fake received results under, in order (either protocol)."""
     if isinstance(fake, GeminiLiveFake):
         return [r["id"] for m in fake.received_with("toolResponse") for r in m["toolResponse"]["functionResponses"]]
+    if isinstance(fake, GptLiveFake):
+        return [e["item"]["call_id"] for e in fake.of_type("response.item.create")]
     return [e["item"]["call_id"] for e in fake.of_type("conversation.item.create")]
 
 

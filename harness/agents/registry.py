@@ -143,6 +143,17 @@ MODELS: dict[str, ModelSpec] = {
             max_concurrent_sessions=3,
             notes="16 kHz in, 24 kHz out; resumes sessions on goAway/1011; endpoint GEMINI_LIVE_URL or --endpoint",
         ),
+        ModelSpec(
+            key="gpt-live-1",
+            display_name="GPT-live-1",
+            provider="OpenAI",
+            adapter="harness.agents.providers.gpt_live:GptLiveAdapter",
+            required_env=("OPENAI_API_KEY",),
+            provider_model="gpt-live-1",
+            max_concurrent_sessions=4,
+            notes="voice front-end; the task is delegated to a Responses backend (APEX_GPTLIVE_BACKEND, default gpt-4o) "
+            "whose calls go through the harness's tool bridge; endpoint OPENAI_LIVE_URL or --endpoint",
+        ),
     )
 }
 

@@ -28,7 +28,6 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 
 from harness.agents.realtime import (
-    AdapterError,
     AgentEvent,
     AudioDelta,
     PlaybackReport,
@@ -48,7 +47,6 @@ from harness.agents.realtime import (
 from harness.audio.frames import AudioFrame
 
 from . import openai_wire as wire
-from .errors import classify_error
 from .playout import PlayoutTracker
 from .turn_end import LocalTurnEnd
 from .ws_adapter import WebsocketAdapter, with_query
@@ -271,17 +269,7 @@ class OpenAIRealtimeAdapter(WebsocketAdapter):
         self._emit(UserTranscript(event.transcript, True, event.item_id))
 
     async def _on_error(self, event: wire.ErrorEvent) -> None:
-        body = event.error
-        error = classify_error(self.provider, body.type, body.code, body.message)
-        if error is None:
-            return  # a benign race (e.g. the server already started the continuation itself)
-        opening = self._ready is not None and not self._ready.done()
-        if opening or error.kind in ("transient", "rate_limited", "auth"):
-            self._fail(error)
-        else:
-            # Mid-session request errors (a truncate past the end, say) are the provider's remark
-            # on one event, not the end of the session.
-            self._emit(AdapterError(error.message, kind="provider", code=error.code))
+        self._provider_error(event.error.type, event.error.code, event.error.message)
 
     _HANDLERS: ClassVar[dict[str, tuple[type[BaseModel], Handler]]] = {
         "session.created": (wire.SessionEvent, _on_session_created),

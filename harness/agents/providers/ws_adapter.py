@@ -23,7 +23,14 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from harness.agents.realtime import AdapterError, AgentEvent, RealtimeAdapter, SessionConfig
 from harness.audio.frames import AudioFrame
 
-from .errors import ProviderError, ProviderUnavailable, classify_close, classify_status, raise_for
+from .errors import (
+    ProviderError,
+    ProviderUnavailable,
+    classify_close,
+    classify_error,
+    classify_status,
+    raise_for,
+)
 
 __all__ = ["WebsocketAdapter", "with_query"]
 
@@ -151,6 +158,18 @@ class WebsocketAdapter(RealtimeAdapter):
             self._ready.set_exception(ProviderUnavailable(error) if error.transient else ProviderError(error))
         else:
             self._events.append(error)
+
+    def _provider_error(self, error_type: str | None, code: str | None, message: str) -> None:
+        """An ``error`` event: refuse the session while opening; after that, only auth, rate limits
+        and infrastructure end it (a request error on one event is the provider's remark on it)."""
+        error = classify_error(self.provider, error_type, code, message)
+        if error is None:
+            return  # a benign race (e.g. the server already started the continuation itself)
+        opening = self._ready is not None and not self._ready.done()
+        if opening or error.kind in ("transient", "rate_limited", "auth"):
+            self._fail(error)
+        else:
+            self._events.append(AdapterError(error.message, kind="provider", code=error.code))
 
     async def _read(self, ws: ClientConnection) -> None:
         try:
