@@ -1,13 +1,13 @@
 """Cost of the realtime provider adapters, against the OpenAI protocol fake in its own process.
 
 1. Adapter CPU per 20 ms frame: user frames sent as fast as the socket takes them (base64 + JSON +
-   websocket), and agent audio received (websocket + JSON + base64 + normalization), both per 20 ms
-   of audio and as a share of the frame's 20 ms.
+   websocket; for Gemini also the 24→16 kHz polyphase resampler), and agent audio received
+   (JSON + base64 + normalization), per 20 ms of audio and as a share of the frame's 20 ms.
 2. N concurrent C2 sessions (the duplex runner on the realtime clock, in-process environment, the
    fake playing the task's reference policy): pacing jitter of the frame loop (how late each frame
    starts after its deadline: p50/p99/max) and the harness's CPU per session (share of one core).
 
-The fake runs in a subprocess so its CPU is not counted. Usage:
+The fakes run in subprocesses so their CPU is not counted. Usage:
     python benchmarks/bench_adapters.py [--sessions 16] [--seconds 30] [--frames 3000]
 """
 
@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.agents.providers.gemini_live import GeminiLiveAdapter
 from harness.agents.providers.openai_realtime import OpenAIRealtimeAdapter
 from harness.agents.realtime import SessionConfig
 from harness.audio.espeak import user_voice
@@ -40,10 +41,10 @@ TASK = REPO / "harness" / "demo_data" / "tasks" / "demo_offsite_coordination_001
 
 
 class _Fake:
-    """The protocol fake in a child process (its CPU is not the harness's)."""
+    """A protocol fake in a child process (its CPU is not the harness's)."""
 
-    def __init__(self, task_dir: Path | None) -> None:
-        args = [sys.executable, "-m", "tests.fakes.openai_realtime_fake", *([str(task_dir)] if task_dir else [])]
+    def __init__(self, task_dir: Path | None, module: str = "tests.fakes.openai_realtime_fake") -> None:
+        args = [sys.executable, "-m", module, *([str(task_dir)] if task_dir else [])]
         self.process = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, text=True)
         self.url = self.process.stdout.readline().strip()
 
@@ -52,30 +53,40 @@ class _Fake:
         self.process.wait(timeout=10)
 
 
+async def _send_cost(adapter, frames: int) -> float:
+    """CPU µs per user frame sent (encoding, resampling where the provider wants it, the socket)."""
+    await adapter.connect(SessionConfig(instructions="", tools=[]))
+    pcm = (np.sin(np.arange(FRAME_SAMPLES) / 7) * 3000).astype(np.int16)
+    cpu0 = time.process_time()
+    for index in range(frames):
+        await adapter.send_audio(AudioFrame(pcm, index * FRAME_MS))
+    return (time.process_time() - cpu0) / frames * 1e6
+
+
 async def adapter_cpu(frames: int) -> None:
-    fake = _Fake(None)
+    openai_fake, gemini_fake = _Fake(None), _Fake(None, "tests.fakes.gemini_live_fake")
     try:
-        adapter = OpenAIRealtimeAdapter(endpoint=fake.url, model="", require_key=False)
-        await adapter.connect(SessionConfig(instructions="", tools=[]))
-        pcm = (np.sin(np.arange(FRAME_SAMPLES) / 7) * 3000).astype(np.int16)
-        cpu0 = time.process_time()
-        for index in range(frames):
-            await adapter.send_audio(AudioFrame(pcm, index * FRAME_MS))
-        send_us = (time.process_time() - cpu0) / frames * 1e6
+        openai = OpenAIRealtimeAdapter(endpoint=openai_fake.url, model="", require_key=False)
+        send_openai = await _send_cost(openai, frames)
         chunk = (np.sin(np.arange(4800) / 5) * 3000).astype("<i2").tobytes()  # 200 ms, as the fake sends
         message = json.dumps({"type": "response.output_audio.delta", "event_id": "e", "response_id": "r", "item_id": "i",
                               "output_index": 0, "content_index": 0, "delta": base64.b64encode(chunk).decode()})
         cpu0 = time.process_time()
         for _ in range(frames // 10):
-            await adapter._on_message(json.loads(message))
-            adapter.poll_events()
+            await openai._on_message(json.loads(message))
+            openai.poll_events()
         receive_us = (time.process_time() - cpu0) / (frames // 10) / 10 * 1e6
-        await adapter.close()
+        await openai.close()
+        gemini = GeminiLiveAdapter(endpoint=gemini_fake.url, require_key=False)
+        send_gemini = await _send_cost(gemini, frames)
+        await gemini.close()
     finally:
-        fake.stop()
-    print("adapter CPU per 20 ms frame (OpenAI Realtime adapter):")
-    print(f"  send user frame     {send_us:7.1f} µs  ({send_us / 200:.2f}% of the frame)")
-    print(f"  receive agent audio {receive_us:7.1f} µs  ({receive_us / 200:.2f}% of the frame, per 20 ms of audio)")
+        openai_fake.stop()
+        gemini_fake.stop()
+    print("adapter CPU per 20 ms frame:")
+    print(f"  OpenAI Realtime: send user frame     {send_openai:7.1f} µs  ({send_openai / 200:.2f}% of the frame)")
+    print(f"  OpenAI Realtime: receive agent audio {receive_us:7.1f} µs  ({receive_us / 200:.2f}% of the frame, per 20 ms of audio)")
+    print(f"  Gemini Live:     send user frame     {send_gemini:7.1f} µs  ({send_gemini / 200:.2f}% of the frame; 24→16 kHz polyphase included)")
 
 
 class _JitterClock(RealtimeClock):

@@ -15,6 +15,7 @@ handle follows every turn, and a new socket whose ``setup`` carries it continues
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import itertools
 import json
@@ -237,3 +238,13 @@ class GeminiLiveFake(LoopbackFake):
         conversation.ws = ws
         await conversation.send({"setupComplete": {"sessionId": f"session_{next(self.ids)}"}})
         return conversation
+
+
+async def _serve_forever() -> None:
+    async with GeminiLiveFake() as fake:
+        print(fake.url, flush=True)
+        await asyncio.Future()
+
+
+if __name__ == "__main__":  # a silent fake in its own process (benchmarks): prints its URL, serves until killed
+    asyncio.run(_serve_forever())
