@@ -14,15 +14,14 @@ from __future__ import annotations
 import base64
 import itertools
 import json
-import typing
 from collections import deque
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Annotated, Any, Union
+from typing import Any
 
 import numpy as np
 from openai.types.live import ClientEvent, ServerEvent
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import ValidationError
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
@@ -31,20 +30,15 @@ from harness.audio.frames import FRAME_BYTES, FRAME_SAMPLES
 from harness.tasks.models import PolicyTurn
 
 from .listener import Heard, Listener
-from .loopback import LoopbackFake
+from .loopback import LoopbackFake, discriminated
 
 __all__ = ["QUIRKS", "GptLiveFake"]
 
 QUIRKS = frozenset({"close_1011_after_turn", "rate_limited"})
 
 
-def _discriminated(union: Any) -> TypeAdapter[Any]:
-    members = typing.get_args(typing.get_args(union)[0])
-    return TypeAdapter(Annotated[Union[members], Field(discriminator="type")])  # noqa: UP007
-
-
-_CLIENT = _discriminated(ClientEvent)
-_SERVER = _discriminated(ServerEvent)
+_CLIENT = discriminated(ClientEvent)
+_SERVER = discriminated(ServerEvent)
 
 
 @dataclass

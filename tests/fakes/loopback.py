@@ -3,10 +3,12 @@ handshake checks (path, 429 with Retry-After) and the record of what was said bo
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any
+from typing import Annotated, Any, Union
 
+from pydantic import Field, TypeAdapter
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
@@ -14,10 +16,17 @@ from harness.audio import espeak
 from harness.audio.clip import Clip
 from harness.tasks.models import PolicyTurn
 
-__all__ = ["RETRY_AFTER_S", "Handshake", "LoopbackFake"]
+__all__ = ["RETRY_AFTER_S", "Handshake", "LoopbackFake", "discriminated"]
 
 #: Seconds a 429 asks the client to wait.
 RETRY_AFTER_S = 7
+
+
+def discriminated(union: Any) -> TypeAdapter[Any]:
+    """A validator for an openai SDK event union, rebuilt as a real discriminated union: one precise
+    error naming the field (the SDK's own discriminator is invisible to pydantic)."""
+    members = typing.get_args(typing.get_args(union)[0])
+    return TypeAdapter(Annotated[Union[members], Field(discriminator="type")])  # noqa: UP007
 
 
 @dataclass

@@ -24,12 +24,12 @@ import json
 import typing
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Annotated, Any, Union
+from typing import Any
 
 import numpy as np
 from openai.types.beta import realtime as beta
 from openai.types.realtime import RealtimeClientEvent, RealtimeServerEvent
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
@@ -39,7 +39,7 @@ from harness.audio.frames import FRAME_BYTES, SAMPLE_RATE
 from harness.tasks.models import PolicyTurn
 
 from .listener import Heard, Listener
-from .loopback import RETRY_AFTER_S, LoopbackFake
+from .loopback import RETRY_AFTER_S, LoopbackFake, discriminated
 
 __all__ = ["OPENAI", "QUIRKS", "RETRY_AFTER_S", "STEPFUN", "XAI", "Dialect", "OpenAIRealtimeFake"]
 
@@ -56,11 +56,6 @@ QUIRKS = frozenset(
     }
 )
 _AUDIO_CHUNK_SAMPLES = SAMPLE_RATE // 5  # 200 ms per output_audio.delta
-
-
-def _discriminated(union: Any) -> TypeAdapter[Any]:
-    members = typing.get_args(typing.get_args(union)[0])
-    return TypeAdapter(Annotated[Union[members], Field(discriminator="type")])  # noqa: UP007
 
 
 class _Strict(BaseModel):
@@ -128,16 +123,16 @@ class Dialect:
     audio_content_type: str = "output_audio"
 
 
-_GA_CLIENT = _discriminated(RealtimeClientEvent)
-_GA_SERVER = _discriminated(RealtimeServerEvent)
-_BETA_CLIENT = _discriminated(beta.RealtimeClientEvent)
+_GA_CLIENT = discriminated(RealtimeClientEvent)
+_GA_SERVER = discriminated(RealtimeServerEvent)
+_BETA_CLIENT = discriminated(beta.RealtimeClientEvent)
 OPENAI = Dialect("openai", _GA_CLIENT, _GA_CLIENT, _GA_SERVER)
 XAI = Dialect("xai", _GA_CLIENT, TypeAdapter(_XaiSessionUpdate), _GA_SERVER, first_event="conversation.created")
 STEPFUN = Dialect(
     "stepfun",
     _BETA_CLIENT,
     _BETA_CLIENT,
-    _discriminated(beta.RealtimeServerEvent),
+    discriminated(beta.RealtimeServerEvent),
     server_names={
         "response.output_audio.delta": "response.audio.delta",
         "response.output_audio.done": "response.audio.done",

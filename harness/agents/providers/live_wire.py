@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .openai_wire import AudioFormat, FunctionTool
+from .openai_wire import ErrorEvent as ErrorEvent  # the Live error event has the Realtime shape
 
 
 class _Client(BaseModel):
@@ -141,16 +142,6 @@ class BackendResponseDone(_Server):
     """Inner ``response.completed`` / ``response.failed`` / ``response.incomplete``."""
 
     response: BackendResponse = Field(default_factory=BackendResponse)
-
-
-class ErrorBody(_Server):
-    type: str | None = None
-    code: str | None = None
-    message: str = ""
-
-
-class ErrorEvent(_Server):
-    error: ErrorBody = Field(default_factory=ErrorBody)
 
 
 class SessionClosed(_Server):
