@@ -76,11 +76,7 @@ class _Conversation:
 
     async def send(self, message: dict[str, Any]) -> None:
         types.LiveServerMessage.model_validate(message)
-        self.fake.sent.append(message)
-        try:
-            await self.ws.send(json.dumps(message))
-        except ConnectionClosed:
-            pass
+        await self.fake.deliver(self.ws, message)
 
     async def on_audio(self, data: bytes) -> None:
         samples = np.frombuffer(data, dtype="<i2")

@@ -86,11 +86,7 @@ class _LiveSession:
     async def send(self, event: dict[str, Any]) -> None:
         event = {"event_id": self.new_id("event"), **event}
         _SERVER.validate_python(event)
-        self.fake.sent.append(event)
-        try:
-            await self.ws.send(json.dumps(event))
-        except ConnectionClosed:
-            pass
+        await self.fake.deliver(self.ws, event)
 
     async def run(self) -> None:
         try:

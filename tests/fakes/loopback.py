@@ -3,6 +3,7 @@ handshake checks (path, 429 with Retry-After) and the record of what was said bo
 
 from __future__ import annotations
 
+import json
 import typing
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -10,6 +11,7 @@ from typing import Annotated, Any, Union
 
 from pydantic import Field, TypeAdapter
 from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from harness.audio import espeak
@@ -89,6 +91,14 @@ class LoopbackFake:
             response.headers["Retry-After"] = str(RETRY_AFTER_S)
             return response
         return self._authorize(connection, request)
+
+    async def deliver(self, ws: ServerConnection, message: dict[str, Any]) -> None:
+        """Send one (already validated) message and record it; a closed socket drops it."""
+        self.sent.append(message)
+        try:
+            await ws.send(json.dumps(message))
+        except ConnectionClosed:
+            pass
 
     def _authorize(self, connection: ServerConnection, request: Request) -> Response | None:
         """Refuse the upgrade if the key is wrong (providers that check it at the handshake)."""

@@ -221,11 +221,7 @@ class _Session:
         event["type"] = dialect.server_names.get(event["type"], event["type"])
         if event["type"] not in _SESSION_EVENTS or dialect is OPENAI:
             dialect.server_events.validate_python(event)  # the fake itself must speak the protocol
-        self.fake.sent.append(event)
-        try:
-            await self.ws.send(json.dumps(event))
-        except ConnectionClosed:
-            pass
+        await self.fake.deliver(self.ws, event)
 
     async def run(self) -> None:
         if "invalid_key_after_open" in self.quirks:
