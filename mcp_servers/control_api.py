@@ -139,7 +139,8 @@ def control_routes(server: TaskServer, token: str) -> list[Route]:
         if isinstance(body, JSONResponse):
             return body
         server.media_time_ms = body.media_time_ms
-        return JSONResponse({"media_time_ms": server.media_time_ms})
+        # The call count lets a harness wait until its call stream has caught up (native agents).
+        return JSONResponse({"media_time_ms": server.media_time_ms, "calls": server.loaded_env().call_count})
 
     async def call(request: Request) -> Response:
         index = int(request.path_params["index"])

@@ -109,6 +109,10 @@ class TaskEnvironment:
     def tool_schemas(self) -> list[dict[str, Any]]:
         return realtime_tool_schemas(self._bundle.tools, self._bundle.workspace)
 
+    @property
+    def call_count(self) -> int:
+        return len(self._runtime.call_log)
+
     def snapshot(self) -> EnvironmentSnapshot:
         with self._lock:
             return EnvironmentSnapshot(

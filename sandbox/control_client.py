@@ -83,9 +83,10 @@ class ControlClient:
         await self._request("POST", "/control/events/apply", body)
 
     async def set_media_time(self, media_time_ms: int) -> int:
-        """Stamp calls that arrive without their own media time (native MCP agents)."""
+        """Stamp calls that arrive without their own media time (native MCP agents); returns how
+        many calls the server has recorded so far."""
         body = {"media_time_ms": media_time_ms}
-        return int((await self._request("POST", "/control/media_time", body))["media_time_ms"])
+        return int((await self._request("POST", "/control/media_time", body))["calls"])
 
     async def call(self, index: int) -> dict[str, Any]:
         """One call-log record (``ToolCallRecord`` as JSON) by its index."""

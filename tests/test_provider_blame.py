@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from harness.agents.providers.errors import ProviderError, ProviderUnavailable
+from harness.agents.providers.errors import ProviderRefused, ProviderUnavailable
 from harness.agents.providers.gemini_live import GeminiLiveAdapter
 from harness.agents.providers.openai_realtime import OpenAIRealtimeAdapter
 from harness.agents.providers.playout import PlayoutTracker
 from harness.agents.realtime import AdapterError
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
-from harness.campaign.transient import is_infrastructure_error, is_transient
+from harness.campaign.blame import classify
 from harness.session.duplex_runner import run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.session.errors import SessionInfraError
@@ -23,11 +23,11 @@ from tests.fakes.openai_realtime_fake import OpenAIRealtimeFake
 TASK = DEMO_DATA / "tasks" / "demo_offsite_coordination_001"
 
 
-def test_a_refused_key_is_not_infrastructure_and_an_unreachable_provider_is():
-    refused = ProviderError(AdapterError("OpenAI refused the connection: HTTP 401", kind="auth"))
-    unavailable = ProviderUnavailable(AdapterError("OpenAI refused the connection: HTTP 429", kind="rate_limited", retry_after_s=7))
-    assert not is_infrastructure_error(refused)  # nothing will succeed: stop, do not retry
-    assert is_transient(unavailable) and is_infrastructure_error(unavailable)
+def test_a_refused_key_stops_the_campaign_and_an_unreachable_provider_is_retried():
+    refused = classify(ProviderRefused(AdapterError("OpenAI refused the connection: HTTP 401", kind="auth")))
+    unavailable = classify(ProviderUnavailable(AdapterError("OpenAI: HTTP 429", kind="rate_limited", retry_after_s=7)))
+    assert refused.stops_campaign and not refused.transient and not refused.infrastructure
+    assert unavailable.transient and unavailable.infrastructure and unavailable.retry_after_s == 7
 
 
 async def _session(adapter, budget_s: int):

@@ -14,7 +14,7 @@ from functools import partial
 
 import pytest
 
-from harness.agents.providers.errors import ProviderError, ProviderUnavailable
+from harness.agents.providers.errors import ProviderRefused, ProviderUnavailable
 from harness.agents.providers.gemini_live import GeminiLiveAdapter
 from harness.agents.providers.gpt_live import GptLiveAdapter
 from harness.agents.providers.grok_voice import GrokVoiceAdapter
@@ -29,6 +29,7 @@ from harness.agents.realtime import (
     SessionConfig,
     ToolCallRequested,
 )
+from harness.campaign.blame import classify
 from harness.tasks.models import PolicyToolCall, PolicyTurn
 from tests.fakes import gemini_live_fake, gpt_live_fake, openai_realtime_fake
 from tests.fakes.driver import drive, user_speech
@@ -206,25 +207,27 @@ async def test_a_429_at_the_handshake_is_rate_limited_with_its_retry_after(provi
             await provider.adapter(fake.url).connect(SessionConfig(instructions="", tools=TOOLS))
     assert caught.value.error.kind == "rate_limited"
     assert caught.value.retry_after_s == 7
-    assert isinstance(caught.value, ConnectionError)  # the runner's transient path
+    blame = classify(caught.value)
+    assert blame.kind == "provider_transient" and blame.transient and blame.retry_after_s == 7
 
 
 @_providers()
 async def test_an_invalid_key_is_a_clear_auth_error_and_is_not_retried(provider, monkeypatch):
     monkeypatch.setenv(provider.key_env, "sk-wrong")
     async with provider.fake(TURNS, api_key=KEY) as fake:
-        with pytest.raises(ProviderError) as caught:
+        with pytest.raises(ProviderRefused) as caught:
             await provider.adapter(fake.url).connect(SessionConfig(instructions="", tools=TOOLS))
     assert caught.value.kind == "auth"
     assert "API key" in str(caught.value)
-    assert not isinstance(caught.value, ConnectionError)
+    blame = classify(caught.value)
+    assert blame.kind == "provider_error" and blame.stops_campaign and not blame.transient
     assert len(fake.handshakes) == 1
 
 
 @_providers("invalid_key_after_open")
 async def test_an_invalid_key_reported_after_the_socket_opened_is_an_auth_error(provider):
     async with provider.fake(TURNS, api_key=KEY, quirks={"invalid_key_after_open"}) as fake:
-        with pytest.raises(ProviderError) as caught:
+        with pytest.raises(ProviderRefused) as caught:
             await provider.adapter(fake.url).connect(SessionConfig(instructions="", tools=TOOLS))
     assert caught.value.kind == "auth" and "invalid_api_key" in str(caught.value)
     assert len(fake.handshakes) == 1

@@ -50,8 +50,8 @@ class ModelSpec:
     privileged: bool = False
     #: The model id requested from the provider (shown by ``apex-voice models``; ``""`` for ours).
     provider_model: str = ""
-    #: How the agent reaches the task's tools: ``bridge`` (function calls relayed by the harness)
-    #: and/or ``native`` (the provider calls the task's MCP server itself).
+    #: How it reaches the task's tools: ``bridge`` (function calls the harness executes) and/or
+    #: ``native`` (its own MCP client on the task's endpoint); the first is the default.
     tool_modes: tuple[str, ...] = ("bridge",)
     #: Sessions of this provider a campaign may run at once (its rate limits), beside ``--parallel``.
     max_concurrent_sessions: int | None = None
@@ -94,6 +94,16 @@ MODELS: dict[str, ModelSpec] = {
             clock="virtual",
             notes="speaks the task's reference policy; reaches PTS 1 on every valid task",
             privileged=True,
+        ),
+        ModelSpec(
+            key="native-oracle",
+            display_name="Native-MCP oracle (reference policy, its own MCP client)",
+            provider="apex-voice",
+            adapter="harness.agents.native_oracle:NativeOracleAgent",
+            clock="virtual",
+            notes="calls the task's tools itself over MCP; its calls are observed at the server",
+            privileged=True,
+            tool_modes=("native",),
         ),
         ModelSpec(
             key="noop",

@@ -6,7 +6,18 @@ import typer
 
 from harness import __version__
 
-from . import images_cmd, index_cmd, models_cmd, render_audio_cmd, run_cmd, sandbox_cmd, validate_cmd
+from . import (
+    download_cmd,
+    images_cmd,
+    index_cmd,
+    models_cmd,
+    regrade_cmd,
+    render_audio_cmd,
+    results_cmd,
+    run_cmd,
+    sandbox_cmd,
+    validate_cmd,
+)
 
 __all__ = ["app", "main"]
 
@@ -27,6 +38,9 @@ app.command("index")(index_cmd.index)
 app.command("run")(run_cmd.run)
 app.command("models")(models_cmd.models)
 app.command("render-audio")(render_audio_cmd.render_audio)
+app.command("regrade")(regrade_cmd.regrade)
+app.command("results")(results_cmd.results)
+app.command("download")(download_cmd.download)
 app.add_typer(sandbox_cmd.app, name="sandbox")
 app.add_typer(images_cmd.app, name="images")
 

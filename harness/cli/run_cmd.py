@@ -6,14 +6,14 @@ Exit codes: 0 when every cell has a result (a model failing tasks is a measureme
 
 from __future__ import annotations
 
+import tempfile
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Column, Table
 
 from harness.agents.env_file import EnvFileError, load_env_file
 from harness.agents.registry import ModelSpec, UnknownModelError, get_model
@@ -28,17 +28,22 @@ from harness.campaign.campaign import (
     run_campaign,
 )
 from harness.campaign.lock import CampaignLockedError
+from harness.campaign.resume import CampaignMismatchError
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
-from harness.grading.judge import SemanticJudge
+from harness.grading.judge import CachedVerdicts, SemanticJudge
+from harness.grading.judge_cache import JudgeCache
+from harness.results.regrade import pending_regrader
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
+from harness.user.llm_act_observer import LlmActClassifier
 from sandbox.backend import SandboxBackend, get_backend
 from sandbox.errors import SandboxUnavailableError
 from sandbox.external import ExternalBackend
 
 from .data_option import DATA_HELP, ONLY_HELP, open_data
 from .interrupts import run_interruptible
+from .results_table import task_table
 
 __all__ = ["SandboxChoice", "run"]
 
@@ -50,6 +55,11 @@ class SandboxChoice(str, Enum):
     auto = "auto"
     docker = "docker"
     local = "local"
+
+
+class VoiceCondition(str, Enum):
+    C1 = "C1"
+    C2 = "C2"
 
 
 def run(
@@ -78,6 +88,22 @@ def run(
     token_file: Annotated[
         Path | None, typer.Option("--token-file", help="The control token of the --mcp-url server.")
     ] = None,
+    condition: Annotated[
+        VoiceCondition,
+        typer.Option("--condition", help="C2: full duplex, clean audio. C1: turn-based voice (the user never "
+                     "talks over the agent; back-channels dropped), to separate the cost of duplex from speech."),
+    ] = VoiceCondition.C2,
+    tool_mode: Annotated[
+        str | None,
+        typer.Option("--tool-mode", help="bridge: the harness executes the agent's function calls; native: the agent "
+                     "gets the task's MCP endpoint and calls the tools itself (observed at the server). "
+                     "Default: the model's first supported mode."),
+    ] = None,
+    tool_latency_ms: Annotated[
+        int,
+        typer.Option("--tool-latency-ms", min=0, help="Media time every tool call takes before its result reaches the "
+                     "agent (virtual clock: exactly this; realtime: at least this). Both channels keep moving meanwhile."),
+    ] = 0,
     endpoint: Annotated[
         str | None, typer.Option("--endpoint", help="The provider's websocket URL (overrides its default and env variable).")
     ] = None,
@@ -96,6 +122,10 @@ def run(
     """
     _env_file_or_exit(env_file)
     spec = _model_or_exit(model, endpoint=endpoint, provider_model=provider_model)
+    tool_mode = tool_mode or spec.tool_modes[0]
+    if tool_mode not in spec.tool_modes:
+        typer.echo(f"error: {spec.key} supports --tool-mode {', '.join(spec.tool_modes)}, not {tool_mode!r}", err=True)
+        raise typer.Exit(2)
     source, task_dirs = open_data(data, only)
     bundles = _load_or_exit(task_dirs, source.checksums)
     speech = _speech_or_exit(user_audio.value, bundles)
@@ -103,14 +133,14 @@ def run(
         if token_file is None or len(bundles) != 1 or (repeats or 1) != 1:
             typer.echo("error: --mcp-url needs --token-file, exactly one task (--only) and one repetition", err=True)
             raise typer.Exit(2)
-        backend: SandboxBackend = ExternalBackend.from_token_file(mcp_url, token_file)
+        backend: SandboxBackend = _external_or_exit(mcp_url, token_file)
     else:
         backend = _backend_or_exit(sandbox.value)
     typer.echo(f"sandbox: {backend.name}", err=True)
 
     settings = CampaignSettings(
         model=spec,
-        out_dir=out or Path("runs") / spec.key,
+        out_dir=_out_dir_or_exit(out or Path("runs") / spec.key),
         repeats=repeats or (1 if spec.deterministic else 3),
         max_turns=max_turns,
         user_audio=user_audio.value,
@@ -124,6 +154,14 @@ def run(
             "deterministically only, so a correct value in other words fails",
             err=True,
         )
+    observer = LlmActClassifier.from_env()
+    if observer is None and not spec.deterministic:
+        typer.echo(
+            "observer: deterministic only (set APEX_VOICE_LLM_API_KEY or OPENAI_API_KEY): the simulated user "
+            "hears only the task's patterns, so a model that phrases a question its own way may go unheard "
+            "and scores are not comparable with the published ones",
+            err=True,
+        )
     runner = SandboxedCellRunner(
         model=spec,
         backend=backend,
@@ -132,14 +170,26 @@ def run(
         judge=judge,
         max_turns=max_turns,
         checksums=source.checksums,
+        condition=condition.value,
+        tool_latency_ms=tool_latency_ms,
+        observer=observer,
+        tool_mode=tool_mode,
     )
+    golds = {b.task_id: b.gold for b in bundles}
     try:
         result = run_interruptible(
-            _run_with_progress(settings, [b.task_id for b in bundles], runner, backend, quiet=json_output)
+            _run_with_progress(
+                settings, [b.task_id for b in bundles], runner, backend, quiet=json_output,
+                task_versions={b.task_id: b.task.version for b in bundles},
+                regrade=pending_regrader(golds.get, judge or CachedVerdicts(JudgeCache())),
+            )
         )
     except CampaignLockedError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
+    except CampaignMismatchError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     if json_output:
         for row in result.rows:
             typer.echo(row.model_dump_json())
@@ -205,6 +255,14 @@ def _speech_or_exit(mode: str, bundles: list[TaskBundle]) -> dict[str, SpeechSou
         raise typer.Exit(2) from None
 
 
+def _external_or_exit(mcp_url: str, token_file: Path) -> SandboxBackend:
+    try:
+        return ExternalBackend.from_token_file(mcp_url, token_file)
+    except OSError as exc:
+        typer.echo(f"error: --token-file {token_file}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(2) from None
+
+
 def _backend_or_exit(name: str) -> SandboxBackend:
     try:
         return get_backend(name)
@@ -213,8 +271,22 @@ def _backend_or_exit(name: str) -> SandboxBackend:
         raise typer.Exit(1) from None
 
 
+def _out_dir_or_exit(out_dir: Path) -> Path:
+    """The campaign directory, created now: a place it cannot be written is a usage error, said
+    before any session starts."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=out_dir, prefix=".write-probe-")
+        probe.close()
+    except OSError as exc:
+        typer.echo(f"error: --out {out_dir}: cannot write the campaign directory: {exc.strerror}", err=True)
+        raise typer.Exit(2) from None
+    return out_dir
+
+
 async def _run_with_progress(
-    settings: CampaignSettings, task_ids: list[str], runner: CellRunner, backend: SandboxBackend, *, quiet: bool
+    settings: CampaignSettings, task_ids: list[str], runner: CellRunner, backend: SandboxBackend, *, quiet: bool,
+    **campaign_options: Any,
 ) -> CampaignResult:
     total = len(set(task_ids)) * settings.repeats
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -225,7 +297,7 @@ async def _run_with_progress(
             def advance(outcome: CellOutcome) -> None:
                 progress.update(bar, advance=1, description=f"{settings.model.key}: {outcome.cell} {outcome.status}")
 
-            return await run_campaign(settings, task_ids, runner, on_cell=advance)
+            return await run_campaign(settings, task_ids, runner, on_cell=advance, **campaign_options)
     finally:
         await backend.aclose()  # the warm spares it started for sessions that will not come
 
@@ -234,12 +306,13 @@ def _mark(flag: bool | None) -> str:
     return "–" if flag is None else ("[green]1[/]" if flag else "[red]0[/]")
 
 
+_RESULT_HEADERS = ["task", "rep", "PTS", "GS", "PC", "RA", "WA", "AFA", "turns", "outcome"]
+
+
 def _print_results(result: CampaignResult) -> None:
     console = Console()
-    table = Table(Column("task", overflow="fold"), *(Column(h, no_wrap=True) for h in ("rep", "PTS", "GS", "PC", "RA", "WA", "AFA", "turns", "outcome")))
-    for outcome in result.outcomes:
-        table.add_row(*_table_row(outcome))
-    console.print(table)
+    rows = [_table_row(outcome) for outcome in result.outcomes]
+    console.print(task_table(_RESULT_HEADERS, rows, console.width))
     for outcome in result.outcomes:
         for line in _failure_lines(outcome):
             console.print(line, highlight=False, soft_wrap=True, markup=False)
@@ -249,18 +322,25 @@ def _print_results(result: CampaignResult) -> None:
 def _table_row(outcome: CellOutcome) -> list[str]:
     cell, row = outcome.cell, outcome.record
     if row is None:
-        return [cell.task_id, str(cell.rep), "–", "–", "–", "–", "–", "–", "–", "[yellow]INFRA ERROR[/]"]
+        label = {"harness_error": "[red]HARNESS ERROR[/]", "stopped": "[yellow]NOT RUN[/]"}.get(
+            outcome.status, "[yellow]INFRA ERROR[/]")
+        return [cell.task_id, str(cell.rep), "–", "–", "–", "–", "–", "–", "–", label]
     gates = [_mark(row.components.get(gate)) for gate in ("GS", "PC", "RA", "WA")]
     afa = "–" if row.afa is None else f"{row.afa:.2f}"
     outcome_text = "[red]ERROR[/]" if row.error else (row.outcome or "")
-    return [cell.task_id, str(cell.rep), _mark(row.pts == 1), *gates, afa, str(row.turns or 0), outcome_text]
+    if row.pending:
+        outcome_text = "[yellow]PENDING JUDGE[/]"
+    return [cell.task_id, str(cell.rep), _mark(None if row.pending else row.pts == 1), *gates, afa,
+            str(row.turns or 0), outcome_text]
 
 
 def _failure_lines(outcome: CellOutcome) -> list[str]:
     cell: CampaignCell = outcome.cell
     row = outcome.record
     if row is None:
-        last = outcome.infra_errors[-1] if outcome.infra_errors else "no result"
+        if outcome.status == "stopped":
+            return []
+        last = outcome.error or (outcome.infra_errors[-1] if outcome.infra_errors else "no result")
         return [f"{cell}: left empty after {outcome.attempts} attempt(s): {last}"]
     if row.passed:
         return []

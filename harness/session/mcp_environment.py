@@ -20,7 +20,7 @@ import asyncio
 import logging
 import tempfile
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, suppress
 from pathlib import Path
 from typing import Any
@@ -217,6 +217,14 @@ class McpEnvironment:
         await self.sandbox.control.apply_event(
             event_id, stale_fields=stale_fields, world_updates=world_updates, media_time_ms=media_time_ms
         )
+
+    async def follow_calls(self) -> AsyncIterator[ToolCallRecord]:
+        """The server's call stream: every call it records, the agent's own included."""
+        async for record in self.sandbox.control.follow(after=0):
+            yield ToolCallRecord.model_validate(record)
+
+    async def set_media_time(self, media_time_ms: int) -> int:
+        return await self.sandbox.control.set_media_time(media_time_ms)
 
     async def snapshot(self) -> EnvironmentSnapshot:
         """From the control API; from the persisted state file when the server does not answer."""

@@ -16,13 +16,13 @@ from harness.agents.text_agents import AgentObservationView, TextAgent
 from harness.events import EVENTS_FILE, SCHEMA_VERSION, EventBus, EventType, JsonlEventWriter
 from harness.grading.judge import SemanticJudge
 from harness.grading.report import GradeReport
+from harness.results.run_dir import write_workspace_files
 from harness.tasks.bundle import TaskBundle
 from harness.user.flow_engine import Observation
 from harness.user.simulator import SimulatedUser
 from mcp_servers.records import EnvironmentSnapshot
 
 from .environment_port import EnvironmentPort
-from .run_files import write_workspace_files
 from .session_effects import AgentActivity, SessionEffects
 
 __all__ = ["TextSessionResult", "run_text_session"]

@@ -2,7 +2,9 @@
 
 The kind decides the blame: ``auth`` and ``bad_request`` mean nothing will succeed (the campaign
 stops, naming the provider); ``transient`` and ``rate_limited`` are infrastructure (the session is
-retried, never scored); ``provider`` is logged and the session goes on.
+retried, never scored); ``provider`` is logged and the session goes on. Raised while connecting,
+they are the session's own blame types (``harness.session.errors``), so the campaign needs no
+knowledge of any provider.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ import re
 from collections.abc import Mapping
 
 from harness.agents.realtime import AdapterError, ErrorKind
+from harness.session.errors import ProviderError, ProviderTransient
 
 __all__ = [
     "BENIGN_ERROR_CODES",
-    "ProviderError",
+    "ProviderRefused",
     "ProviderUnavailable",
     "classify_close",
     "classify_error",
@@ -33,35 +36,27 @@ _TRANSIENT_CODES = frozenset({"server_error", "session_expired", "internal_error
 _RETRY_IN = re.compile(r"try again in ([0-9.]+)\s*(ms|s)\b", re.IGNORECASE)
 
 
-class ProviderError(RuntimeError):
+class ProviderRefused(ProviderError):
     """The provider refused the session (bad key, bad request): retrying cannot help."""
 
     def __init__(self, error: AdapterError) -> None:
-        super().__init__(error.message)
+        super().__init__(error.message, kind="auth" if error.kind == "auth" else "bad_request")
         self.error = error
 
-    @property
-    def kind(self) -> ErrorKind:
-        return self.error.kind
 
-
-class ProviderUnavailable(ConnectionError):
+class ProviderUnavailable(ProviderTransient):
     """The provider could not take the session now (5xx, 429, network): retry, never score."""
 
     def __init__(self, error: AdapterError) -> None:
-        super().__init__(error.message)
+        super().__init__(error.message, retry_after_s=error.retry_after_s)
         self.error = error
-
-    @property
-    def retry_after_s(self) -> float | None:
-        return self.error.retry_after_s
 
 
 def raise_for(error: AdapterError) -> None:
     """Raise the exception that carries ``error``'s blame (used while connecting)."""
     if error.transient:
         raise ProviderUnavailable(error)
-    raise ProviderError(error)
+    raise ProviderRefused(error)
 
 
 def retry_after(headers: Mapping[str, str] | None, message: str = "") -> float | None:

@@ -41,7 +41,7 @@ from harness.audio.frames import SAMPLE_RATE, AudioFrame
 from harness.audio.resample import StreamingResampler
 
 from . import gemini_wire as wire
-from .errors import ProviderError, ProviderUnavailable
+from .errors import ProviderRefused, ProviderUnavailable
 from .ws_adapter import WebsocketAdapter
 
 __all__ = ["GEMINI_VOICES", "GeminiLiveAdapter"]
@@ -127,7 +127,7 @@ class GeminiLiveAdapter(WebsocketAdapter):
             setup = self._setup.model_copy(update={"session_resumption": wire.SessionResumption(handle=self._handle)})
             await self._send(wire.SetupMessage(setup=setup))
             await self._await_ready()
-        except (ProviderError, ProviderUnavailable):
+        except (ProviderRefused, ProviderUnavailable):
             return False
         self._events.append(AdapterInfo({"resumed_session": self._resumptions, "resumption_handle": self._handle}))
         return True

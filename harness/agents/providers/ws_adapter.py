@@ -24,7 +24,7 @@ from harness.agents.realtime import AdapterError, AgentEvent, RealtimeAdapter, S
 from harness.audio.frames import AudioFrame
 
 from .errors import (
-    ProviderError,
+    ProviderRefused,
     ProviderUnavailable,
     classify_close,
     classify_error,
@@ -92,7 +92,7 @@ class WebsocketAdapter(RealtimeAdapter):
             if value:
                 return value
         if self.require_key and self.api_key_env:
-            raise ProviderError(
+            raise ProviderRefused(
                 AdapterError(f"{self.provider}: set {' or '.join(self.api_key_env)} in your environment or .env", kind="auth")
             )
         return None
@@ -109,7 +109,7 @@ class WebsocketAdapter(RealtimeAdapter):
             response = exc.response
             raise_for(classify_status(self.provider, response.status_code, response.headers, response.body.decode(errors="replace")))
         except InvalidURI as exc:
-            raise ProviderError(AdapterError(f"{self.provider}: bad endpoint {url!r}: {exc}", kind="bad_request")) from None
+            raise ProviderRefused(AdapterError(f"{self.provider}: bad endpoint {url!r}: {exc}", kind="bad_request")) from None
         except (OSError, TimeoutError, InvalidHandshake) as exc:
             raise ProviderUnavailable(
                 AdapterError(f"{self.provider}: cannot connect to {url}: {type(exc).__name__}: {exc}", kind="transient")
@@ -155,7 +155,7 @@ class WebsocketAdapter(RealtimeAdapter):
             return
         self._failed = True
         if self._ready is not None and not self._ready.done():
-            self._ready.set_exception(ProviderUnavailable(error) if error.transient else ProviderError(error))
+            self._ready.set_exception(ProviderUnavailable(error) if error.transient else ProviderRefused(error))
         else:
             self._events.append(error)
 
