@@ -12,6 +12,10 @@ from harness.tasks.dataset import BUNDLED_DATA
 
 class _UnusedBackend:
     name = "unused"
+    chosen_because = "a test backend that must never start"
+
+    def prepare(self) -> None:
+        return None
 
     def start(self, public_dir, run_id, *, task_id):
         raise AssertionError("nothing may run in a refused directory")

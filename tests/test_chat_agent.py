@@ -117,11 +117,11 @@ async def test_an_unreachable_endpoint_is_transient():
 def test_chat_and_cascade_prefixes_name_any_model_with_its_endpoint():
     from harness.agents.registry import get_model
 
-    chat = get_model("chat:gpt-x").with_params(endpoint="http://127.0.0.1:1/v1", api_key_env="FAKE_CHAT_KEY")
+    chat = get_model("chat:gpt-x").with_options(endpoint="http://127.0.0.1:1/v1", api_key_env="FAKE_CHAT_KEY")
     assert chat.interface == "text" and not chat.deterministic
     agent = chat.create_adapter()
     assert agent.model_id == "chat:gpt-x" and agent.client.endpoint.url == "http://127.0.0.1:1/v1/chat/completions"
-    cascade = get_model("cascade:gpt-x").with_params(endpoint="http://127.0.0.1:1/v1", api_key_env=None)
+    cascade = get_model("cascade:gpt-x").with_options(endpoint="http://127.0.0.1:1/v1", api_key_env=None)
     adapter = cascade.create_adapter()
     assert adapter.model_id == "cascade:gpt-x" and adapter.clock_mode == "realtime"
     assert adapter.client.endpoint.api_key_env == "OPENAI_API_KEY"

@@ -9,13 +9,18 @@ brain of the cascade voice agent. Beyond the built-in entries, ``--model package
 this repository, and installed packages can register entries under the ``apex_voice.agents``
 entry-point group (the entry point names a :class:`ModelSpec` or an adapter class). Only built-in
 entries may be ``privileged`` (receive the task's reference policy): a loaded class cannot ask for it.
+
+A key that is a URL with a known prefix (``ws://``, ``wss://``) is built by that prefix's factory:
+any OpenAI-Realtime-compatible server (pipecat, LiveKit, a local model server) runs through the
+OpenAI adapter at that URL, with no key.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from typing import Any, Literal
 
@@ -44,18 +49,17 @@ class ModelSpec:
     notes: str = ""
     #: Receives the task's reference policy (the oracle). Recorded in every ``result.json``.
     privileged: bool = False
+    #: The model id requested from the provider (shown by ``apex-voice models``; ``""`` for ours).
+    provider_model: str = ""
     #: How it reaches the task's tools: ``bridge`` (function calls the harness executes) and/or
     #: ``native`` (its own MCP client on the task's endpoint); the first is the default.
     tool_modes: tuple[str, ...] = ("bridge",)
     #: ``text``: a C0 text agent (``TextAgent``), not a realtime adapter.
     interface: Literal["realtime", "text"] = "realtime"
-    #: Keyword arguments of the adapter's constructor (model name, endpoint).
-    params: tuple[tuple[str, Any], ...] = ()
-
-    def with_params(self, **params: Any) -> ModelSpec:
-        """The same model with more constructor arguments (``None`` values are left out)."""
-        given = {k: v for k, v in params.items() if v is not None}
-        return replace(self, params=(*dict(self.params).items(), *given.items()) if given else self.params)
+    #: Sessions of this provider a campaign may run at once (its rate limits), beside ``--parallel``.
+    max_concurrent_sessions: int | None = None
+    #: Keyword arguments for the adapter's constructor (endpoint, provider model, ...).
+    options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def deterministic(self) -> bool:
@@ -68,11 +72,18 @@ class ModelSpec:
             return ()
         return self.required_env
 
+    def with_options(self, **options: Any) -> ModelSpec:
+        """This spec with adapter options set (``None`` values are left out), e.g. ``--endpoint``."""
+        given = {k: v for k, v in options.items() if v is not None}
+        if "model" in given:
+            return replace(self, options={**self.options, **given}, provider_model=given["model"])
+        return replace(self, options={**self.options, **given})
+
     def create_adapter(self) -> RealtimeAdapter:
         """A fresh adapter (one per session attempt); constructors do no I/O."""
         module_name, _, class_name = self.adapter.partition(":")
         adapter_class = getattr(importlib.import_module(module_name), class_name)
-        return adapter_class(**dict(self.params))
+        return adapter_class(**self.options)
 
 
 MODELS: dict[str, ModelSpec] = {
@@ -105,7 +116,76 @@ MODELS: dict[str, ModelSpec] = {
             clock="virtual",
             notes="never speaks nor calls a tool; must score 0",
         ),
+        ModelSpec(
+            key="gpt-realtime",
+            display_name="GPT-realtime-2.1",
+            provider="OpenAI",
+            adapter="harness.agents.providers.openai_realtime:OpenAIRealtimeAdapter",
+            required_env=("OPENAI_API_KEY",),
+            provider_model="gpt-realtime-2.1",
+            max_concurrent_sessions=8,
+            notes="GA Realtime; endpoint OPENAI_REALTIME_URL or --endpoint",
+        ),
+        ModelSpec(
+            key="grok-voice",
+            display_name="Grok-Voice-Think-2.0",
+            provider="xAI",
+            adapter="harness.agents.providers.grok_voice:GrokVoiceAdapter",
+            required_env=("XAI_API_KEY",),
+            provider_model="grok-voice-think-fast-2.0",
+            max_concurrent_sessions=4,
+            notes="OpenAI event names, xAI session shape; endpoint XAI_REALTIME_URL or --endpoint",
+        ),
+        ModelSpec(
+            key="step-audio3",
+            display_name="Step-Audio3",
+            provider="StepFun",
+            adapter="harness.agents.providers.step_audio:StepAudioAdapter",
+            required_env=("STEPFUN_API_KEY",),
+            provider_model="stepaudio-3-realtime-preview",
+            max_concurrent_sessions=2,
+            notes="OpenAI beta dialect; 30-minute sessions; endpoint STEPFUN_REALTIME_URL or --endpoint",
+        ),
+        ModelSpec(
+            key="gemini-live",
+            display_name="Gemini-3.8-Live",
+            provider="Google",
+            adapter="harness.agents.providers.gemini_live:GeminiLiveAdapter",
+            required_env=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+            provider_model="gemini-3.8-live",
+            max_concurrent_sessions=3,
+            notes="16 kHz in, 24 kHz out; resumes sessions on goAway/1011; endpoint GEMINI_LIVE_URL or --endpoint",
+        ),
+        ModelSpec(
+            key="gpt-live-1",
+            display_name="GPT-live-1",
+            provider="OpenAI",
+            adapter="harness.agents.providers.gpt_live:GptLiveAdapter",
+            required_env=("OPENAI_API_KEY",),
+            provider_model="gpt-live-1",
+            max_concurrent_sessions=4,
+            notes="voice front-end; the task is delegated to a Responses backend (APEX_GPTLIVE_BACKEND, default gpt-4o) "
+            "whose calls go through the harness's tool bridge; endpoint OPENAI_LIVE_URL or --endpoint",
+        ),
     )
+}
+
+
+def _openai_compatible(url: str) -> ModelSpec:
+    """Any server speaking the OpenAI Realtime protocol at ``url`` (no key, no model query)."""
+    return ModelSpec(
+        key=url,
+        display_name=f"OpenAI-Realtime-compatible agent at {url}",
+        provider="OpenAI-compatible",
+        adapter="harness.agents.providers.openai_realtime:OpenAIRealtimeAdapter",
+        options={"endpoint": url, "model": "", "require_key": False},
+    )
+
+
+#: Key prefix → the spec it builds from the whole key.
+PREFIX_FACTORIES: dict[str, Callable[[str], ModelSpec]] = {
+    "ws://": _openai_compatible,
+    "wss://": _openai_compatible,
 }
 
 
@@ -129,12 +209,12 @@ class ModelFamily:
             provider=self.provider,
             adapter=self.adapter,
             interface=self.interface,
-            params=(("model", name),),
+            options={"model": name},
             notes=self.notes,
         )
 
 
-#: Model families by prefix; ``--endpoint``/``--api-key-env`` become their adapters' arguments.
+#: Model families by prefix; ``--endpoint``/``--api-key-env`` become their adapters' options.
 PREFIXES: dict[str, ModelFamily] = {
     "chat": ModelFamily(
         "chat completions, text", "openai-compatible", "harness.agents.chat_agent:ChatTextAgent", "text",
@@ -158,6 +238,9 @@ def get_model(key: str) -> ModelSpec:
     prefix, _, name = key.partition(":")
     if prefix in PREFIXES and name:
         return PREFIXES[prefix].spec(prefix, name)
+    for prefix, factory in PREFIX_FACTORIES.items():
+        if key.startswith(prefix):
+            return factory(key)
     for point in entry_points(group=ENTRY_POINT_GROUP):
         if point.name == key:
             return _spec_from_object(key, point.load(), provider=point.dist.name if point.dist else "entry point")
@@ -171,7 +254,8 @@ def get_model(key: str) -> ModelSpec:
     installed = [p.name for p in entry_points(group=ENTRY_POINT_GROUP)]
     raise UnknownModelError(
         f"unknown model {key!r}; known models: {', '.join([*MODELS, *installed])} "
-        f"(or {', '.join(f'{p}:MODEL' for p in PREFIXES)}, or an adapter as package.module:Class)"
+        f"(or {', '.join(f'{p}:MODEL' for p in PREFIXES)}, an adapter as package.module:Class, "
+        "or an OpenAI-Realtime server as ws://HOST:PORT/PATH)"
     )
 
 

@@ -28,6 +28,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "validate": LazyCommand("harness.cli.validate_cmd:validate", "Check task packages: load, lint, oracle and no-op dry runs."),
     "index": LazyCommand("harness.cli.index_cmd:index", "Write a dataset's task index."),
     "run": LazyCommand("harness.cli.run_cmd:run", "Run a campaign (resumable), then print its results table."),
+    "models": LazyCommand("harness.cli.models_cmd:models", "List the agents --model can name, and missing credentials."),
     "render-audio": LazyCommand("harness.cli.render_audio_cmd:render_audio", "Render a task's user speech clips."),
     "regrade": LazyCommand("harness.cli.regrade_cmd:regrade", "Re-grade saved sessions with the current graders."),
     "results": LazyCommand("harness.cli.results_cmd:results", "Aggregate campaigns into the published tables and plots."),

@@ -15,7 +15,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from harness.agents.registry import ModelSpec, UnknownModelError, get_model
+from harness.agents.env_file import EnvFileError, load_env_file
+from harness.agents.registry import PREFIXES, ModelSpec, UnknownModelError, get_model
 from harness.audio.acoustics import AcousticChain, AcousticsError
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import SpeechSource, SpeechSourceError, UserAudioMode, open_speech_source
@@ -117,10 +118,18 @@ def run(
                      "agent (virtual clock: exactly this; realtime: at least this). Both channels keep moving meanwhile."),
     ] = 0,
     endpoint: Annotated[
-        str | None, typer.Option("--endpoint", help="Chat-completions base URL of a chat:/cascade: model.")
+        str | None, typer.Option("--endpoint", help="Where the model is served: a provider's websocket URL (overrides "
+                                 "its default and env variable), or the chat-completions base URL of chat:/cascade:.")
+    ] = None,
+    provider_model: Annotated[
+        str | None, typer.Option("--provider-model", help="The model id to request from the provider.")
     ] = None,
     api_key_env: Annotated[
-        str | None, typer.Option("--api-key-env", help="Variable holding the endpoint's key (default OPENAI_API_KEY).")
+        str | None, typer.Option("--api-key-env", help="chat:/cascade: the variable holding the endpoint's key "
+                                 "(default OPENAI_API_KEY).")
+    ] = None,
+    env_file: Annotated[
+        Path | None, typer.Option("--env-file", help="Read provider keys from this file (default: ./.env when present).")
     ] = None,
 ) -> None:
     """Run a campaign (resumable: cells that already have a result are loaded, not re-run).
@@ -129,7 +138,9 @@ def run(
     available sandbox, with a results table at the end. Exit 0 when every cell ran (whatever the
     model scored), 1 when infrastructure left cells empty, 2 for usage errors.
     """
-    spec = _model_or_exit(model, condition.value, endpoint=endpoint, api_key_env=api_key_env)
+    _env_file_or_exit(env_file)
+    spec = _model_or_exit(model, condition.value, endpoint=endpoint, provider_model=provider_model,
+                          api_key_env=api_key_env)
     tool_mode = tool_mode or spec.tool_modes[0]
     if tool_mode not in spec.tool_modes:
         typer.echo(f"error: {spec.key} supports --tool-mode {', '.join(spec.tool_modes)}, not {tool_mode!r}", err=True)
@@ -223,17 +234,31 @@ def _acoustics_or_exit(condition: str, text: str) -> AcousticChain | None:
         raise typer.Exit(2) from None
 
 
-def _model_or_exit(key: str, condition: str, **params: str | None) -> ModelSpec:
+def _env_file_or_exit(path: Path | None) -> None:
+    if path is not None and not path.is_file():
+        typer.echo(f"error: --env-file {path}: no such file", err=True)
+        raise typer.Exit(2)
+    default = Path(".env")
+    try:
+        if path is not None or default.is_file():
+            load_env_file(path or default)
+    except (EnvFileError, OSError, UnicodeDecodeError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _model_or_exit(
+    key: str, condition: str, *, endpoint: str | None, provider_model: str | None, api_key_env: str | None
+) -> ModelSpec:
     try:
         spec = get_model(key)
     except UnknownModelError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    if any(params.values()):
-        if not spec.params:
-            typer.echo(f"error: --endpoint/--api-key-env apply to chat:MODEL and cascade:MODEL, not {key!r}", err=True)
-            raise typer.Exit(2)
-        spec = spec.with_params(**params)
+    if api_key_env is not None and key.partition(":")[0] not in PREFIXES:
+        typer.echo(f"error: --api-key-env applies to {', '.join(f'{p}:MODEL' for p in PREFIXES)}, not {key!r}", err=True)
+        raise typer.Exit(2)
+    spec = spec.with_options(endpoint=endpoint, model=provider_model, api_key_env=api_key_env)
     problem = condition_problem(spec, condition)
     if problem:
         typer.echo(f"error: {problem}", err=True)
@@ -244,6 +269,9 @@ def _model_or_exit(key: str, condition: str, **params: str | None) -> ModelSpec:
         raise typer.Exit(2)
     try:
         spec.create_adapter()
+    except TypeError:
+        typer.echo(f"error: model {key!r} takes no --endpoint or --provider-model", err=True)
+        raise typer.Exit(2) from None
     except (ImportError, AttributeError) as exc:
         typer.echo(f"error: the adapter of model {key!r} ({spec.adapter}) cannot be loaded: {exc}", err=True)
         raise typer.Exit(2) from None

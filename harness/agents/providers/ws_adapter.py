@@ -1,0 +1,226 @@
+"""What every websocket provider adapter shares: the handshake, the reader task, the event queue.
+
+A subclass says how to open its session (``_open_session``, which waits for the provider's
+acknowledgement through ``_ready``) and how to turn one provider message into normalized events
+(``_on_message``). Every failure is classified here or by the subclass (see ``errors``): a refused
+handshake raises before the session starts; a socket closed under us becomes an ``AdapterError``
+event for the runner, and sending on it is a no-op (the reader has reported it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections import deque
+from typing import Any, ClassVar
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+from pydantic import BaseModel
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+
+from harness.agents.realtime import AdapterError, AgentEvent, RealtimeAdapter, SessionConfig
+from harness.audio.frames import AudioFrame
+
+from .errors import (
+    ProviderRefused,
+    ProviderUnavailable,
+    classify_close,
+    classify_error,
+    classify_status,
+    raise_for,
+)
+
+__all__ = ["WebsocketAdapter", "with_query"]
+
+
+def with_query(url: str, **params: str | None) -> str:
+    """``url`` with ``params`` (those not None) added to its query string."""
+    parts = urlsplit(url)
+    extra = urlencode({k: v for k, v in params.items() if v is not None})
+    query = "&".join(q for q in (parts.query, extra) if q)
+    return urlunsplit(parts._replace(query=query))
+
+
+class WebsocketAdapter(RealtimeAdapter):
+    #: Name used in every message ("OpenAI", "xAI", ...).
+    provider: ClassVar[str]
+    #: Environment variables holding the key (the first non-empty one is used).
+    api_key_env: ClassVar[tuple[str, ...]] = ()
+    #: Environment variable overriding the endpoint.
+    endpoint_env: ClassVar[str | None] = None
+    default_endpoint: ClassVar[str]
+    default_model: ClassVar[str | None] = None
+    #: How long the handshake plus the provider's session acknowledgement may take.
+    open_timeout_s: ClassVar[float] = 20.0
+
+    def __init__(self, *, endpoint: str | None = None, model: str | None = None, require_key: bool = True) -> None:
+        self.endpoint = endpoint or (os.environ.get(self.endpoint_env, "").strip() if self.endpoint_env else "") or self.default_endpoint
+        self.provider_model = self.default_model if model is None else model
+        self.require_key = require_key
+        self._events: deque[AgentEvent] = deque()
+        self._ws: ClientConnection | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._ready: asyncio.Future[None] | None = None
+        self._closing = False
+        self._failed = False
+        #: Media time of the newest user frame (the adapter's clock for playback estimates).
+        self.now_ms = 0
+        self._session_meta: dict[str, Any] = {}
+
+    # -- what subclasses provide -------------------------------------------------------------
+
+    def _url(self) -> str:
+        return self.endpoint
+
+    def _headers(self, api_key: str | None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+    async def _open_session(self, config: SessionConfig) -> None:
+        """Send the session set-up; ``connect`` then waits for ``_ready``."""
+        raise NotImplementedError
+
+    async def _on_message(self, message: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    # -- connection ------------------------------------------------------------------------
+
+    def api_key(self) -> str | None:
+        for name in self.api_key_env:
+            value = os.environ.get(name, "").strip()
+            if value:
+                return value
+        if self.require_key and self.api_key_env:
+            raise ProviderRefused(
+                AdapterError(f"{self.provider}: set {' or '.join(self.api_key_env)} in your environment or .env", kind="auth")
+            )
+        return None
+
+    async def _open(self) -> ClientConnection:
+        """The websocket handshake, its failures classified (refused: raise; unreachable: transient)."""
+        url = self._url()
+        try:
+            return await connect(
+                url, additional_headers=self._headers(self.api_key()), max_size=None, compression=None,
+                open_timeout=self.open_timeout_s,
+            )
+        except InvalidStatus as exc:
+            response = exc.response
+            raise_for(classify_status(self.provider, response.status_code, response.headers, response.body.decode(errors="replace")))
+        except InvalidURI as exc:
+            raise ProviderRefused(AdapterError(f"{self.provider}: bad endpoint {url!r}: {exc}", kind="bad_request")) from None
+        except (OSError, TimeoutError, InvalidHandshake) as exc:
+            raise ProviderUnavailable(
+                AdapterError(f"{self.provider}: cannot connect to {url}: {type(exc).__name__}: {exc}", kind="transient")
+            ) from exc
+        raise AssertionError("unreachable")
+
+    def _start_reader(self) -> None:
+        assert self._ws is not None
+        self._ready = asyncio.get_running_loop().create_future()
+        self._reader = asyncio.create_task(self._read(self._ws), name=f"{self.provider}-reader")
+
+    async def _await_ready(self) -> None:
+        assert self._ready is not None
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready), self.open_timeout_s)
+        except TimeoutError:
+            raise ProviderUnavailable(
+                AdapterError(f"{self.provider}: no session acknowledgement within {self.open_timeout_s:.0f} s", kind="transient")
+            ) from None
+
+    async def connect(self, config: SessionConfig) -> None:
+        self._ws = await self._open()
+        self._start_reader()
+        try:
+            await self._open_session(config)
+            await self._await_ready()
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _resume(self) -> bool:
+        """The provider closed the socket: reopen the same session if the protocol allows it."""
+        return False
+
+    def _session_ready(self, **metadata: Any) -> None:
+        self._session_meta.update(metadata)
+        if self._ready is not None and not self._ready.done():
+            self._ready.set_result(None)
+
+    def _fail(self, error: AdapterError) -> None:
+        """A terminal provider error: refuse ``connect`` if still opening, else tell the runner."""
+        if self._failed:
+            return
+        self._failed = True
+        if self._ready is not None and not self._ready.done():
+            self._ready.set_exception(ProviderUnavailable(error) if error.transient else ProviderRefused(error))
+        else:
+            self._events.append(error)
+
+    def _provider_error(self, error_type: str | None, code: str | None, message: str) -> None:
+        """An ``error`` event: refuse the session while opening; after that, only auth, rate limits
+        and infrastructure end it (a request error on one event is the provider's remark on it)."""
+        error = classify_error(self.provider, error_type, code, message)
+        if error is None:
+            return  # a benign race (e.g. the server already started the continuation itself)
+        opening = self._ready is not None and not self._ready.done()
+        if opening or error.kind in ("transient", "rate_limited", "auth"):
+            self._fail(error)
+        else:
+            self._events.append(AdapterError(error.message, kind="provider", code=error.code))
+
+    async def _read(self, ws: ClientConnection) -> None:
+        try:
+            async for raw in ws:
+                try:
+                    message = json.loads(raw)
+                except (TypeError, ValueError):
+                    self._events.append(AdapterError(f"{self.provider} sent a frame that is not JSON: {str(raw)[:80]!r}"))
+                    continue
+                try:
+                    await self._on_message(message)
+                except Exception as exc:  # our bug, not the model's: the session must not be scored
+                    self._fail(AdapterError(f"{self.provider} adapter failed on {str(message)[:120]}: {exc!r}", kind="transient"))
+                    await ws.close()
+                    return
+        except ConnectionClosed:
+            pass
+        if self._closing or ws is not self._ws or self._failed:
+            return
+        if not await self._resume():
+            self._fail(classify_close(self.provider, ws.close_code, ws.close_reason or ""))
+
+    async def _send(self, message: BaseModel | dict[str, Any]) -> None:
+        if self._ws is None or self._failed:
+            return
+        text = message.model_dump_json(exclude_none=True) if isinstance(message, BaseModel) else json.dumps(message)
+        try:
+            await self._ws.send(text)
+        except ConnectionClosed:
+            pass  # the reader reports why
+
+    # -- the runner's side -----------------------------------------------------------------
+
+    async def send_audio(self, frame: AudioFrame) -> None:
+        self.now_ms = frame.start_ms
+        await self._send_audio(frame)
+
+    async def _send_audio(self, frame: AudioFrame) -> None:
+        raise NotImplementedError
+
+    def poll_events(self) -> list[AgentEvent]:
+        events = list(self._events)
+        self._events.clear()
+        return events
+
+    def metadata(self) -> dict[str, Any]:
+        return {"provider": self.provider, "provider_model": self.provider_model, "endpoint": self.endpoint, **self._session_meta}
+
+    async def close(self) -> None:
+        self._closing = True
+        if self._ws is not None:
+            await self._ws.close()
+        if self._reader is not None:
+            await self._reader
