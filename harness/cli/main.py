@@ -6,7 +6,16 @@ import typer
 
 from harness import __version__
 
-from . import images_cmd, index_cmd, render_audio_cmd, run_cmd, sandbox_cmd, validate_cmd
+from . import (
+    images_cmd,
+    index_cmd,
+    render_audio_cmd,
+    replay_cmd,
+    run_cmd,
+    sandbox_cmd,
+    validate_cmd,
+    watch_cmd,
+)
 
 __all__ = ["app", "main"]
 
@@ -26,6 +35,8 @@ app.command("validate")(validate_cmd.validate)
 app.command("index")(index_cmd.index)
 app.command("run")(run_cmd.run)
 app.command("render-audio")(render_audio_cmd.render_audio)
+app.command("watch")(watch_cmd.watch)
+app.command("replay")(replay_cmd.replay)
 app.add_typer(sandbox_cmd.app, name="sandbox")
 app.add_typer(images_cmd.app, name="images")
 

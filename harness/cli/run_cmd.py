@@ -77,6 +77,7 @@ def run(
     token_file: Annotated[
         Path | None, typer.Option("--token-file", help="The control token of the --mcp-url server.")
     ] = None,
+    tui: Annotated[bool, typer.Option("--tui", help="Watch the sessions live in the terminal UI.")] = False,
 ) -> None:
     """Run a campaign (resumable: cells that already have a result are loaded, not re-run).
 
@@ -123,9 +124,14 @@ def run(
         checksums=source.checksums,
     )
     try:
-        result = run_interruptible(
-            _run_with_progress(settings, [b.task_id for b in bundles], runner, backend, quiet=json_output)
-        )
+        if tui:
+            from tui.live import run_campaign_in_tui
+
+            result = run_campaign_in_tui(settings, [b.task_id for b in bundles], runner, backend)
+        else:
+            result = run_interruptible(
+                _run_with_progress(settings, [b.task_id for b in bundles], runner, backend, quiet=json_output)
+            )
     except CampaignLockedError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None

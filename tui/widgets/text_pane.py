@@ -1,0 +1,51 @@
+"""A scrolling pane that draws one part of the session view with a pure render function.
+
+The view is immutable, so a pane redraws only when its part of the view is a different object;
+it keeps following the end while the reader is at the end (as inspect's transcript does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rich.console import RenderableType
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from ..state.session_view import SessionView
+
+__all__ = ["TextPane"]
+
+#: Rows from the bottom within which the pane still follows new lines.
+FOLLOW_ROWS = 2
+
+
+class TextPane(VerticalScroll, can_focus=True):
+    def __init__(
+        self,
+        title: str,
+        part: Callable[[SessionView], Any],
+        render: Callable[[SessionView], RenderableType],
+        *,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(id=id)
+        self.border_title = title
+        self._part = part
+        self._render = render
+        self._shown: Any = object()
+        self._body = Static("", classes="pane-body")
+
+    def compose(self):
+        yield self._body
+
+    def show(self, view: SessionView) -> None:
+        part = self._part(view)
+        if part is self._shown:
+            return
+        self._shown = part
+        following = self.scroll_y >= self.max_scroll_y - FOLLOW_ROWS
+        self._body.update(self._render(view))
+        if following:
+            self.call_after_refresh(self.scroll_end, animate=False)
