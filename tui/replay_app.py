@@ -8,6 +8,7 @@ the cursor reduces whatever events it passed.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,6 +29,8 @@ __all__ = ["SPEEDS", "ReplayApp", "parse_seek"]
 #: Playback speeds by key; ``None`` is as fast as the terminal redraws.
 SPEEDS: dict[str, float | None] = {"1": 1.0, "4": 4.0, "max": None}
 TICK_S = 0.05
+#: Longest wall-time gap one tick plays (after a stall the play head does not leap).
+MAX_TICK_GAP_S = 0.5
 #: Events reduced per tick at max speed.
 MAX_EVENTS_PER_TICK = 400
 JUMP_MS = 5000
@@ -51,7 +54,7 @@ class ReplayApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "apex-voice replay"
     BINDINGS = [
-        Binding("space", "toggle_play", "Play/pause"),
+        Binding("space", "toggle_play", "Play/pause", priority=True),
         Binding("1", "speed('1')", "1×"),
         Binding("4", "speed('4')", "4×"),
         Binding("m", "speed('max')", "Max"),
@@ -59,8 +62,8 @@ class ReplayApp(App):
         Binding("p,comma", "step(-1)", "Back", key_display="p"),
         Binding("right_square_bracket", "jump(1)", "+5s", key_display="]"),
         Binding("left_square_bracket", "jump(-1)", "-5s", key_display="["),
-        Binding("home", "seek_start", "Start", show=False),
-        Binding("end", "seek_end", "End", show=False),
+        Binding("home", "seek_start", "Start", show=False, priority=True),
+        Binding("end", "seek_end", "End", show=False, priority=True),
         Binding("g", "seek_prompt", "Seek"),
     ]
 
@@ -77,6 +80,7 @@ class ReplayApp(App):
         self.speed = speed
         self.playing = not paused
         self.play_ms = 0
+        self._last_tick = time.monotonic()
         self._screen = SessionScreen(("", 0), replay=True)
 
     def on_mount(self) -> None:
@@ -94,14 +98,17 @@ class ReplayApp(App):
     # --- playback ---------------------------------------------------------------------------
 
     def _tick(self) -> None:
+        now = time.monotonic()
+        elapsed_s = min(now - self._last_tick, MAX_TICK_GAP_S)
+        self._last_tick = now
         if not self.playing or not self.cursor.events:
             return
         factor = SPEEDS[self.speed]
         if factor is None:
             self.cursor.step(MAX_EVENTS_PER_TICK)
             self.play_ms = self.cursor.view.clock_ms
-        else:
-            self.play_ms += round(TICK_S * 1000 * factor)
+        else:  # by wall time elapsed, not by ticks: a slow terminal skips frames, not media time
+            self.play_ms += round(elapsed_s * 1000 * factor)
             self.cursor.seek_time(self.play_ms)
         if self.cursor.at_end and self.play_ms >= self.cursor.end_ms:
             self.playing = False
@@ -123,15 +130,21 @@ class ReplayApp(App):
         self.play_ms = self.cursor.view.clock_ms
         self.draw()
 
-    def action_toggle_play(self) -> None:
-        if not self.playing and self.cursor.at_end:
+    def _rewind_if_ended(self) -> None:
+        if self.cursor.at_end:
             self.cursor.seek(0)
             self.play_ms = 0
+
+    def action_toggle_play(self) -> None:
+        if not self.playing:
+            self._rewind_if_ended()
         self.playing = not self.playing
         self.draw()
 
     def action_speed(self, speed: str) -> None:
         self.speed = speed
+        if not self.playing:
+            self._rewind_if_ended()
         self.playing = True
         self.draw()
 

@@ -38,6 +38,6 @@ def preview(value: Any, limit: int = 60) -> str:
     """A value on one line, cut to ``limit`` characters."""
     if value is None:
         return ""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str, separators=(", ", ": "))
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from rich.console import RenderableType
+from rich.table import Table
 from rich.text import Text
 
-from ..state.session_view import GATES, SessionView
+from ..state.session_view import GATES, Approval, SessionView, ToolCallView
 from .formatting import STATUS_STYLE, gate_mark, media_time, preview
 
 __all__ = ["render_artifacts", "render_gates", "render_tools", "render_transcript"]
@@ -13,51 +15,66 @@ _SPEAKER_STYLE = {"user": "bold cyan", "agent": "bold magenta", "event": "bold y
 _TAG_STYLE = {"WRONG": "red", "truncated": "red", "revoked": "magenta", "error": "red"}
 
 
-def render_transcript(view: SessionView) -> Text:
+def _grid() -> Table:
+    """Time, then who or what, then text wrapped under itself (not under the time)."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(justify="right", style="dim", no_wrap=True)
+    grid.add_column(no_wrap=True)
+    grid.add_column(ratio=1)
+    return grid
+
+
+def render_transcript(view: SessionView) -> RenderableType:
     """User and agent turns, duplex events and approvals, in media-time order."""
-    text = Text()
-    for line in sorted(view.transcript, key=lambda line: line.t_ms):
-        text.append(f"{media_time(line.t_ms):>7} ", style="dim")
-        text.append(f"{line.speaker:<5} ", style=_SPEAKER_STYLE[line.speaker])
-        body_style = "italic" if line.partial else ("yellow" if line.speaker == "event" else "")
-        text.append(line.text + ("…" if line.partial else ""), style=body_style)
-        for tag in line.tags:
-            text.append(f" [{tag}]", style=_TAG_STYLE.get(tag, "dim"))
-        text.append("\n")
     if not view.transcript:
-        text.append("(nothing said yet)", style="dim")
-    return text
+        return Text("(nothing said yet)", style="dim")
+    grid = _grid()
+    for line in sorted(view.transcript, key=lambda line: line.t_ms):
+        body_style = "italic" if line.partial else ("yellow" if line.speaker == "event" else "")
+        body = Text(line.text + ("…" if line.partial else ""), style=body_style)
+        for tag in line.tags:
+            body.append(f" [{tag}]", style=_TAG_STYLE.get(tag, "dim"))
+        grid.add_row(media_time(line.t_ms), Text(line.speaker, style=_SPEAKER_STYLE[line.speaker]), body)
+    return grid
 
 
-def render_tools(view: SessionView) -> Text:
-    text = Text()
-    for call in view.tools:
-        if not call.done:
-            state, style = "…", "yellow"
-        elif call.is_error:
-            state, style = "✗", "bold red"
-        else:
-            state, style = "✓", "green"
-        text.append(f"{media_time(call.called_ms):>7} ", style="dim")
-        text.append(f"{state} ", style=style)
-        text.append(call.tool, style="bold")
-        text.append(f"({preview(call.args, 48)})")
-        if call.latency_ms is not None:
-            text.append(f" {call.latency_ms} ms", style="dim")
-        if call.done:
-            outcome = call.error if call.is_error and call.error else preview(call.result, 56)
-            text.append(f"\n        → {outcome}", style="red" if call.is_error else "dim")
-            if call.auth_decision:
-                text.append(f" [{call.auth_decision}]", style="cyan" if call.auth_decision == "AUTHORIZED" else "red")
-        text.append("\n")
-    for approval in view.approvals:
-        word = "granted" if approval.granted else "revoked"
-        text.append(f"{media_time(approval.t_ms):>7} ", style="dim")
-        text.append(f"approval {word}: {approval.action} on {approval.target_id}\n",
-                    style="cyan" if approval.granted else "magenta")
-    if not view.tools and not view.approvals:
-        text.append("(no tool calls yet)", style="dim")
-    return text
+def _call_row(call: ToolCallView) -> tuple[Text, Text]:
+    if not call.done:
+        state = Text("…", style="yellow")
+    elif call.is_error:
+        state = Text("✗", style="bold red")
+    else:
+        state = Text("✓", style="green")
+    body = Text(call.tool, style="bold")
+    body.append(f"({preview(call.args, 80)})")
+    if call.latency_ms is not None:
+        body.append(f" {call.latency_ms} ms", style="dim")
+    if call.done:
+        outcome = call.error if call.is_error and call.error else preview(call.result, 80)
+        body.append(f"\n→ {outcome}", style="red" if call.is_error else "dim")
+        if call.auth_decision:
+            body.append(f" [{call.auth_decision}]", style="cyan" if call.auth_decision == "AUTHORIZED" else "red")
+    return state, body
+
+
+def _approval_row(approval: Approval) -> tuple[Text, Text]:
+    word = "granted" if approval.granted else "revoked"
+    style = "cyan" if approval.granted else "magenta"
+    return Text("A" if approval.granted else "R", style=style), Text(
+        f"approval {word}: {approval.action} on {approval.target_id}", style=style
+    )
+
+
+def render_tools(view: SessionView) -> RenderableType:
+    """Tool calls (arguments, result or error, latency, authorization) and approvals, by time."""
+    entries = [(call.called_ms, _call_row(call)) for call in view.tools]
+    entries += [(approval.t_ms, _approval_row(approval)) for approval in view.approvals]
+    if not entries:
+        return Text("(no tool calls yet)", style="dim")
+    grid = _grid()
+    for t_ms, (state, body) in sorted(entries, key=lambda entry: entry[0]):
+        grid.add_row(media_time(t_ms), state, body)
+    return grid
 
 
 def render_artifacts(view: SessionView) -> Text:

@@ -32,8 +32,8 @@ class TextPane(VerticalScroll, can_focus=True):
     ) -> None:
         super().__init__(id=id)
         self.border_title = title
-        self._part = part
-        self._render = render
+        self._select = part
+        self._format = render
         self._shown: Any = object()
         self._body = Static("", classes="pane-body")
 
@@ -41,11 +41,11 @@ class TextPane(VerticalScroll, can_focus=True):
         yield self._body
 
     def show(self, view: SessionView) -> None:
-        part = self._part(view)
+        part = self._select(view)
         if part is self._shown:
             return
         self._shown = part
         following = self.scroll_y >= self.max_scroll_y - FOLLOW_ROWS
-        self._body.update(self._render(view))
+        self._body.update(self._format(view))
         if following:
             self.call_after_refresh(self.scroll_end, animate=False)
