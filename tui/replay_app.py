@@ -21,7 +21,8 @@ from harness.events import RunEvent
 
 from .screens import SessionScreen
 from .sources.event_lines import read_session_events
-from .sources.replay import ReplayCursor, find_events_file
+from .sources.replay import ReplayCursor, find_events_file, read_result
+from .state.campaign_view import CellResult, with_settled
 from .widgets.formatting import media_time
 
 __all__ = ["SPEEDS", "ReplayApp", "parse_seek"]
@@ -68,9 +69,10 @@ class ReplayApp(App):
     ]
 
     class Loaded(Message):
-        def __init__(self, events: list[RunEvent]) -> None:
+        def __init__(self, events: list[RunEvent], result: CellResult | None) -> None:
             super().__init__()
             self.events = events
+            self.result = result
 
     def __init__(self, session_dir: Path, *, speed: str = "max", paused: bool = False) -> None:
         super().__init__()
@@ -80,6 +82,7 @@ class ReplayApp(App):
         self.speed = speed
         self.playing = not paused
         self.play_ms = 0
+        self.result: CellResult | None = None
         self._last_tick = time.monotonic()
         self._screen = SessionScreen(("", 0), replay=True)
 
@@ -89,10 +92,11 @@ class ReplayApp(App):
         self.set_interval(TICK_S, self._tick)
 
     def _load(self) -> None:
-        self.post_message(self.Loaded(read_session_events(self.events_file)))
+        self.post_message(self.Loaded(read_session_events(self.events_file), read_result(self.events_file.parent)))
 
     def on_replay_app_loaded(self, message: Loaded) -> None:
         self.cursor = ReplayCursor(message.events)
+        self.result = message.result
         self.draw()
 
     # --- playback ---------------------------------------------------------------------------
@@ -118,6 +122,8 @@ class ReplayApp(App):
         view = self.cursor.view
         if self.play_ms > view.clock_ms and not self.cursor.at_end:
             view = replace(view, clock_ms=self.play_ms)  # the play head moves between events
+        if self.cursor.at_end and self.result is not None:
+            view = with_settled(view, self.result)  # the graded verdict, once the replay reached it
         self._screen.show(view)
         state = "▶" if self.playing else "❚❚"
         self._screen.show_replay(

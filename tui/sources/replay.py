@@ -8,16 +8,19 @@ events from the nearest earlier checkpoint.
 from __future__ import annotations
 
 import bisect
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from harness.events import EVENTS_FILE, RunEvent
+from harness.results.result_record import RESULT_FILE
 
+from ..state.campaign_view import CellResult
 from ..state.reducer import reduce
 from ..state.session_view import SessionView
 from .event_lines import read_session_events
 
-__all__ = ["CHECKPOINT_EVERY", "ReplayCursor", "find_events_file"]
+__all__ = ["CHECKPOINT_EVERY", "ReplayCursor", "find_events_file", "read_result"]
 
 CHECKPOINT_EVERY = 256
 
@@ -34,6 +37,18 @@ def find_events_file(path: Path) -> Path:
     if nested:
         return nested[-1]
     raise FileNotFoundError(f"{path}: no {EVENTS_FILE} (give a session directory of a run)")
+
+
+def read_result(session_dir: Path) -> CellResult | None:
+    """The graded result of the session, when it ran in a campaign (``<rep>/result.json``)."""
+    path = Path(session_dir).parent / RESULT_FILE
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("run_id") not in (None, Path(session_dir).name):
+        return None  # the result of another attempt at this cell
+    return CellResult.from_record(record)
 
 
 class ReplayCursor:

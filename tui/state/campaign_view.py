@@ -17,7 +17,17 @@ from harness.events import RunEvent
 from .reducer import reduce
 from .session_view import GATES, Gates, SessionStatus, SessionView, Verdict
 
-__all__ = ["CampaignRow", "CampaignView", "CellKey", "CellResult", "rows", "with_cells", "with_event", "with_result"]
+__all__ = [
+    "CampaignRow",
+    "CampaignView",
+    "CellKey",
+    "CellResult",
+    "rows",
+    "with_cells",
+    "with_event",
+    "with_result",
+    "with_settled",
+]
 
 CellKey = tuple[str, int]
 
@@ -71,12 +81,15 @@ class CampaignView:
         """The cell's session view, with its settled result's verdict merged in."""
         view = self.sessions.get(key) or SessionView(task_id=key[0], model_id=self.model)
         result = self.results.get(key)
-        if result is None:
-            return view
-        verdict = view.verdict or Verdict(result.outcome or result.status, result.pts, result.reason)
-        verdict = replace(verdict, explain=result.explain or verdict.explain, afa=result.afa)
-        gates = view.gates if view.gates.pts is not None else result.gates()
-        return replace(view, status=result.status, verdict=verdict, gates=gates)
+        return view if result is None else with_settled(view, result)
+
+
+def with_settled(view: SessionView, result: CellResult) -> SessionView:
+    """``view`` with what only the result knows: the explanation lines, AFA, an error row's status."""
+    verdict = view.verdict or Verdict(result.outcome or result.status, result.pts, result.reason)
+    verdict = replace(verdict, explain=result.explain or verdict.explain, afa=result.afa)
+    gates = view.gates if view.gates.pts is not None else result.gates()
+    return replace(view, status=result.status, verdict=verdict, gates=gates)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from .formatting import STATUS_STYLE, gate_mark, media_time
 
 __all__ = ["CampaignTable", "row_cells"]
 
-COLUMNS = ("task", "rep", "state", "model", "media", "gates", "AFA")
+#: Column names and fixed widths (``None``: as wide as the widest value so far).
+COLUMNS: dict[str, int | None] = {"task": None, "rep": 3, "state": 11, "model": None, "media": 7, "gates": 15, "AFA": 4}
 
 
 def _key(key: CellKey) -> str:
@@ -47,8 +48,8 @@ class CampaignTable(DataTable):
         self._campaign: CampaignView | None = None
 
     def on_mount(self) -> None:
-        for name in COLUMNS:
-            self.add_column(name, key=name)
+        for name, width in COLUMNS.items():
+            self.add_column(name, key=name, width=width)
 
     def show(self, campaign: CampaignView) -> None:
         if campaign is self._campaign:
@@ -63,7 +64,7 @@ class CampaignTable(DataTable):
             elif self._shown[key] != cells:
                 for name, old, new in zip(COLUMNS, self._shown[key], cells, strict=True):
                     if old != new:
-                        self.update_cell(key, name, new)
+                        self.update_cell(key, name, new, update_width=COLUMNS[name] is None)
             self._shown[key] = cells
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
