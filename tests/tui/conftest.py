@@ -9,9 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli.main import app as cli
-from tests.tui.helpers import DEMO_TASK
-
-DEMO_DATA = Path(__file__).resolve().parents[2] / "harness" / "demo_data"
+from tests.tui.helpers import DEMO_DATA, DEMO_TASK
 
 
 @pytest.fixture(scope="session")

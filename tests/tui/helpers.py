@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 DEMO_TASK = "demo_benefits_enrollment_001"
+DEMO_DATA = Path(__file__).resolve().parents[2] / "harness" / "demo_data"
 
 
 def session_dir(campaign_dir: Path) -> Path:
@@ -16,8 +17,11 @@ def session_dir(campaign_dir: Path) -> Path:
 
 def shown(widget) -> str:
     """The plain text a widget draws (a Static's content, else its render), at the widget's width."""
-    from textual.widgets import Static
+    from textual.widgets import DataTable, Static
 
+    if isinstance(widget, DataTable):
+        rows = (widget.get_row_at(index) for index in range(widget.row_count))
+        return "\n".join("  ".join(str(cell) for cell in row) for row in rows)
     target = widget if isinstance(widget, Static) else widget.query_one(Static) if widget.query(Static) else widget
     renderable = target.content if isinstance(target, Static) else target.render()
     console = Console(width=max(target.content_size.width, 20), file=io.StringIO(), record=True, color_system=None)
