@@ -3,6 +3,7 @@ session while another process writes it."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -60,7 +61,7 @@ _WRITER = textwrap.dedent(
 
 def test_a_session_tailed_while_another_process_writes_it(recorded_runs, tmp_path):
     recorded = session_dir(recorded_runs["oracle"]) / "events.jsonl"
-    (tmp_path / "campaign.json").write_text('{"model": "oracle", "repeats": 1, "task_ids": ["%s"]}' % DEMO_TASK)
+    (tmp_path / "campaign.json").write_text(json.dumps({"model": "oracle", "repeats": 1, "task_ids": [DEMO_TASK]}))
     target = tmp_path / DEMO_TASK / "rep0" / "abc123" / "events.jsonl"
     updates = []
     watcher = RunsDirWatcher(tmp_path, updates.append, rescan_every=1)
