@@ -12,7 +12,7 @@ from .formatting import STATUS_STYLE, gate_mark, media_time
 
 __all__ = ["CampaignTable", "row_cells"]
 
-#: Column names and fixed widths (``None``: as wide as the widest value so far).
+#: Column names and widths (``None``: as wide as the widest value, see :meth:`CampaignTable.show`).
 COLUMNS: dict[str, int | None] = {"task": None, "rep": 3, "state": 11, "model": None, "media": 7, "gates": 15, "AFA": 4}
 
 
@@ -46,16 +46,29 @@ class CampaignTable(DataTable):
         self._keys: dict[str, CellKey] = {}
         self._shown: dict[str, tuple] = {}
         self._campaign: CampaignView | None = None
+        self._widths: dict[str, int] = {}
 
-    def on_mount(self) -> None:
-        for name, width in COLUMNS.items():
+    def _set_columns(self, table_rows: list[CampaignRow]) -> None:
+        """(Re)build the columns when a value outgrows them (DataTable's own auto width can lag)."""
+        widths = {
+            name: width or max([len(name), *(len(str(row_cells(row)[index])) for row in table_rows)])
+            for index, (name, width) in enumerate(COLUMNS.items())
+        }
+        if all(widths[name] <= self._widths.get(name, 0) for name in widths):
+            return
+        self._widths = widths
+        self.clear(columns=True)
+        self._shown.clear()
+        for name, width in widths.items():
             self.add_column(name, key=name, width=width)
 
     def show(self, campaign: CampaignView) -> None:
         if campaign is self._campaign:
             return
         self._campaign = campaign
-        for row in rows(campaign):
+        table_rows = rows(campaign)
+        self._set_columns(table_rows)
+        for row in table_rows:
             key = _key(row.key)
             cells = row_cells(row)
             if key not in self._shown:
@@ -64,7 +77,7 @@ class CampaignTable(DataTable):
             elif self._shown[key] != cells:
                 for name, old, new in zip(COLUMNS, self._shown[key], cells, strict=True):
                     if old != new:
-                        self.update_cell(key, name, new, update_width=COLUMNS[name] is None)
+                        self.update_cell(key, name, new)
             self._shown[key] = cells
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
