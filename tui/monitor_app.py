@@ -22,8 +22,11 @@ from .widgets.campaign_table import CampaignTable
 
 __all__ = ["REFRESH_S", "MonitorApp", "WatchApp"]
 
-#: Seconds between redraws (updates arriving in between are folded into one).
+#: Seconds between redraws of a session (updates arriving in between are folded into one).
 REFRESH_S = 0.1
+#: Seconds between redraws of the campaign table: its finest column is whole seconds, and a
+#: DataTable redraw costs far more than a session's.
+TABLE_REFRESH_S = 1.0
 #: Seconds the tailing thread sleeps when a poll found nothing new.
 IDLE_POLL_S = 0.05
 
@@ -37,6 +40,7 @@ class MonitorApp(App):
         self.campaign = CampaignView()
         #: Updates from the sources; ``deque.append``/``popleft`` are thread-safe.
         self.inbox: deque[Update] = deque()
+        self._drawn: tuple[object, float] = (None, 0.0)  # the screen drawn last, and when
 
     def on_mount(self) -> None:
         self.push_screen(CampaignScreen())
@@ -52,11 +56,15 @@ class MonitorApp(App):
         self.draw()
 
     def draw(self) -> None:
-        screen = self.screen
+        screen, now = self.screen, time.monotonic()
+        last_screen, last_time = self._drawn
         if isinstance(screen, CampaignScreen):
+            if screen is last_screen and now - last_time < TABLE_REFRESH_S:
+                return
             screen.show(self.campaign)
         elif isinstance(screen, SessionScreen):
             screen.show(self.campaign.session(screen.key))
+        self._drawn = (screen, now)
 
     def on_campaign_table_cell_chosen(self, message: CampaignTable.CellChosen) -> None:
         self.push_screen(SessionScreen(message.key), callback=None)

@@ -3,6 +3,7 @@ down (:meth:`show`); what the user does comes back up as messages and actions.""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -56,22 +57,32 @@ class SessionScreen(Screen):
         super().__init__()
         self.key = key
         self.replay = replay
+        self._gates_shown: Text | None = None
+        self._ready = False
 
     def compose(self) -> ComposeResult:
         yield Static("", id="gates")
         yield Timeline(id="timeline")
         with Horizontal(id="body"):
-            yield TextPane("transcript", lambda v: v.transcript, render_transcript, id="transcript")
+            yield TextPane("transcript", lambda v: (v.transcript,), render_transcript, id="transcript")
             with Vertical(id="side"):
                 yield TextPane("tool calls", lambda v: (v.tools, v.approvals), render_tools, id="tools")
-                yield TextPane("artifact", lambda v: v.artifacts, render_artifacts, id="artifact")
+                yield TextPane("artifact", lambda v: (v.artifacts,), render_artifacts, id="artifact")
         if self.replay:
             yield Static("", id="replay-bar")
             yield Input(placeholder="seek to: 1:23.4, 83 (seconds) or #120 (event)", id="seek")
         yield Footer()
 
+    def on_mount(self) -> None:
+        self._ready = True
+
     def show(self, view: SessionView) -> None:
-        self.query_one("#gates", Static).update(render_gates(view))
+        if not self._ready:
+            return  # pushed, not yet mounted: the next redraw shows it
+        gates = render_gates(view)
+        if gates != self._gates_shown:
+            self._gates_shown = gates
+            self.query_one("#gates", Static).update(gates, layout=False)  # fixed height: no reflow
         self.query_one(Timeline).show(view)
         for pane in self.query(TextPane):
             pane.show(view)

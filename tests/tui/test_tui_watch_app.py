@@ -24,8 +24,7 @@ async def test_the_campaign_table_shows_each_cell_and_enter_opens_it(recorded_ru
     async with app.run_test(size=(120, 30)) as pilot:
         key = (DEMO_TASK, 0)
         await until(pilot, lambda: key in app.campaign.results and app.campaign.sessions.get(key))
-        await until(pilot, lambda: app.campaign.sessions[key].status == "failed")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: "failed" in shown(app.screen.query_one("#cells")))
         table = shown(app.screen.query_one("#cells"))
         assert DEMO_TASK in table and "failed" in table and "noop" in table
         assert "GS✗ PC✓ RA✗ WA✗" in table and "0.00" in table

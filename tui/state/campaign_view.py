@@ -8,14 +8,14 @@ the one reducer, settled results (``result.json`` or a campaign's ``on_cell``) a
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from harness.events import RunEvent
 
 from .reducer import reduce
-from .session_view import GATES, Gates, SessionStatus, SessionView, Verdict
+from .session_view import GATES, Gates, SessionStatus, SessionView, Verdict, evolve
 
 __all__ = [
     "CampaignRow",
@@ -87,9 +87,9 @@ class CampaignView:
 def with_settled(view: SessionView, result: CellResult) -> SessionView:
     """``view`` with what only the result knows: the explanation lines, AFA, an error row's status."""
     verdict = view.verdict or Verdict(result.outcome or result.status, result.pts, result.reason)
-    verdict = replace(verdict, explain=result.explain or verdict.explain, afa=result.afa)
+    verdict = evolve(verdict, explain=result.explain or verdict.explain, afa=result.afa)
     gates = view.gates if view.gates.pts is not None else result.gates()
-    return replace(view, status=result.status, verdict=verdict, gates=gates)
+    return evolve(view, status=result.status, verdict=verdict, gates=gates)
 
 
 @dataclass(frozen=True)
@@ -112,18 +112,18 @@ def with_cells(campaign: CampaignView, keys: Iterable[CellKey]) -> CampaignView:
     if not new:
         return campaign
     cells = tuple(sorted((*campaign.cells, *new), key=lambda k: (k[1], k[0])))
-    return replace(campaign, cells=cells)
+    return evolve(campaign, cells=cells)
 
 
 def with_event(campaign: CampaignView, key: CellKey, event: RunEvent) -> CampaignView:
     campaign = with_cells(campaign, [key])
     session = campaign.sessions.get(key) or SessionView(task_id=key[0], model_id=campaign.model)
-    return replace(campaign, sessions=_put(campaign.sessions, key, reduce(session, event)))
+    return evolve(campaign, sessions=_put(campaign.sessions, key, reduce(session, event)))
 
 
 def with_result(campaign: CampaignView, key: CellKey, result: CellResult) -> CampaignView:
     campaign = with_cells(campaign, [key])
-    return replace(campaign, results=_put(campaign.results, key, result))
+    return evolve(campaign, results=_put(campaign.results, key, result))
 
 
 def rows(campaign: CampaignView) -> list[CampaignRow]:

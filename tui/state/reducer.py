@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from harness.events import RunEvent
@@ -28,6 +27,7 @@ from .session_view import (
     ToolCallView,
     TranscriptLine,
     Verdict,
+    evolve,
 )
 
 __all__ = ["HANDLERS", "event_type", "reduce", "reduce_all"]
@@ -50,7 +50,7 @@ def event_type(event: RunEvent) -> str:
 def reduce(view: SessionView, event: RunEvent) -> SessionView:
     """``view`` after ``event``: a new value, ``view`` itself is never changed."""
     payload = event.payload if isinstance(event.payload, dict) else {}
-    view = replace(
+    view = evolve(
         view,
         clock_ms=max(view.clock_ms, event.media_time_ms),
         events=view.events + 1,
@@ -72,7 +72,7 @@ def reduce_all(events, view: SessionView | None = None) -> SessionView:
 
 
 def _run_start(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
-    return replace(
+    return evolve(
         view,
         task_id=p.get("task_id", view.task_id),
         model_id=p.get("model_id", view.model_id),
@@ -85,14 +85,14 @@ def _run_end(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionVi
     pts = p.get("pts")
     status = "passed" if pts == 1 else ("infra error" if view.status == "infra error" else "failed")
     verdict = Verdict(outcome=str(p.get("outcome", "")), pts=pts, reason=p.get("reason"), explain=view.gates.failing)
-    return replace(view, status=status, verdict=verdict)
+    return evolve(view, status=status, verdict=verdict)
 
 
 def _failure(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
     error = str(p.get("error", "error"))
     status = "infra error" if p.get("transient") and view.status != "passed" else view.status
     line = TranscriptLine(event.media_time_ms, "event", f"error: {error}", tags=("error",))
-    return replace(view, errors=(*view.errors, error), status=status, transcript=(*view.transcript, line))
+    return evolve(view, errors=(*view.errors, error), status=status, transcript=(*view.transcript, line))
 
 
 # --- the two channels ------------------------------------------------------------------------
@@ -112,10 +112,10 @@ def _closed(segments: tuple[Segment, ...], t: int) -> tuple[Segment, ...]:
 
 def _with_channel(view: SessionView, name: str, channel: ChannelView, t: int) -> SessionView:
     """Set a channel, then open or close the overlap the two channels now make."""
-    view = replace(view, **{name: channel})
+    view = evolve(view, **{name: channel})
     both = view.user.speaking and view.agent.speaking
     overlaps = _opened(view.overlaps, t) if both else _closed(view.overlaps, t)
-    return replace(view, overlaps=overlaps) if overlaps is not view.overlaps else view
+    return evolve(view, overlaps=overlaps) if overlaps is not view.overlaps else view
 
 
 def _floor_change(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
@@ -125,7 +125,7 @@ def _floor_change(view: SessionView, event: RunEvent, p: dict[str, Any]) -> Sess
     channel: ChannelView = getattr(view, name)
     t = event.media_time_ms
     speech = _opened(channel.speech, t) if p.get("speaking") else _closed(channel.speech, t)
-    return _with_channel(view, name, replace(channel, speech=speech), t)
+    return _with_channel(view, name, evolve(channel, speech=speech), t)
 
 
 def _utterance(name: str, start: bool) -> Handler:
@@ -133,7 +133,7 @@ def _utterance(name: str, start: bool) -> Handler:
         channel: ChannelView = getattr(view, name)
         t = event.media_time_ms
         utterances = _opened(channel.utterances, t) if start else _closed(channel.utterances, t)
-        return _with_channel(view, name, replace(channel, utterances=utterances), t)
+        return _with_channel(view, name, evolve(channel, utterances=utterances), t)
 
     return handle
 
@@ -146,8 +146,8 @@ def _audio_level(view: SessionView, event: RunEvent, p: dict[str, Any]) -> Sessi
         if isinstance(dbfs, int | float):
             channel: ChannelView = getattr(view, name)
             levels = (*channel.levels[-(LEVEL_HISTORY - 1):], LevelSample(t, float(dbfs)))
-            changes[name] = replace(channel, levels=levels)
-    return replace(view, **changes) if changes else view
+            changes[name] = evolve(channel, levels=levels)
+    return evolve(view, **changes) if changes else view
 
 
 # --- transcript --------------------------------------------------------------------------------
@@ -160,7 +160,7 @@ def _user_audio_start(view: SessionView, event: RunEvent, p: dict[str, Any]) -> 
     view = _utterance("user", True)(view, event, p)
     tags = tuple(flag for flag in _USER_FLAGS if p.get(flag))
     line = TranscriptLine(event.media_time_ms, "user", str(p.get("text", "")), tags=tags)
-    return replace(view, transcript=(*view.transcript, line))
+    return evolve(view, transcript=(*view.transcript, line))
 
 
 def _agent_line_index(view: SessionView, response_id: str | None) -> int | None:
@@ -177,7 +177,7 @@ def _agent_line_index(view: SessionView, response_id: str | None) -> int | None:
 def _with_line(view: SessionView, index: int | None, line: TranscriptLine) -> SessionView:
     lines = view.transcript
     lines = (*lines, line) if index is None else (*lines[:index], line, *lines[index + 1:])
-    return replace(view, transcript=lines)
+    return evolve(view, transcript=lines)
 
 
 def _response_id(p: dict[str, Any]) -> str | None:
@@ -191,7 +191,7 @@ def _agent_text(view: SessionView, event: RunEvent, p: dict[str, Any]) -> Sessio
     text = str(p.get("text", ""))
     if index is None:
         return _with_line(view, None, TranscriptLine(event.media_time_ms, "agent", text, response_id))
-    return _with_line(view, index, replace(view.transcript[index], text=text, partial=False))
+    return _with_line(view, index, evolve(view.transcript[index], text=text, partial=False))
 
 
 def _agent_partial(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
@@ -205,7 +205,7 @@ def _agent_partial(view: SessionView, event: RunEvent, p: dict[str, Any]) -> Ses
     if not line.partial:
         return view  # the final text is already in
     so_far = text if text.startswith(line.text) else line.text + text
-    return _with_line(view, index, replace(line, text=so_far))
+    return _with_line(view, index, evolve(line, text=so_far))
 
 
 def _tagged(view: SessionView, index: int | None, tag: str, limit: int | None = None) -> SessionView:
@@ -214,7 +214,7 @@ def _tagged(view: SessionView, index: int | None, tag: str, limit: int | None = 
     line = view.transcript[index]
     if limit is not None and len(line.tags) >= limit:
         return view
-    return _with_line(view, index, replace(line, tags=(*line.tags, tag)))
+    return _with_line(view, index, evolve(line, tags=(*line.tags, tag)))
 
 
 def _agent_audio_end(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
@@ -247,7 +247,7 @@ def _duplex_event(view: SessionView, event: RunEvent, p: dict[str, Any]) -> Sess
         agent_speaking_at_onset=p.get("agent_speaking_at_onset"),
     )
     line = TranscriptLine(mark.onset_ms, "event", _duplex_text(mark), tags=(mark.kind,))
-    return replace(view, duplex=(*view.duplex, mark), transcript=(*view.transcript, line))
+    return evolve(view, duplex=(*view.duplex, mark), transcript=(*view.transcript, line))
 
 
 def _duplex_text(mark: DuplexMark) -> str:
@@ -267,7 +267,7 @@ def _approval(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionV
     approval = Approval(event.media_time_ms, str(p.get("target_id", "?")), str(action), granted is not None)
     word = "granted" if approval.granted else "revoked"
     line = TranscriptLine(event.media_time_ms, "event", f"approval {word}: {action} on {approval.target_id}", tags=(word,))
-    return replace(view, approvals=(*view.approvals, approval), transcript=(*view.transcript, line))
+    return evolve(view, approvals=(*view.approvals, approval), transcript=(*view.transcript, line))
 
 
 # --- tools and the artifact ------------------------------------------------------------------
@@ -275,7 +275,7 @@ def _approval(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionV
 
 def _tool_call(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
     call = ToolCallView(p.get("call_id"), str(p.get("tool", "?")), p.get("args"), event.media_time_ms)
-    return replace(view, tools=(*view.tools, call))
+    return evolve(view, tools=(*view.tools, call))
 
 
 def _pending_call(view: SessionView, p: dict[str, Any]) -> int | None:
@@ -297,7 +297,7 @@ def _tool_result(view: SessionView, event: RunEvent, p: dict[str, Any]) -> Sessi
     )
     is_error = bool(p.get("is_error", not p.get("ok", True)))
     latency = p.get("latency_ms")
-    done = replace(
+    done = evolve(
         call,
         args=call.args if call.args is not None else p.get("args"),
         result=p.get("result"),
@@ -309,7 +309,7 @@ def _tool_result(view: SessionView, event: RunEvent, p: dict[str, Any]) -> Sessi
         mutations=tuple(str(m) for m in p.get("mutations") or ()),
     )
     tools = (*view.tools, done) if index is None else (*view.tools[:index], done, *view.tools[index + 1:])
-    view = replace(view, tools=tools)
+    view = evolve(view, tools=tools)
     return view if is_error else _apply_to_artifacts(view, done, t)
 
 
@@ -336,7 +336,7 @@ def _apply_to_artifacts(view: SessionView, call: ToolCallView, t: int) -> Sessio
     elif lifecycle is None and written and artifact.lifecycle in _DRAFTING:
         lifecycle = "DRAFT"
     if isinstance(lifecycle, str):
-        artifact = replace(artifact, lifecycle=lifecycle)
+        artifact = evolve(artifact, lifecycle=lifecycle)
     return _with_artifact(view, artifact)
 
 
@@ -344,14 +344,14 @@ def _with_field(artifact: ArtifactView, new: ArtifactField) -> ArtifactView:
     fields = artifact.fields
     index = next((i for i, f in enumerate(fields) if f.name == new.name), None)
     fields = (*fields, new) if index is None else (*fields[:index], new, *fields[index + 1:])
-    return replace(artifact, fields=fields)
+    return evolve(artifact, fields=fields)
 
 
 def _with_artifact(view: SessionView, artifact: ArtifactView) -> SessionView:
     items = view.artifacts
     index = next((i for i, a in enumerate(items) if a.artifact_id == artifact.artifact_id), None)
     items = (*items, artifact) if index is None else (*items[:index], artifact, *items[index + 1:])
-    return replace(view, artifacts=items)
+    return evolve(view, artifacts=items)
 
 
 def _artifact_mutation(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
@@ -361,7 +361,7 @@ def _artifact_mutation(view: SessionView, event: RunEvent, p: dict[str, Any]) ->
     artifact = view.artifact(artifact_id) or ArtifactView(artifact_id)
     previous = artifact.field(name)
     if str(p.get("cause") or "").startswith("stale"):
-        marked = replace(previous, stale=True) if previous else ArtifactField(name, None, event.media_time_ms, True)
+        marked = evolve(previous, stale=True) if previous else ArtifactField(name, None, event.media_time_ms, True)
         return _with_artifact(view, _with_field(artifact, marked))
     return _with_artifact(view, _with_field(artifact, ArtifactField(name, p.get("new"), event.media_time_ms)))
 
@@ -369,7 +369,7 @@ def _artifact_mutation(view: SessionView, event: RunEvent, p: dict[str, Any]) ->
 def _gate_status(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
     failing = tuple(str(reason) for reason in p.get("failing") or ())
     gates = Gates(p.get("GS"), p.get("PC"), p.get("RA"), p.get("WA"), p.get("pts"), failing)
-    view = replace(view, gates=gates)
+    view = evolve(view, gates=gates)
     return _marked_stale(view, failing) if "failing" in p else view
 
 
@@ -377,8 +377,8 @@ def _marked_stale(view: SessionView, failing: tuple[str, ...]) -> SessionView:
     """Stale markers as the latest grade sees them (its ``failing`` lists every stale field)."""
     stale = {match.groups() for reason in failing for match in _STALE.finditer(reason)}
     artifacts = {
-        a.artifact_id: replace(a, fields=tuple(
-            f if f.stale == ((a.artifact_id, f.name) in stale) else replace(f, stale=not f.stale) for f in a.fields
+        a.artifact_id: evolve(a, fields=tuple(
+            f if f.stale == ((a.artifact_id, f.name) in stale) else evolve(f, stale=not f.stale) for f in a.fields
         ))
         for a in view.artifacts
     }
@@ -386,7 +386,7 @@ def _marked_stale(view: SessionView, failing: tuple[str, ...]) -> SessionView:
         artifact = artifacts.get(artifact_id) or ArtifactView(artifact_id)
         if artifact.field(name) is None:
             artifacts[artifact_id] = _with_field(artifact, ArtifactField(name, None, view.clock_ms, stale=True))
-    return replace(view, artifacts=tuple(artifacts.values()))
+    return evolve(view, artifacts=tuple(artifacts.values()))
 
 
 HANDLERS: dict[str, Handler] = {

@@ -8,7 +8,7 @@ builds them is a pure function (``reducer.py``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 __all__ = [
     "GATES",
@@ -25,11 +25,28 @@ __all__ = [
     "ToolCallView",
     "TranscriptLine",
     "Verdict",
+    "evolve",
 ]
 
 GATES = ("GS", "PC", "RA", "WA")
 
 SessionStatus = Literal["queued", "running", "passed", "failed", "infra error"]
+
+T = TypeVar("T")
+
+
+def evolve(value: T, **changes: Any) -> T:
+    """A copy of the frozen dataclass ``value`` with ``changes``.
+
+    ``dataclasses.replace`` re-runs ``__init__`` and was most of the reducer's time; this copies
+    the fields as they are (they are immutable already), about ten times faster.
+    """
+    assert changes.keys() <= value.__dict__.keys(), f"no such field: {changes.keys() - value.__dict__.keys()}"
+    new = object.__new__(type(value))
+    new.__dict__.update(value.__dict__)
+    new.__dict__.update(changes)
+    return new
+
 
 #: How many audio-level windows a channel keeps (the timeline shows the recent ones).
 LEVEL_HISTORY = 512

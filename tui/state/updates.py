@@ -7,13 +7,13 @@ the immutable :class:`~tui.state.campaign_view.CampaignView` on the UI thread.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from harness.events import RunEvent
 
 from .campaign_view import CampaignView, CellKey, CellResult, with_cells, with_event, with_result
-from .session_view import SessionView
+from .session_view import SessionView, evolve
 
 __all__ = ["CampaignFinished", "CampaignSeen", "EventsRead", "ResultRead", "SessionRestarted", "Update", "apply_update"]
 
@@ -53,7 +53,7 @@ Update = CampaignSeen | EventsRead | SessionRestarted | ResultRead | CampaignFin
 
 
 def _seen(campaign: CampaignView, update: CampaignSeen) -> CampaignView:
-    return with_cells(replace(campaign, model=update.model or campaign.model), update.cells)
+    return with_cells(evolve(campaign, model=update.model or campaign.model), update.cells)
 
 
 def _events(campaign: CampaignView, update: EventsRead) -> CampaignView:
@@ -66,7 +66,7 @@ def _restarted(campaign: CampaignView, update: SessionRestarted) -> CampaignView
     fresh = SessionView(task_id=update.key[0], model_id=campaign.model, run_id=update.run_id)
     sessions = MappingProxyType({**campaign.sessions, update.key: fresh})
     results = MappingProxyType({k: v for k, v in campaign.results.items() if k != update.key})
-    return with_cells(replace(campaign, sessions=sessions, results=results), [update.key])
+    return with_cells(evolve(campaign, sessions=sessions, results=results), [update.key])
 
 
 def _result(campaign: CampaignView, update: ResultRead) -> CampaignView:
@@ -74,7 +74,7 @@ def _result(campaign: CampaignView, update: ResultRead) -> CampaignView:
 
 
 def _finished(campaign: CampaignView, update: CampaignFinished) -> CampaignView:
-    return replace(campaign, finished=True)
+    return evolve(campaign, finished=True)
 
 
 _APPLY: dict[type, Callable[[CampaignView, Update], CampaignView]] = {

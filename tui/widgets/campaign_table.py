@@ -8,7 +8,7 @@ from textual.widgets import DataTable
 
 from ..state.campaign_view import CampaignRow, CampaignView, CellKey, rows
 from ..state.session_view import GATES
-from .formatting import STATUS_STYLE, gate_mark, media_time
+from .formatting import STATUS_STYLE, gate_mark, media_clock
 
 __all__ = ["CampaignTable", "row_cells"]
 
@@ -27,7 +27,7 @@ def row_cells(row: CampaignRow) -> tuple[Text | str, ...]:
         str(row.key[1]),
         Text(row.status, style=STATUS_STYLE.get(row.status, "")),
         row.model,
-        media_time(row.clock_ms) if row.status != "queued" else "",
+        media_clock(row.clock_ms) if row.status != "queued" else "",
         gates,
         "" if row.afa is None else f"{row.afa:.2f}",
     )
@@ -48,10 +48,10 @@ class CampaignTable(DataTable):
         self._campaign: CampaignView | None = None
         self._widths: dict[str, int] = {}
 
-    def _set_columns(self, table_rows: list[CampaignRow]) -> None:
+    def _set_columns(self, table: list[tuple[Text | str, ...]]) -> None:
         """(Re)build the columns when a value outgrows them (DataTable's own auto width can lag)."""
         widths = {
-            name: width or max([len(name), *(len(str(row_cells(row)[index])) for row in table_rows)])
+            name: width or max([len(name), *(len(str(cells[index])) for cells in table)])
             for index, (name, width) in enumerate(COLUMNS.items())
         }
         if all(widths[name] <= self._widths.get(name, 0) for name in widths):
@@ -66,13 +66,12 @@ class CampaignTable(DataTable):
         if campaign is self._campaign:
             return
         self._campaign = campaign
-        table_rows = rows(campaign)
-        self._set_columns(table_rows)
-        for row in table_rows:
-            key = _key(row.key)
-            cells = row_cells(row)
+        table = [(row.key, row_cells(row)) for row in rows(campaign)]
+        self._set_columns([cells for _, cells in table])
+        for cell_key, cells in table:
+            key = _key(cell_key)
             if key not in self._shown:
-                self._keys[key] = row.key
+                self._keys[key] = cell_key
                 self.add_row(*cells, key=key)
             elif self._shown[key] != cells:
                 for name, old, new in zip(COLUMNS, self._shown[key], cells, strict=True):

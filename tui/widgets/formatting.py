@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.text import Text
 
-__all__ = ["GATE_STYLE", "STATUS_STYLE", "gate_mark", "media_time", "preview"]
+__all__ = ["GATE_STYLE", "STATUS_STYLE", "gate_mark", "media_clock", "media_time", "preview"]
 
 STATUS_STYLE = {
     "queued": "dim",
@@ -27,6 +27,11 @@ def media_time(ms: int | None) -> str:
     sign = "-" if ms < 0 else ""
     ms = abs(int(ms))
     return f"{sign}{ms // 60000}:{ms // 1000 % 60:02d}.{ms // 100 % 10}"
+
+
+def media_clock(ms: int) -> str:
+    """``m:ss``: whole seconds, for a table that should not change ten times a second."""
+    return f"{ms // 60000}:{ms // 1000 % 60:02d}"
 
 
 def gate_mark(gate: str, value: bool | None) -> Text:

@@ -1,6 +1,7 @@
 """A scrolling pane that draws one part of the session view with a pure render function.
 
-The view is immutable, so a pane redraws only when its part of the view is a different object;
+The view is immutable, so a pane redraws only when one of the parts of the view it draws is a
+different object;
 it keeps following the end while the reader is at the end (as inspect's transcript does).
 """
 
@@ -21,30 +22,34 @@ __all__ = ["TextPane"]
 FOLLOW_ROWS = 2
 
 
+def _same(parts: tuple[Any, ...], shown: tuple[Any, ...]) -> bool:
+    return len(parts) == len(shown) and all(a is b for a, b in zip(parts, shown, strict=True))
+
+
 class TextPane(VerticalScroll, can_focus=True):
     def __init__(
         self,
         title: str,
-        part: Callable[[SessionView], Any],
+        parts: Callable[[SessionView], tuple[Any, ...]],
         render: Callable[[SessionView], RenderableType],
         *,
         id: str | None = None,
     ) -> None:
         super().__init__(id=id)
         self.border_title = title
-        self._select = part
+        self._select = parts
         self._format = render
-        self._shown: Any = object()
+        self._shown: tuple[Any, ...] = ()
         self._body = Static("", classes="pane-body")
 
     def compose(self):
         yield self._body
 
     def show(self, view: SessionView) -> None:
-        part = self._select(view)
-        if part is self._shown:
+        parts = self._select(view)
+        if _same(parts, self._shown):
             return
-        self._shown = part
+        self._shown = parts
         following = self.scroll_y >= self.max_scroll_y - FOLLOW_ROWS
         self._body.update(self._format(view))
         if following:

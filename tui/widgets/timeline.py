@@ -10,6 +10,7 @@ Speech blocks are as tall as the channel's level where ``AUDIO_LEVEL`` was logge
 from __future__ import annotations
 
 import bisect
+from itertools import groupby
 
 from rich.console import Group
 from rich.text import Text
@@ -41,13 +42,21 @@ def _columns(segments: tuple[Segment, ...], start: int, ms: int, width: int, now
     return on
 
 
+def _runs(text: Text, cells: list[tuple[str, str]]) -> Text:
+    """Append ``(char, style)`` cells, one span per run of equal styles (per-cell appends are slow)."""
+    for style, run in groupby(cells, key=lambda cell: cell[1]):
+        text.append("".join(char for char, _ in run), style=style)
+    return text
+
+
 def _lane(name: str, channel: ChannelView, start: int, ms: int, width: int, now: int, overlap: list[bool], style: str) -> Text:
     active = _columns(channel.activity, start, ms, width, now)
     times = [level.t_ms for level in channel.levels]
-    text = Text(f"{name:<{LABEL_WIDTH}}", style="bold " + style)
+    overlap_style = style + " on dark_red"
+    cells = []
     for col, on in enumerate(active):
         if not on:
-            text.append("·" if start + col * ms <= now else " ", style="dim")
+            cells.append(("·" if start + col * ms <= now else " ", "dim"))
             continue
         char = "█"
         if times:
@@ -55,12 +64,12 @@ def _lane(name: str, channel: ChannelView, start: int, ms: int, width: int, now:
             if index >= 0:
                 share = (channel.levels[index].dbfs - _FLOOR_DB) / -_FLOOR_DB
                 char = _BARS[max(0, min(len(_BARS) - 1, round(share * (len(_BARS) - 1))))]
-        text.append(char, style=style + (" on dark_red" if overlap[col] else ""))
-    return text
+        cells.append((char, overlap_style if overlap[col] else style))
+    return _runs(Text(f"{name:<{LABEL_WIDTH}}", style="bold " + style), cells)
 
 
 def _marks(view: SessionView, start: int, ms: int, width: int) -> Text:
-    cells: list[tuple[str, str] | None] = [None] * width
+    cells: list[tuple[str, str]] = [(" ", "")] * width
 
     def put(t: int, char: str, style: str) -> None:
         col = (t - start) // ms
@@ -76,10 +85,7 @@ def _marks(view: SessionView, start: int, ms: int, width: int) -> Text:
             put(mark.onset_ms + mark.stop_latency_ms, "Y", "bold")
         good = {True: "bold green", False: "bold red", None: "bold"}[mark.correct]
         put(mark.onset_ms, "B" if mark.expected == "YIELD" else "b", good)
-    text = Text(" " * LABEL_WIDTH)
-    for cell in cells:
-        text.append(*(cell or (" ", "")))
-    return text
+    return _runs(Text(" " * LABEL_WIDTH), cells)
 
 
 def _axis(start: int, ms: int, width: int) -> Text:
