@@ -61,13 +61,19 @@ class SessionScreen(Screen):
         self._ready = False
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="gates")
-        yield Timeline(id="timeline")
+        self._gates = Static("", id="gates")
+        self._timeline = Timeline(id="timeline")
+        self._panes = (
+            TextPane("transcript", lambda v: (v.transcript,), render_transcript, id="transcript"),
+            TextPane("tool calls", lambda v: (v.tools, v.approvals), render_tools, id="tools"),
+            TextPane("artifact", lambda v: (v.artifacts,), render_artifacts, id="artifact"),
+        )
+        yield self._gates
+        yield self._timeline
         with Horizontal(id="body"):
-            yield TextPane("transcript", lambda v: (v.transcript,), render_transcript, id="transcript")
+            yield self._panes[0]
             with Vertical(id="side"):
-                yield TextPane("tool calls", lambda v: (v.tools, v.approvals), render_tools, id="tools")
-                yield TextPane("artifact", lambda v: (v.artifacts,), render_artifacts, id="artifact")
+                yield from self._panes[1:]
         if self.replay:
             yield Static("", id="replay-bar")
             yield Input(placeholder="seek to: 1:23.4, 83 (seconds) or #120 (event)", id="seek")
@@ -76,15 +82,18 @@ class SessionScreen(Screen):
     def on_mount(self) -> None:
         self._ready = True
 
+    def on_unmount(self) -> None:
+        self._ready = False
+
     def show(self, view: SessionView) -> None:
         if not self._ready:
-            return  # pushed, not yet mounted: the next redraw shows it
+            return  # pushed but not mounted yet (the next redraw shows it), or going away
         gates = render_gates(view)
         if gates != self._gates_shown:
             self._gates_shown = gates
-            self.query_one("#gates", Static).update(gates, layout=False)  # fixed height: no reflow
-        self.query_one(Timeline).show(view)
-        for pane in self.query(TextPane):
+            self._gates.update(gates, layout=False)  # fixed height: no reflow
+        self._timeline.show(view)
+        for pane in self._panes:
             pane.show(view)
 
     def show_replay(self, status: str) -> None:

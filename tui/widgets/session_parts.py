@@ -77,21 +77,22 @@ def render_tools(view: SessionView) -> RenderableType:
     return grid
 
 
-def render_artifacts(view: SessionView) -> Text:
-    text = Text()
-    for artifact in view.artifacts:
-        text.append(artifact.artifact_id, style="bold")
-        text.append(f"  {artifact.lifecycle}\n", style="green" if artifact.lifecycle == "COMMITTED" else "yellow")
-        for field in artifact.fields:
-            text.append(f"  {field.name}", style="red" if field.stale else "")
-            text.append(" = ", style="dim")
-            text.append(preview(field.value, 40) or "–")
-            if field.stale:
-                text.append(" [stale]", style="bold red")
-            text.append("\n")
+def render_artifacts(view: SessionView) -> RenderableType:
+    """Each artifact's lifecycle, then its fields (stale ones marked) as last written."""
     if not view.artifacts:
-        text.append("(no artifact written yet)", style="dim")
-    return text
+        return Text("(no artifact written yet)", style="dim")
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True, max_width=24)
+    grid.add_column(ratio=1)
+    for artifact in view.artifacts:
+        lifecycle_style = "green" if artifact.lifecycle == "COMMITTED" else "yellow"
+        grid.add_row(Text(artifact.artifact_id, style="bold"), Text(artifact.lifecycle, style=lifecycle_style))
+        for field in artifact.fields:
+            value = Text(preview(field.value, 80) or "–")
+            if field.stale:
+                value.append(" [stale]", style="bold red")
+            grid.add_row(Text(f" {field.name}", style="red" if field.stale else "", overflow="ellipsis"), value)
+    return grid
 
 
 def render_gates(view: SessionView) -> Text:
