@@ -78,6 +78,16 @@ def test_tool_calls_pair_with_their_results_by_call_id():
     assert (second.done, second.is_error, second.error, second.latency_ms) == (True, True, "boom", 400)
 
 
+def test_a_cancelled_call_is_an_error_and_typed_turns_are_transcribed():
+    view = reduce_all(events(
+        (E.USER_TEXT, 0, {"text": "hi, typed"}),
+        (E.TOOL_CALL, 100, {"tool": "kb_search", "args": {}, "call_id": "c1"}),
+        (E.TOOL_RESULT, 300, {"tool": "kb_search", "ok": False, "call_id": "c1", "cancelled": True}),
+    ))
+    assert view.transcript[0].text == "hi, typed" and view.transcript[0].speaker == "user"
+    assert (view.tools[0].is_error, view.tools[0].error) == (True, "cancelled")
+
+
 def test_a_result_whose_call_was_not_seen_still_shows():
     view = reduce_all(events((E.TOOL_RESULT, 500, {"tool": "get_entity", "ok": True, "called_at_ms": 200, "args": {"path": "x"}})))
     (call,) = view.tools

@@ -163,6 +163,12 @@ def _user_audio_start(view: SessionView, event: RunEvent, p: dict[str, Any]) -> 
     return evolve(view, transcript=(*view.transcript, line))
 
 
+def _user_text(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    """A typed user turn (the text condition, C0)."""
+    line = TranscriptLine(event.media_time_ms, "user", str(p.get("text", "")))
+    return evolve(view, transcript=(*view.transcript, line))
+
+
 def _agent_line_index(view: SessionView, response_id: str | None) -> int | None:
     """The transcript line of ``response_id`` (searched from the end), if it has one."""
     if response_id is None:
@@ -295,7 +301,8 @@ def _tool_result(view: SessionView, event: RunEvent, p: dict[str, Any]) -> Sessi
     call = view.tools[index] if index is not None else ToolCallView(
         p.get("call_id"), str(p.get("tool", "?")), p.get("args"), p.get("called_at_ms", t)
     )
-    is_error = bool(p.get("is_error", not p.get("ok", True)))
+    is_error = bool(p.get("is_error", not p.get("ok", True))) or bool(p.get("cancelled"))
+    error = p.get("error") or ("cancelled" if p.get("cancelled") else None)
     latency = p.get("latency_ms")
     done = evolve(
         call,
@@ -303,7 +310,7 @@ def _tool_result(view: SessionView, event: RunEvent, p: dict[str, Any]) -> Sessi
         result=p.get("result"),
         done=True,
         is_error=is_error,
-        error=p.get("error"),
+        error=error,
         auth_decision=p.get("auth_decision"),
         latency_ms=latency if latency is not None else t - call.called_ms,
         mutations=tuple(str(m) for m in p.get("mutations") or ()),
@@ -396,6 +403,7 @@ HANDLERS: dict[str, Handler] = {
     "HARNESS_ERROR": _failure,
     "FLOOR_CHANGE": _floor_change,
     "AUDIO_LEVEL": _audio_level,
+    "USER_TEXT": _user_text,
     "USER_AUDIO_START": _user_audio_start,
     "USER_AUDIO_END": _utterance("user", False),
     "AGENT_AUDIO_START": _utterance("agent", True),
