@@ -9,6 +9,7 @@ the plain command line (sandboxes torn down, finished results kept) and exits on
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import typer
 from textual.worker import Worker, WorkerState
@@ -54,7 +55,9 @@ class LiveApp(MonitorApp):
     def start_source(self) -> None:
         cells = tuple(sorted({(t, r) for r in range(self.settings.repeats) for t in self.task_ids}, key=lambda k: (k[1], k[0])))
         self.inbox.append(CampaignSeen(self.settings.model.key, cells))
-        self.runner.on_session = self._on_session  # type: ignore[attr-defined]
+        if hasattr(self.runner, "on_session"):  # a runner without the hook still shows settled cells
+            earlier = self.runner.on_session
+            self.runner.on_session = self._chained(earlier) if earlier else self._on_session
         self.run_worker(self._run_in_thread, thread=True, exit_on_error=False, name="campaign", group="source")
 
     # --- the campaign thread ---------------------------------------------------------------
@@ -78,6 +81,13 @@ class LiveApp(MonitorApp):
         key = _key(cell)
         self.inbox.append(SessionRestarted(key, bus.run_id))
         bus.subscribe(lambda event: self.inbox.append(EventsRead(key, (event,))))
+
+    def _chained(self, earlier: Callable[[CampaignCell, EventBus], None]) -> Callable[[CampaignCell, EventBus], None]:
+        def both(cell: CampaignCell, bus: EventBus) -> None:
+            earlier(cell, bus)
+            self._on_session(cell, bus)
+
+        return both
 
     def _on_cell(self, outcome: CellOutcome) -> None:
         record = outcome.record.model_dump(mode="json") if outcome.record is not None else None

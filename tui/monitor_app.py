@@ -27,6 +27,9 @@ REFRESH_S = 0.1
 #: Seconds between redraws of the campaign table: its finest column is whole seconds, and a
 #: DataTable redraw costs far more than a session's.
 TABLE_REFRESH_S = 1.0
+#: Seconds of UI-thread time one redraw may spend folding updates in; the rest wait for the next
+#: (attaching to a large finished campaign must not freeze the keys).
+FOLD_BUDGET_S = 0.05
 #: Seconds the tailing thread sleeps when a poll found nothing new.
 IDLE_POLL_S = 0.05
 
@@ -51,7 +54,8 @@ class MonitorApp(App):
         """Start the worker that feeds :attr:`inbox` (subclasses)."""
 
     def flush(self) -> None:
-        while self.inbox:
+        deadline = time.monotonic() + FOLD_BUDGET_S
+        while self.inbox and time.monotonic() < deadline:
             self.campaign = apply_update(self.campaign, self.inbox.popleft())
         self.draw()
 
