@@ -16,9 +16,12 @@ def session_dir(campaign_dir: Path) -> Path:
 
 
 def shown(widget) -> str:
-    """The plain text a widget draws (a Static's content, else its render), at the widget's width."""
-    from textual.widgets import DataTable, Static
+    """The plain text a widget draws (a log's lines, a table's cells, a Static's content, else its
+    render), at the widget's width."""
+    from textual.widgets import DataTable, RichLog, Static
 
+    if isinstance(widget, RichLog):
+        return "\n".join(line.text for line in widget.lines)
     if isinstance(widget, DataTable):
         rows = (widget.get_row_at(index) for index in range(widget.row_count))
         return "\n".join("  ".join(str(cell) for cell in row) for row in rows)
