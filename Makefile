@@ -15,7 +15,9 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# The main job: the oracle agent on the bundled demo suite, full duplex, no keys needed.
+# The main job: the oracle agent on the bundled demo suite, full duplex, no keys needed. Sessions
+# run in Docker whenever an engine answers (`run` builds the server image first, with progress) and
+# `run` prints why it chose its sandbox.
 demo: $(STAMP)
 	$(BIN)/apex-voice validate
 	$(BIN)/apex-voice run
@@ -24,6 +26,7 @@ demo: $(STAMP)
 images: $(STAMP)
 	$(BIN)/apex-voice images build
 
+# The Docker tests build the images once, with progress, before the first of them starts.
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 

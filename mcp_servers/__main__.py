@@ -1,4 +1,8 @@
-"""``python -m mcp_servers [--task DIR] --port N --token-file F``: serve one task's environment.
+"""``python -m mcp_servers [--task DIR] --port N --control-socket S --token-file F``: serve one task.
+
+``/mcp`` is served on ``--host``/``--port`` (where the agent may connect); the control API on the
+unix socket ``--control-socket`` (where only the harness can: it lives in the session's private
+directory), never on the same listener.
 
 ``--task`` is a public bundle directory (see :mod:`mcp_servers.public_bundle`): the harness writes it
 from a task package and never includes grading, reference or user-simulator files. Without it the
@@ -10,6 +14,7 @@ closes, so a harness that dies (even by SIGKILL) leaves no pooled server behind.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import signal
 import sys
@@ -19,7 +24,10 @@ from pathlib import Path
 import uvicorn
 
 from .public_bundle import PublicBundle
-from .server import TaskServer, build_app
+from .server import TaskServer, build_app, build_control_app
+
+#: Connections the MCP listener keeps at once; more are answered 503 by uvicorn (a flood's limit).
+MAX_MCP_CONNECTIONS = 128
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -28,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--host", default="127.0.0.1", help="bind address (0.0.0.0 inside a container)")
     parser.add_argument("--token-file", type=Path, required=True, help="file holding the control bearer token")
-    parser.add_argument("--state-file", type=Path, default=None, help="persist the environment here after every change")
+    parser.add_argument("--control-socket", type=Path, required=True, help="unix socket to serve the control API on")
+    parser.add_argument("--state-file", type=Path, default=None, help="append the environment's changes to this journal")
     parser.add_argument("--exit-with-stdin", action="store_true", help="shut down when stdin reaches end of file")
     return parser
 
@@ -56,11 +65,33 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mcp_servers: token file {args.token_file} is empty", file=sys.stderr)
         return 2
     server = TaskServer(bundle, state_file=args.state_file)
-    app = build_app(server, token=token, host=args.host)
+    listeners = [
+        uvicorn.Server(
+            uvicorn.Config(
+                build_app(server, host=args.host), host=args.host, port=args.port,
+                limit_concurrency=MAX_MCP_CONNECTIONS, log_level="warning", access_log=False,
+            )
+        ),
+        uvicorn.Server(
+            uvicorn.Config(
+                build_control_app(server, token=token), uds=str(args.control_socket),
+                log_level="warning", access_log=False, lifespan="off",
+            )
+        ),
+    ]  # fmt: skip
     if args.exit_with_stdin:
         _exit_when_stdin_closes()
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    asyncio.run(_serve_together(listeners))
     return 0
+
+
+async def _serve_together(listeners: list[uvicorn.Server]) -> None:
+    """Run every listener; when one stops (a signal reached it), stop the others."""
+    tasks = [asyncio.create_task(listener.serve()) for listener in listeners]
+    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    for listener in listeners:
+        listener.should_exit = True
+    await asyncio.gather(*tasks)
 
 
 if __name__ == "__main__":

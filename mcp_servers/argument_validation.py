@@ -11,12 +11,18 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .public_models import ArtifactSchema, ToolSpec
 
 __all__ = [
     "MAX_ARGS_BYTES",
+    "MAX_ARGS_DEPTH",
+    "ArgumentsProblem",
+    "arguments_problem",
+    "loggable_name",
+    "safe_text",
     "canonical_type",
     "json_size",
     "json_type_name",
@@ -30,6 +36,12 @@ __all__ = [
 
 #: Arguments whose JSON encoding is larger than this are refused unread.
 MAX_ARGS_BYTES = 64 * 1024
+
+#: Arguments nested deeper than this are refused unread (JSON encoders and parsers recurse).
+MAX_ARGS_DEPTH = 32
+
+#: Tool names are logged and echoed at most this long.
+MAX_NAME_CHARS = 200
 
 _TYPE_ALIASES: dict[str, str] = {
     "string": "string",
@@ -109,6 +121,62 @@ def type_problem(value: Any, declared: str) -> str | None:
 def json_size(value: Any) -> int:
     """Bytes of the UTF-8 JSON encoding (non-JSON values are rendered with ``str``; NaN is refused)."""
     return len(json.dumps(value, default=str, ensure_ascii=False, allow_nan=False).encode("utf-8"))
+
+
+def safe_text(text: str) -> str:
+    """``text`` with anything that is not encodable UTF-8 (lone surrogates) written as an escape."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def loggable_name(name: Any) -> str:
+    """A tool name as it is logged and echoed: valid UTF-8, at most ``MAX_NAME_CHARS`` characters."""
+    text = safe_text(name if isinstance(name, str) else repr(name))
+    return text if len(text) <= MAX_NAME_CHARS else text[: MAX_NAME_CHARS - 3] + "..."
+
+
+@dataclass(frozen=True)
+class ArgumentsProblem:
+    """Why a call's arguments are refused unread, and what the call log keeps in their place.
+
+    A bridging harness that finds a problem before sending forwards this instead of the arguments
+    (they may not even be encodable), so the server logs exactly the refusal the in-process
+    environment would.
+    """
+
+    message: str
+    logged: str | None = None
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list | tuple) else ()
+        for child in children:
+            if isinstance(child, dict | list | tuple):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
+def arguments_problem(args: Any) -> ArgumentsProblem | None:
+    """``None`` when ``args`` can be used as JSON, else why not: too deep, not JSON text, too large."""
+    if isinstance(args, ArgumentsProblem):
+        return args
+    if _too_deep(args, MAX_ARGS_DEPTH):
+        return ArgumentsProblem(
+            f"arguments are nested deeper than {MAX_ARGS_DEPTH} levels", "<deeply nested arguments, not kept>"
+        )
+    try:
+        size = json_size(args)
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError (a lone surrogate) is a ValueError
+        return ArgumentsProblem(f"arguments are not JSON: {safe_text(str(exc))}")
+    if size > MAX_ARGS_BYTES:
+        return ArgumentsProblem(
+            f"arguments are {size} bytes of JSON; the limit is {MAX_ARGS_BYTES}", f"<{size} bytes of arguments, not kept>"
+        )
+    return None
 
 
 def without_null_optionals(spec: ToolSpec, args: Any) -> Any:

@@ -124,6 +124,9 @@ class CommitGuard:
     def tokens(self) -> list[ApprovalToken]:
         return [token.model_copy() for token in self._tokens]
 
+    def records_since(self, start: int) -> list[ApprovalRecord]:
+        return [record.model_copy(deep=True) for record in self._log[start:]]
+
     @property
     def log(self) -> list[ApprovalRecord]:
         return [record.model_copy(deep=True) for record in self._log]

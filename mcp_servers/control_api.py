@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hmac
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field, ValidationError
 from starlette.requests import Request
@@ -23,31 +23,37 @@ from .public_bundle import PublicBundleError
 if TYPE_CHECKING:
     from .server import TaskServer
 
-__all__ = ["control_routes"]
+__all__ = ["MAX_MEDIA_TIME_MS", "control_routes"]
+
+#: A week of media time: far beyond any session, far below anything that breaks arithmetic.
+MAX_MEDIA_TIME_MS = 7 * 24 * 3600 * 1000
+
+#: A media time as the control plane accepts it: a JSON integer (not NaN, not 1e400) in range.
+MediaTimeMs = Annotated[int, Field(strict=True, ge=0, le=MAX_MEDIA_TIME_MS)]
 
 
 class GrantBody(BaseModel):
     action_type: str
     target_id: str
-    media_time_ms: int
+    media_time_ms: MediaTimeMs
     source_event_id: str | None = None
 
 
 class RevokeBody(BaseModel):
     action_type: str
     target_id: str
-    media_time_ms: int
+    media_time_ms: MediaTimeMs
 
 
 class EventBody(BaseModel):
     event_id: str
     stale_fields: list[str] = Field(default_factory=list)
     world_updates: dict[str, Any] = Field(default_factory=dict)
-    media_time_ms: int
+    media_time_ms: MediaTimeMs
 
 
 class MediaTimeBody(BaseModel):
-    media_time_ms: int
+    media_time_ms: MediaTimeMs
 
 
 class LoadBody(BaseModel):
@@ -61,15 +67,28 @@ def _authorized(request: Request, token: str) -> bool:
     return scheme.lower() == "bearer" and hmac.compare_digest(given.encode(), token.encode())
 
 
+def _bad_request(message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=400)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 async def _body(request: Request, model: type[BaseModel]) -> BaseModel | JSONResponse:
+    """The validated body; NaN/Infinity and text that is not valid Unicode are refused (400)."""
     try:
-        return model.model_validate(json.loads(await request.body() or b"null"))
-    except json.JSONDecodeError as exc:
-        return JSONResponse({"error": f"request body is not JSON: {exc}"}, status_code=400)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "body"
-        return JSONResponse({"error": f"{where}: {first['msg']}"}, status_code=400)
+        data = json.loads(await request.body() or b"null", parse_constant=_reject_constant)
+        json.dumps(data, ensure_ascii=False).encode("utf-8")  # a lone surrogate cannot be persisted
+        return model.model_validate(data)
+    except UnicodeError as exc:
+        return _bad_request(f"request body holds text that is not valid Unicode: {exc}")
+    except ValueError as exc:  # JSONDecodeError, or a NaN/Infinity constant
+        if isinstance(exc, ValidationError):
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "body"
+            return _bad_request(f"{where}: {first['msg']}")
+        return _bad_request(f"request body is not JSON: {exc}")
 
 
 def control_routes(server: TaskServer, token: str) -> list[Route]:
@@ -97,7 +116,6 @@ def control_routes(server: TaskServer, token: str) -> list[Route]:
             return JSONResponse({"error": str(exc)}, status_code=400)
         except TaskAlreadyLoadedError as exc:
             return JSONResponse({"error": str(exc)}, status_code=409)
-        await server.persist()
         return JSONResponse({"task_id": server.task_id})
 
     async def snapshot(request: Request) -> Response:
@@ -139,19 +157,24 @@ def control_routes(server: TaskServer, token: str) -> list[Route]:
         if isinstance(body, JSONResponse):
             return body
         server.media_time_ms = body.media_time_ms
-        return JSONResponse({"media_time_ms": server.media_time_ms})
+        # The call count lets a harness wait until its call stream has caught up (native agents).
+        return JSONResponse({"media_time_ms": server.media_time_ms, "calls": server.loaded_env().call_count})
 
     async def call(request: Request) -> Response:
         index = int(request.path_params["index"])
-        log = server.loaded_env().snapshot().call_log
-        if not 0 <= index < len(log):
+        env = server.loaded_env()
+        record = env.call_record(index)
+        if record is None:
             return JSONResponse(
-                {"error": f"no call with index {index} (log has {len(log)})"}, status_code=404
+                {"error": f"no call with index {index} (log has {env.call_count})"}, status_code=404
             )
-        return JSONResponse(log[index].model_dump(mode="json"))
+        return JSONResponse(record.model_dump(mode="json"))
 
     async def stream(request: Request) -> Response:
-        after = int(request.query_params.get("after", "0") or 0)
+        after_text = request.query_params.get("after", "0") or "0"
+        if not after_text.isascii() or not after_text.isdigit():
+            return _bad_request(f"after: must be a non-negative integer, got {after_text[:40]!r}")
+        after = int(after_text)
 
         async def lines():
             async for record in server.calls.follow(after):

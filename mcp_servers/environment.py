@@ -4,6 +4,10 @@ It owns the world state, the workspace, the commit guard, the knowledge base and
 and exposes exactly the operations a session needs: agent tool calls (which never raise), the
 user's approvals and revocations, event effects, the tool schemas and the final snapshot. A lock
 serializes every operation so a threaded server cannot interleave two calls.
+
+For persistence it also gives its changes since the last time it was asked (:meth:`journal_changes`:
+new log records, artifacts that changed, the state after it changed), so a server appends what one
+call did instead of rewriting a snapshot that grows with the session.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class TaskEnvironment:
         self._pending: tuple[str, str] | None = None
         self._media_time_ms = 0
         self._lock = threading.RLock()
+        self._journaled: dict[str, Any] = {}
 
     @property
     def task_id(self) -> str:
@@ -72,6 +77,11 @@ class TaskEnvironment:
                 if self._pending == (record.result.get("action_type"), record.result.get("target_id")):
                     self._pending = None
             return record.model_copy(deep=True)
+
+    def call_record(self, index: int) -> ToolCallRecord | None:
+        """One call-log record by index (a copy), without building a whole snapshot."""
+        with self._lock:
+            return self._runtime.record(index)
 
     def grant_approval(
         self, action_type: str, target_id: str, media_time_ms: int, source_event_id: str | None = None
@@ -109,6 +119,10 @@ class TaskEnvironment:
     def tool_schemas(self) -> list[dict[str, Any]]:
         return realtime_tool_schemas(self._bundle.tools, self._bundle.workspace)
 
+    @property
+    def call_count(self) -> int:
+        return self._runtime.call_count
+
     def snapshot(self) -> EnvironmentSnapshot:
         with self._lock:
             return EnvironmentSnapshot(
@@ -121,7 +135,63 @@ class TaskEnvironment:
                 tokens=self._parts.guard.tokens,
                 search_log=self._parts.knowledge.log,
                 media_time_ms=self._media_time_ms,
+                calls_not_logged=self._runtime.calls_not_logged,
             )
+
+    def _log_sources(self) -> dict[str, Any]:
+        """Snapshot list field -> the part that appends to it (each has ``records_since``)."""
+        return {
+            "call_log": self._runtime,
+            "versions": self._parts.workspace,
+            "world_mutations": self._parts.state,
+            "approval_log": self._parts.guard,
+            "search_log": self._parts.knowledge,
+        }
+
+    def _replaceable(self) -> dict[str, Any]:
+        """The snapshot fields a journal entry replaces whole (small, or rarely changed)."""
+        return {
+            "tokens": [token.model_dump(mode="json") for token in self._parts.guard.tokens],
+            "media_time_ms": self._media_time_ms,
+            "calls_not_logged": self._runtime.calls_not_logged,
+        }
+
+    def journal_base(self) -> dict[str, Any]:
+        """The whole snapshot as JSON; :meth:`journal_changes` reports what happens after it."""
+        with self._lock:
+            snapshot = self.snapshot().model_dump(mode="json")
+            self._journaled = {
+                "counts": {key: len(snapshot[key]) for key in self._log_sources()},
+                "artifacts": snapshot["artifacts"],
+                "replaceable": self._replaceable(),
+            }
+            return snapshot
+
+    def journal_changes(self) -> dict[str, Any] | None:
+        """What changed since the base or the previous call (``None``: nothing); see ``state_file``."""
+        with self._lock:
+            append: dict[str, list[Any]] = {}
+            for key, source in self._log_sources().items():
+                new = source.records_since(self._journaled["counts"][key])
+                if new:
+                    append[key] = [record.model_dump(mode="json") for record in new]
+                    self._journaled["counts"][key] += len(new)
+            replace: dict[str, Any] = {}
+            artifacts = {aid: a.model_dump(mode="json") for aid, a in self._parts.workspace.snapshot().items()}
+            changed = {aid: a for aid, a in artifacts.items() if self._journaled["artifacts"].get(aid) != a}
+            if changed:
+                replace["artifacts"] = changed
+                self._journaled["artifacts"] = artifacts
+            current = self._replaceable()
+            for key, value in current.items():
+                if value != self._journaled["replaceable"][key]:
+                    replace[key] = value
+            self._journaled["replaceable"] = current
+            if "world_mutations" in append:
+                replace["state"] = self._parts.state.as_dict()
+            if not append and not replace:
+                return None
+            return {"append": append, "replace": replace}
 
     def _advance(self, media_time_ms: Any) -> int:
         """Normalize a media time and remember the latest one seen (the snapshot's session end)."""

@@ -63,6 +63,9 @@ class KnowledgeBase:
         )
         return hits
 
+    def records_since(self, start: int) -> list[SearchRecord]:
+        return [record.model_copy(deep=True) for record in self._log[start:]]
+
     @property
     def log(self) -> list[SearchRecord]:
         return [record.model_copy(deep=True) for record in self._log]

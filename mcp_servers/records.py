@@ -127,3 +127,5 @@ class EnvironmentSnapshot(BaseModel):
     tokens: list[ApprovalToken] = Field(default_factory=list)
     search_log: list[SearchRecord] = Field(default_factory=list)
     media_time_ms: int = 0
+    #: Calls refused unrun and left out of ``call_log`` because it was at its size limit (a flood).
+    calls_not_logged: int = 0

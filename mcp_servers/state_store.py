@@ -57,6 +57,9 @@ class StateStore:
     def as_dict(self) -> dict[str, Any]:
         return copy.deepcopy(self._state)
 
+    def records_since(self, start: int) -> list[WorldMutationRecord]:
+        return [record.model_copy(deep=True) for record in self._history[start:]]
+
     @property
     def history(self) -> list[WorldMutationRecord]:
         return [record.model_copy(deep=True) for record in self._history]

@@ -100,10 +100,20 @@ def _artifact_id(call: ToolCall) -> Any:
     return given if given is not None else bound
 
 
-def _target_id(call: ToolCall) -> str:
-    """Published order: ``target_id``, then the tool's target parameter, then ``effect.target_id``."""
+def _approval_target(call: ToolCall) -> str:
+    """Published order for ``request_approval``: ``target_id``, the tool's target parameter, ``effect.target_id``."""
     param = call.spec.commit_target_param or "target_id"
     value = call.args.get("target_id") or call.args.get(param) or call.spec.effect.get("target_id") or ""
+    return str(value)
+
+
+def _commit_target(call: ToolCall) -> str:
+    """Published rule for ``commit``: the declared target parameter only, then ``effect.target_id``.
+
+    An undeclared ``target_id`` beside a declared ``commit_target_param`` is ignored (and reported
+    back as an ignored argument), so it cannot move the commit to another scope.
+    """
+    value = call.args.get(call.spec.commit_target_param or "target_id") or call.spec.effect.get("target_id") or ""
     return str(value)
 
 
@@ -210,7 +220,7 @@ def request_approval(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
     action = call.args.get("action_type") or call.spec.commit_action_type or call.spec.effect.get("action_type")
     if not isinstance(action, str) or not action:
         raise ToolError("no action to approve: pass 'action_type'")
-    target = _target_id(call)
+    target = _approval_target(call)
     if not target:
         raise ToolError(f"no target to approve: pass '{call.spec.commit_target_param or 'target_id'}'")
     return HandlerOutcome(
@@ -221,7 +231,7 @@ def request_approval(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
 
 def commit(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
     action = commit_action_type(call.spec, call.args)
-    target = _target_id(call)
+    target = _commit_target(call)
     artifact_id = _artifact_id(call)  # refuse a wrong artifact before an approval is spent on it
     authorization = parts.guard.authorize(action, target, call.media_time_ms, call.index)
     authorized = authorization.decision == "AUTHORIZED"

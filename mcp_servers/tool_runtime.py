@@ -5,6 +5,10 @@ refuse the call with a message for the agent; every call, refused or not, become
 :class:`ToolCallRecord` with the next index in the call log (the grader's tool log). Nothing the
 agent sends can make :meth:`ToolRuntime.call` raise.
 
+A session's call log is bounded (``MAX_LOGGED_CALLS`` calls, ``MAX_LOG_BYTES`` of records): an agent
+that floods the server gets refusals (its own failure, in its own log) instead of exhausting the
+server's memory; calls beyond ``MAX_LOGGED_CALLS`` are refused and only counted.
+
 Tool latency (``ToolSpec.latency``) is deliberately not modelled: the reference computed a value it
 never applied, and the sandboxed server's real round trip is what a session experiences.
 """
@@ -17,8 +21,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .argument_validation import (
-    MAX_ARGS_BYTES,
+    arguments_problem,
     json_size,
+    loggable_name,
     undeclared_args,
     validate_tool_args,
     without_null_optionals,
@@ -28,15 +33,13 @@ from .records import ToolCallRecord
 from .tool_error import ToolError
 from .tool_handlers import HANDLERS, EnvironmentParts, HandlerOutcome, ToolCall, commit_action_type
 
-__all__ = ["ToolRuntime"]
+__all__ = ["MAX_LOGGED_CALLS", "MAX_LOG_BYTES", "ToolRuntime"]
 
-_MAX_NAME_CHARS = 200
+#: Calls one session's log keeps; later calls are refused unrun and counted in ``calls_not_logged``.
+MAX_LOGGED_CALLS = 2000
 
-
-def _loggable_name(name: Any) -> str:
-    text = name if isinstance(name, str) else repr(name)
-    return text if len(text) <= _MAX_NAME_CHARS else text[: _MAX_NAME_CHARS - 3] + "..."
-
+#: Bytes of call records (arguments and results, as JSON) one session's log keeps.
+MAX_LOG_BYTES = 8 * 1024 * 1024
 
 class _Refusal(Exception):
     """A call that ends as an ``ok=False`` record; carries what to log beside the message."""
@@ -57,16 +60,33 @@ class ToolRuntime:
         self._parts = parts
         self._wall_clock_ns = wall_clock_ns
         self._log: list[ToolCallRecord] = []
+        self._log_bytes = 0
+        #: Calls refused because the log already held ``MAX_LOGGED_CALLS`` (not in the log).
+        self.calls_not_logged = 0
 
     @property
     def call_log(self) -> list[ToolCallRecord]:
         return [record.model_copy(deep=True) for record in self._log]
 
+    @property
+    def call_count(self) -> int:
+        return len(self._log)
+
+    def record(self, index: int) -> ToolCallRecord | None:
+        return self._log[index].model_copy(deep=True) if 0 <= index < len(self._log) else None
+
+    def records_since(self, start: int) -> list[ToolCallRecord]:
+        return [record.model_copy(deep=True) for record in self._log[start:]]
+
     def call(self, name: Any, args: Any, media_time_ms: int = 0) -> ToolCallRecord:
         """Run and log one call; refusals and handler failures are ``ok=False`` records."""
         index = len(self._log)
-        tool_name = _loggable_name(name)
+        tool_name = loggable_name(name)
         base = {"index": index, "name": tool_name, "media_time_ms": media_time_ms}
+        if index >= MAX_LOGGED_CALLS:
+            self.calls_not_logged += 1
+            message = f"{tool_name}: this session already made {MAX_LOGGED_CALLS} tool calls, the most one session may make"
+            return ToolCallRecord(**base, ok=False, error=message + "; the call was not run")
         try:
             base["wall_time_ns"] = self._wall_clock_ns()
             record = self._execute(base, name, args)
@@ -86,10 +106,17 @@ class ToolRuntime:
                 error=f"internal error in tool {tool_name}: {type(exc).__name__}: {exc}",
             )
         self._log.append(record)
+        self._log_bytes += len(record.model_dump_json())
         return record
 
     def _execute(self, base: dict[str, Any], name: Any, raw_args: Any) -> ToolCallRecord:
         args = self._normalized(base["name"], raw_args)
+        if self._log_bytes + json_size(args) > MAX_LOG_BYTES:
+            raise _Refusal(
+                f"{base['name']}: this session's call log is full ({MAX_LOG_BYTES // (1024 * 1024)} MiB of "
+                "arguments and results); the call was not run",
+                "<arguments not kept: the session's call log is full>",
+            )
         spec = self._tools.get(name) if isinstance(name, str) else None
         if spec is None:
             available = ", ".join(t.name for t in self._tools.tools if not t.discoverable) or "none"
@@ -116,16 +143,10 @@ class ToolRuntime:
 
     @staticmethod
     def _normalized(tool_name: str, raw_args: Any) -> Any:
-        """A JSON-only deep copy of the arguments, or a refusal for oversized / non-JSON input."""
-        try:
-            size = json_size(raw_args)
-        except (TypeError, ValueError) as exc:
-            raise _Refusal(f"{tool_name}: arguments are not JSON: {exc}", None) from None
-        if size > MAX_ARGS_BYTES:
-            raise _Refusal(
-                f"{tool_name}: arguments are {size} bytes of JSON; the limit is {MAX_ARGS_BYTES}",
-                f"<{size} bytes of arguments, not kept>",
-            )
+        """A JSON-only deep copy of the arguments, or a refusal for deep, oversized or non-JSON input."""
+        problem = arguments_problem(raw_args)
+        if problem is not None:
+            raise _Refusal(f"{tool_name}: {problem.message}", problem.logged)
         return json.loads(json.dumps(raw_args, default=str, ensure_ascii=False, allow_nan=False))
 
     @staticmethod

@@ -105,6 +105,9 @@ class Workspace:
     def snapshot(self) -> dict[str, ArtifactSnapshot]:
         return {artifact_id: artifact.snapshot() for artifact_id, artifact in self._artifacts.items()}
 
+    def records_since(self, start: int) -> list[MutationRecord]:
+        return [record.model_copy(deep=True) for record in self._versions[start:]]
+
     @property
     def versions(self) -> list[MutationRecord]:
         return [record.model_copy(deep=True) for record in self._versions]

@@ -32,15 +32,16 @@ log = logging.getLogger(__name__)
 
 BackendName = Literal["auto", "docker", "local"]
 
-StateReader = Callable[[], Awaitable[dict[str, Any]]]
+StateReader = Callable[[], Awaitable[bytes]]
 
 
 @dataclass
 class SandboxEnvironment:
     """A running task server: where the agent connects, how the harness controls it.
 
-    ``read_persisted_state`` reads the state file the server writes after every change, without
-    asking the server: the snapshot of last resort when the server hangs or its container died.
+    ``read_persisted_state`` reads the bytes of the state journal the server appends to after every
+    change, without asking the server: the snapshot of last resort when the server hangs (the
+    harness folds it, see ``mcp_servers.state_file``; the sandbox does not read the format).
     ``metadata`` holds ids, addresses and timings for the run record.
     """
 
@@ -55,6 +56,8 @@ class SandboxBackend(ABC):
     """Starts one isolated task server per session."""
 
     name: ClassVar[str]
+    #: Why this backend serves the run, for the user (``get_backend`` sets it).
+    chosen_because: str = "asked for by name"
 
     @abstractmethod
     def start(
@@ -64,6 +67,15 @@ class SandboxBackend(ABC):
 
     def available(self) -> str | None:
         """``None`` when this backend can start sandboxes here, else the reason it cannot."""
+        return None
+
+    def prepare(self) -> None:
+        """Blocking work to do once before the first session (docker: sweep leftovers, build the
+        image), so it happens visibly up front instead of inside the first session's start."""
+        return None
+
+    def describe_image(self) -> str | None:
+        """What the backend will run, when that is worth telling (the docker image's state)."""
         return None
 
     async def aclose(self) -> None:
@@ -102,11 +114,11 @@ def get_backend(name: BackendName | str = "auto") -> SandboxBackend:
                 continue
             reason = backend.available()
             if reason is None:
-                log.info(
-                    "sandbox backend auto -> %s%s", candidate, f" ({'; '.join(reasons)})" if reasons else ""
-                )
+                why = [f"{candidate} can start sandboxes here", *filter(None, [backend.describe_image()])]
+                backend.chosen_because = "auto: " + "; ".join([*reasons, ", ".join(why)])
+                log.info("sandbox backend %s (%s)", candidate, backend.chosen_because)
                 return backend
-            reasons.append(f"{candidate}: {reason}")
+            reasons.append(f"not {candidate}: {reason}")
         raise SandboxUnavailableError(f"no sandbox backend is available: {'; '.join(reasons)}")
     if name not in _REGISTRY:
         known = ", ".join(["auto", *_REGISTRY])

@@ -1,19 +1,19 @@
-"""Remove sandbox containers and networks left behind (crashed harness, kill -9, engine restart).
+"""Remove sandbox containers, networks and private folders left behind (crashed harness, kill -9).
 
-Everything the docker backend creates carries :mod:`sandbox.labels`. ``sweep()`` removes all of it
-(``apex-voice sandbox cleanup``), ``sweep(run_id=...)`` one run's, and ``sweep(orphans_only=True)``
-only what belongs to harness processes on this host that no longer exist, which is safe to run at
-start-up while other campaigns are running.
+Everything the docker backend creates carries :mod:`sandbox.labels`, with its owner (pid, host,
+boot id). ``sweep()`` removes only leftovers whose owner is gone, which is safe while other
+campaigns run (``apex-voice sandbox cleanup``, and the first session of every harness);
+``sweep(run_id=...)`` removes one run's resources, ``sweep(everything=True)`` all labelled ones
+(``--all``). Each sweep also removes the private folders (tokens, state) of owners that are gone.
 """
 
 from __future__ import annotations
 
-import os
-import socket
 from dataclasses import dataclass, field
 from typing import Any
 
-from .labels import LABEL_HOST, LABEL_OWNER_PID, LABEL_RUN
+from .labels import LABEL_RUN, owner_of
+from .session_files import sweep_orphaned_files
 
 __all__ = ["SweepReport", "sweep"]
 
@@ -22,37 +22,25 @@ __all__ = ["SweepReport", "sweep"]
 class SweepReport:
     containers: list[str] = field(default_factory=list)
     networks: list[str] = field(default_factory=list)
+    folders: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
 
-def _process_alive(pid_text: str | None) -> bool:
-    try:
-        os.kill(int(pid_text or ""), 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, ValueError):
-        return True  # someone else's process, or a label we cannot read: leave it alone
-    return True
+def sweep(run_id: str | None = None, *, everything: bool = False, client: Any = None) -> SweepReport:
+    """Remove selected labelled containers (with their anonymous volumes), networks, then folders.
 
-
-def _selected(labels: dict[str, str], orphans_only: bool) -> bool:
-    if not orphans_only:
-        return True
-    if labels.get(LABEL_HOST) != socket.gethostname():
-        return False
-    return not _process_alive(labels.get(LABEL_OWNER_PID))
-
-
-def sweep(run_id: str | None = None, *, orphans_only: bool = False, client: Any = None) -> SweepReport:
-    """Remove labelled containers (with their anonymous volumes), then labelled networks."""
+    Selected: the run's resources when ``run_id`` is given, all with ``everything``, else those
+    whose owner is gone.
+    """
     import docker
     import docker.errors
 
-    client = client or docker.from_env()
+    client = client or docker.from_env(use_context=False)
     selector = f"{LABEL_RUN}={run_id}" if run_id else LABEL_RUN
+    orphans_only = run_id is None and not everything
     report = SweepReport()
     for container in client.containers.list(all=True, filters={"label": selector}):
-        if not _selected(container.labels, orphans_only):
+        if orphans_only and not owner_of(container.labels).is_gone():
             continue
         try:
             container.remove(force=True, v=True)
@@ -62,7 +50,7 @@ def sweep(run_id: str | None = None, *, orphans_only: bool = False, client: Any 
         except docker.errors.APIError as exc:
             report.errors.append(f"container {container.name}: {exc}")
     for network in client.networks.list(filters={"label": selector}):
-        if not _selected(network.attrs.get("Labels") or {}, orphans_only):
+        if orphans_only and not owner_of(network.attrs.get("Labels") or {}).is_gone():
             continue
         try:
             network.remove()
@@ -71,4 +59,5 @@ def sweep(run_id: str | None = None, *, orphans_only: bool = False, client: Any 
             pass
         except docker.errors.APIError as exc:
             report.errors.append(f"network {network.name}: {exc}")
+    report.folders = [str(path) for path in sweep_orphaned_files()]
     return report

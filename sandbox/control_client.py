@@ -1,6 +1,8 @@
 """The harness side of the task server's control API (``/control/...``).
 
-Every request carries the session's bearer token. A server that does not answer (connection
+The control API has a listener of its own: a unix socket in the session's private directory
+(``uds``), never the MCP endpoint's address. Every request also carries the session's bearer token.
+A server that does not answer (connection
 refused, reset, timeout, 5xx) raises :class:`SandboxUnavailableError` naming the route and the
 cause, so the session is retried instead of being graded as the model's failure.
 """
@@ -28,12 +30,19 @@ class ControlClient:
         base_url: str,
         token: str,
         *,
+        uds: str | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        """``uds``: the control socket (``base_url`` is then ignored); named in error messages."""
+        #: Where the control API is, as error messages name it.
+        self.base_url = base_url.rstrip("/") if uds is None else f"unix:{uds}"
+        self.uds = uds
+        if uds is not None:
+            transport = transport or httpx.AsyncHTTPTransport(uds=uds)
+            base_url = "http://control"
         self._http = httpx.AsyncClient(
-            base_url=self.base_url,
+            base_url=base_url,
             headers={"Authorization": f"Bearer {token}"},
             timeout=httpx.Timeout(timeout_s),
             transport=transport,
@@ -83,9 +92,10 @@ class ControlClient:
         await self._request("POST", "/control/events/apply", body)
 
     async def set_media_time(self, media_time_ms: int) -> int:
-        """Stamp calls that arrive without their own media time (native MCP agents)."""
+        """Stamp calls that arrive without their own media time (native MCP agents); returns how
+        many calls the server has recorded so far."""
         body = {"media_time_ms": media_time_ms}
-        return int((await self._request("POST", "/control/media_time", body))["media_time_ms"])
+        return int((await self._request("POST", "/control/media_time", body))["calls"])
 
     async def call(self, index: int) -> dict[str, Any]:
         """One call-log record (``ToolCallRecord`` as JSON) by its index."""

@@ -1,11 +1,16 @@
 """The ``docker`` backend: one hardened container per session on its own internal network.
 
-The container runs ``apex-voice/mcp-server`` with a read-only root filesystem, tmpfs ``/tmp``, all
-capabilities dropped, no-new-privileges, a non-root uid and pids/memory/CPU limits. Its only network
-is a per-session ``internal`` bridge (no egress) with a planned /28 (:mod:`sandbox.subnet_plan`),
-and the host guard (:mod:`sandbox.host_guard`) stops it from connecting to the host. The control
-token is mounted read-only; the state file lives in a bind-mounted directory, so it survives a hung
-server or a killed container and ``get_archive`` can still fetch it.
+The container runs ``apex-voice/mcp-server`` with a read-only root filesystem, an init process
+(zombies are reaped), tmpfs ``/tmp`` and ``/state`` (size-limited, noexec), all capabilities
+dropped, no-new-privileges, a non-root uid and pids/memory/CPU limits. Its only network is a
+per-session ``internal`` bridge (no egress) with a planned /28 (:mod:`sandbox.subnet_plan`), and the
+host guard (:mod:`sandbox.host_guard`) stops it from connecting to the host. The control token is
+mounted read-only. The state journal lives in the ``/state`` tmpfs: a hung server's is read with
+``docker exec``; a killed container's is gone with it (the session is then an infrastructure error).
+
+Before the first session the image is checked against this checkout: an image built from other
+``mcp_servers`` code than the one ``local`` would run is rebuilt (from a source checkout) or refused,
+so the two backends never run different server code silently.
 
 Containers are started ahead of need (:class:`~sandbox.warm_pool.WarmPool`, ``pool_size`` spares):
 network and container are created and the server boots, empty, while the previous session runs; a
@@ -22,10 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import io
-import json
 import logging
-import tarfile
 import threading
 import time
 import uuid
@@ -47,9 +49,10 @@ from .control_client import ControlClient
 from .errors import SandboxUnavailableError
 from .host_guard import BRIDGE_PREFIX, HostGuard
 from .labels import session_labels
+from .project_sources import package_digest
 from .public_files import read_public_files
 from .readiness import wait_until_ready
-from .session_files import STATE_FILE_NAME, SessionFiles
+from .session_files import CONTROL_SOCKET_NAME, STATE_FILE_NAME, SessionFiles
 from .subnet_plan import SubnetPlanner, subnets_in_use
 from .warm_pool import WarmPool
 
@@ -59,6 +62,7 @@ log = logging.getLogger(__name__)
 
 SERVER_PORT = 8080
 TOKEN_MOUNT = "/run/secrets/token"
+CONTROL_MOUNT = "/run/control"
 STATE_MOUNT = "/state"
 _SUBNET_ATTEMPTS = 8
 #: ``apexvoice.task`` of every container and network: created before the task is known.
@@ -75,11 +79,13 @@ class DockerSandboxConfig:
     pids_limit: int = 64
     nano_cpus: int = 1_000_000_000
     tmpfs_size: str = "16m"
+    state_size: str = "64m"  # the /state tmpfs (counted in mem_limit)
     nofile: int = 1024
     ready_timeout_s: float = 90.0  # python + mcp import on 1 CPU, on a loaded host
     subnet_pool: str | None = None  # default: $APEX_VOICE_SANDBOX_SUBNET_POOL or 10.213.0.0/16
     max_parallel_engine_calls: int = 32
     pool_size: int = 1  # containers booted ahead of need (0: every session starts cold)
+    rebuild_stale_image: bool = True  # else refuse an image built from other server code
 
 
 @dataclass
@@ -125,8 +131,8 @@ class DockerBackend(SandboxBackend):
         self._pool = ThreadPoolExecutor(
             self.config.max_parallel_engine_calls, thread_name_prefix="apexvoice-docker"
         )
-        self._swept = False
-        self._sweep_lock = threading.Lock()
+        self._prepared = False
+        self._prepare_lock = threading.Lock()
         self._spares: WarmPool[_Spare] = WarmPool(
             lambda spare: self._destroy(spare.session), size=self.config.pool_size
         )
@@ -141,17 +147,42 @@ class DockerBackend(SandboxBackend):
         return self._client
 
     def available(self) -> str | None:
+        """``None`` when the engine answers and the image is current or can be built here."""
         try:
             self.client.ping()
         except Exception as exc:  # any failure to reach the engine
-            return f"no Docker engine answers ({exc})"
-        try:
-            self.client.images.get(self.config.image)
-        except docker.errors.ImageNotFound:
-            return f"image {self.config.image} is not built (run `apex-voice images build`)"
-        except docker.errors.APIError as exc:
-            return f"cannot inspect image {self.config.image}: {exc}"
+            return f"no Docker engine answers ({_first_line(exc)})"
+        problem = self.image_problem()
+        if problem is not None and not self._can_rebuild():
+            return f"{problem}, and this is no source checkout to build it from (run `apex-voice images build`)"
         return None
+
+    def describe_image(self) -> str:
+        """One phrase for the user: is the image current, or will it be built first."""
+        problem = self.image_problem()
+        return f"image {self.config.image} current" if problem is None else f"{problem}: built before the first session"
+
+    def image_problem(self) -> str | None:
+        """Why the image cannot serve as is (missing, or built from other ``mcp_servers`` code)."""
+        from .image_build import LABEL_SOURCE_HASH
+
+        try:
+            labels = self.client.images.get(self.config.image).labels or {}
+        except docker.errors.ImageNotFound:
+            return f"image {self.config.image} is not built"
+        built_from, checkout = labels.get(LABEL_SOURCE_HASH), package_digest("mcp_servers")
+        if checkout is not None and built_from != checkout:
+            return (
+                f"image {self.config.image} was built from other server code "
+                f"({(built_from or 'unlabelled')[:12]}) than this checkout's ({checkout[:12]})"
+            )
+        return None
+
+    def _can_rebuild(self) -> bool:
+        from .image_build import DEFAULT_PROJECT_ROOT
+
+        default_image = self.config.image == DockerSandboxConfig.image
+        return self.config.rebuild_stale_image and default_image and (DEFAULT_PROJECT_ROOT / "pyproject.toml").is_file()
 
     async def _in_pool(self, fn, *args):  # type: ignore[no-untyped-def]
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
@@ -177,7 +208,7 @@ class DockerBackend(SandboxBackend):
         try:
             await asyncio.shield(asyncio.wrap_future(spare.provisioning))
             assert session.files is not None
-            control = ControlClient(f"http://{session.address}:{SERVER_PORT}", session.files.token)
+            control = ControlClient("", session.files.token, uds=str(session.files.control_socket))
             ready_s = await wait_until_ready(
                 control,
                 timeout_s=self.config.ready_timeout_s,
@@ -218,6 +249,7 @@ class DockerBackend(SandboxBackend):
             "network_id": session.network_id,
             "subnet": str(session.subnet),
             "address": session.address,
+            "private_dir": str(session.files.root) if session.files is not None else None,
             "image": self.config.image,
             "host_guard": self._guard.ensure(),
             "timings": dict(session.timings),
@@ -227,7 +259,7 @@ class DockerBackend(SandboxBackend):
 
     def _provision(self, session: _Session) -> None:
         try:
-            self._sweep_orphans_once()
+            self._prepare_once()
             self._guard.ensure()
             t0 = time.monotonic()
             session.files = SessionFiles.create(f"apexvoice-{session.id}-", for_container=True)
@@ -251,18 +283,31 @@ class DockerBackend(SandboxBackend):
         finally:
             session.provisioned.set()
 
-    def _sweep_orphans_once(self) -> None:
-        with self._sweep_lock:
-            if self._swept:
+    def prepare(self) -> None:
+        self._prepare_once()
+
+    def _prepare_once(self) -> None:
+        """Before the first container: sweep orphans, then make sure the image runs this checkout."""
+        with self._prepare_lock:
+            if self._prepared:
                 return
-            self._swept = True
-            report = sweep(orphans_only=True, client=self.client)
-            if report.containers or report.networks:
+            report = sweep(client=self.client)
+            if report.containers or report.networks or report.folders:
                 log.info(
-                    "swept orphaned sandboxes: %s containers, %s networks",
+                    "swept orphaned sandboxes: %s containers, %s networks, %s private folders",
                     len(report.containers),
                     len(report.networks),
+                    len(report.folders),
                 )
+            problem = self.image_problem()
+            if problem is not None:
+                if not self._can_rebuild():
+                    raise SandboxUnavailableError(f"{problem}: run `apex-voice images build`")
+                from .image_build import build_images, report_to_stderr
+
+                report_to_stderr(f"{problem}; building it now")
+                build_images(["mcp-server"], client=self.client)
+            self._prepared = True
 
     def _create_network(self, session: _Session) -> None:
         labels = session_labels(session.run_id, session.id, POOLED_TASK_LABEL)
@@ -294,6 +339,7 @@ class DockerBackend(SandboxBackend):
     def _run_container(self, session: _Session) -> Any:
         assert session.files is not None
         cfg = self.config
+        uid, _, gid = cfg.user.partition(":")
         container = self.client.containers.create(
             cfg.image,
             command=[
@@ -306,6 +352,8 @@ class DockerBackend(SandboxBackend):
                 str(SERVER_PORT),
                 "--token-file",
                 TOKEN_MOUNT,
+                "--control-socket",
+                f"{CONTROL_MOUNT}/{CONTROL_SOCKET_NAME}",
                 "--state-file",
                 f"{STATE_MOUNT}/{STATE_FILE_NAME}",
             ],  # fmt: skip
@@ -315,7 +363,11 @@ class DockerBackend(SandboxBackend):
             network=session.name,
             user=cfg.user,
             read_only=True,
-            tmpfs={"/tmp": f"rw,noexec,nosuid,nodev,size={cfg.tmpfs_size}"},
+            init=True,  # an init process reaps zombies (a fork bomb's children)
+            tmpfs={
+                "/tmp": f"rw,noexec,nosuid,nodev,size={cfg.tmpfs_size}",
+                STATE_MOUNT: f"rw,noexec,nosuid,nodev,size={cfg.state_size},uid={uid},gid={gid},mode=0700",
+            },
             cap_drop=["ALL"],
             security_opt=["no-new-privileges:true"],
             pids_limit=cfg.pids_limit,
@@ -326,7 +378,9 @@ class DockerBackend(SandboxBackend):
             ipc_mode="private",
             volumes={
                 str(session.files.token_file): {"bind": TOKEN_MOUNT, "mode": "ro"},
-                str(session.files.state_dir): {"bind": STATE_MOUNT, "mode": "rw"},
+                # The control API's only listener: a socket in the private directory, so nothing on
+                # the session network (a native agent container) can route to it.
+                str(session.files.control_dir): {"bind": CONTROL_MOUNT, "mode": "rw"},
             },
         )
         session.container_id = container.id
@@ -344,24 +398,27 @@ class DockerBackend(SandboxBackend):
         logs = container.logs(tail=20).decode(errors="replace").strip()
         return f"status {container.status}, exit code {state.get('ExitCode')}, OOM {state.get('OOMKilled')}: {logs}"
 
-    def _read_state(self, session: _Session) -> dict[str, Any]:
-        """The persisted state via ``get_archive`` (works on stopped containers), else the bind mount."""
-        assert session.files is not None
+    def _read_state(self, session: _Session) -> bytes:
+        """The state journal from the container's ``/state`` tmpfs, read with ``docker exec``.
+
+        Works while the container runs (a hung server); a stopped container's tmpfs is gone.
+        """
         path = f"{STATE_MOUNT}/{STATE_FILE_NAME}"
         try:
-            chunks, _ = self.client.containers.get(session.container_id).get_archive(path)
-            with tarfile.open(fileobj=io.BytesIO(b"".join(chunks))) as archive:
-                member = archive.extractfile(STATE_FILE_NAME)
-                assert member is not None
-                return json.loads(member.read())
-        except (docker.errors.DockerException, KeyError, ValueError) as exc:
-            log.warning(
-                "get_archive of %s from %s failed (%s); reading the bind mount", path, session.name, exc
-            )
-        try:
-            return json.loads(session.files.state_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            container = self.client.containers.get(session.container_id)
+            if container.status != "running":
+                raise SandboxUnavailableError(
+                    f"no persisted state for {session.name}: the container is {container.status} "
+                    "and its /state tmpfs went with it"
+                )
+            result = container.exec_run(["cat", path], user=self.config.user, demux=True)
+        except docker.errors.DockerException as exc:
             raise SandboxUnavailableError(f"no persisted state for {session.name}: {exc}") from exc
+        stdout, stderr = result.output
+        if result.exit_code != 0:
+            detail = (stderr or b"").decode(errors="replace").strip()
+            raise SandboxUnavailableError(f"no persisted state for {session.name}: {detail or result.exit_code}")
+        return stdout or b""
 
     def _destroy(self, session: _Session) -> None:
         session.provisioned.wait()
@@ -386,3 +443,9 @@ class DockerBackend(SandboxBackend):
             log.warning(
                 "teardown of %s incomplete (the sweeper will retry): %s", session.name, "; ".join(errors)
             )
+
+
+def _first_line(error: BaseException) -> str:
+    """An engine error in one line (the SDK nests the cause of a refused connection several deep)."""
+    text = str(error).strip().splitlines()
+    return text[0][:200] if text else type(error).__name__

@@ -9,8 +9,10 @@ address family closes it for every session, present and future::
     iptables -I INPUT -i avx+ -m conntrack --ctstate NEW -j DROP
 
 Replies to connections the harness opens (health polls, MCP calls) are ESTABLISHED and pass.
-The rule is installed once and left in place (it only matches our bridges). Installing it needs
-root; without it the sandbox still has no egress, and the session metadata says the guard is off.
+The rule is installed once and left in place (it only matches our bridges); installing it is
+announced (a warning naming the rule and how to remove it), and ``apex-voice sandbox cleanup
+--firewall`` removes it. Installing it needs root; without it the sandbox still has no egress, and
+the session metadata says the guard is off.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import shutil
 import subprocess
 import threading
 
-__all__ = ["BRIDGE_PREFIX", "HostGuard"]
+__all__ = ["BRIDGE_PREFIX", "HostGuard", "remove_host_guard"]
 
 log = logging.getLogger(__name__)
 
@@ -57,11 +59,15 @@ class HostGuard:
                 problems.append(f"{tool} not found")
                 continue
             try:
-                present = (
-                    subprocess.run([binary, "-C", *_RULE], capture_output=True, timeout=10).returncode == 0
-                )
-                if not present:
+                if not _present(binary):
                     subprocess.run([binary, "-I", *_RULE], capture_output=True, timeout=10, check=True)
+                    log.warning(
+                        "sandbox host guard: installed the host firewall rule `%s -I %s` (drops connections "
+                        "from sandbox bridges to this host); remove it with `apex-voice sandbox cleanup "
+                        "--firewall`",
+                        tool,
+                        " ".join(_RULE),
+                    )
             except (OSError, subprocess.SubprocessError) as exc:
                 detail = getattr(exc, "stderr", b"") or b""
                 problems.append(f"{tool}: {detail.decode(errors='replace').strip() or exc}")
@@ -69,3 +75,27 @@ class HostGuard:
         if problems:
             log.info("sandbox host guard: %s", "; ".join(problems))
         return f"off: {'; '.join(problems)}" if ipv4_failed else "on"
+
+
+def _present(binary: str) -> bool:
+    return subprocess.run([binary, "-C", *_RULE], capture_output=True, timeout=10).returncode == 0
+
+
+def remove_host_guard() -> list[str]:
+    """Delete every copy of the rule (both address families); returns what was done, one line each."""
+    done: list[str] = []
+    for tool in _TOOLS:
+        binary = shutil.which(tool)
+        if binary is None:
+            continue
+        removed = 0
+        try:
+            while _present(binary):
+                subprocess.run([binary, "-D", *_RULE], capture_output=True, timeout=10, check=True)
+                removed += 1
+        except (OSError, subprocess.SubprocessError) as exc:
+            detail = getattr(exc, "stderr", b"") or b""
+            done.append(f"{tool}: cannot remove the rule: {detail.decode(errors='replace').strip() or exc}")
+            continue
+        done.append(f"{tool}: removed {removed} rule(s)" if removed else f"{tool}: no rule installed")
+    return done

@@ -32,6 +32,7 @@ from sandbox.wheelhouse import Wheelhouse, host_python, require_same_python
 __all__ = [
     "IMAGE_SPECS",
     "LABEL_BUILD_HASH",
+    "LABEL_SOURCE_HASH",
     "BuildSummary",
     "ImageBuildError",
     "ImageResult",
@@ -43,6 +44,9 @@ __all__ = [
 
 REPOSITORY_PREFIX = "apex-voice/"
 LABEL_BUILD_HASH = "org.apex-voice.build-hash"
+#: Digest of the project sources an image ships (mcp-server: ``mcp_servers``), so a backend can tell
+#: whether the image runs the code of this checkout (``sandbox.project_sources.package_digest``).
+LABEL_SOURCE_HASH = "org.apex-voice.source-hash"
 LABEL_IMAGE_NAME = "org.apex-voice.image"  # set in each Dockerfile, in a cached layer
 TAG_LENGTH = 12
 BUILD_TIMEOUT_SECONDS = 1800
@@ -159,13 +163,17 @@ class _ImageBuilder:
             self.base.image_id, wheelhouse.file_digests(), sources.digest() + wheel_sources.digest()
         )
         reference = f"{spec.repository}:{build_hash[:TAG_LENGTH]}"
-        existing = self.client.images.list(filters={"label": f"{LABEL_BUILD_HASH}={build_hash}"})
+        source_hash = (sources.digest() if spec.source_packages else wheel_sources.digest())
+        existing = self.client.images.list(
+            filters={"label": [f"{LABEL_BUILD_HASH}={build_hash}", f"{LABEL_SOURCE_HASH}={source_hash}"]}
+        )
         if existing:
             image, cached = existing[0], True
             self.report(f"{spec.name}: cached, skipped build ({reference})")
         else:
             self.require_compatible_python()
-            image, cached = self._build(spec, context, wheel_sources, reference, build_hash), False
+            labels = {LABEL_BUILD_HASH: build_hash, LABEL_SOURCE_HASH: source_hash}
+            image, cached = self._build(spec, context, wheel_sources, reference, labels), False
         image.tag(spec.repository, build_hash[:TAG_LENGTH])
         image.tag(spec.repository, "latest")
         self._remove_superseded(spec, image.id)
@@ -190,7 +198,7 @@ class _ImageBuilder:
         context: BuildContext,
         wheel_sources: SourceSnapshot,
         reference: str,
-        build_hash: str,
+        labels: dict[str, str],
     ) -> Image:
         self.report(f"{spec.name}: building {reference} FROM {self.base.reference}")
         with (
@@ -204,7 +212,7 @@ class _ImageBuilder:
                 fileobj=tar,
                 custom_context=True,
                 tag=reference,
-                labels={LABEL_BUILD_HASH: build_hash},
+                labels=labels,
                 buildargs={"BASE_IMAGE": self.base.reference},
                 network_mode="none",
                 pull=False,

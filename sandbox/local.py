@@ -7,14 +7,14 @@ Servers are started ahead of need (:class:`~sandbox.warm_pool.WarmPool`): a spar
 ``import mcp``) while the previous session runs, empty, and gets its task through
 ``POST /control/load`` when a session takes it. Each server serves exactly one session and is
 stopped when that session ends. Spares die with the harness: their stdin is a pipe from it, and the
-server exits when that pipe closes (``--exit-with-stdin``), even after a SIGKILL of the harness.
+server exits when that pipe closes (``--exit-with-stdin``), even after a SIGKILL of the harness;
+the private folders such a harness leaves are removed by the next one's first session.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
-import json
 import os
 import socket
 import subprocess
@@ -30,7 +30,7 @@ from .control_client import ControlClient
 from .errors import SandboxUnavailableError
 from .public_files import read_public_files
 from .readiness import wait_until_ready
-from .session_files import SessionFiles
+from .session_files import SessionFiles, sweep_orphaned_files
 from .warm_pool import WarmPool
 
 __all__ = ["LocalBackend"]
@@ -104,6 +104,7 @@ class LocalBackend(SandboxBackend):
         self.python = python
         self.ready_timeout_s = ready_timeout_s
         self._pool: WarmPool[_LocalServer] = WarmPool(_LocalServer.stop, size=pool_size)
+        self._swept = False
 
     async def aclose(self) -> None:
         """Stop every spare server (sessions in progress keep theirs until they end)."""
@@ -120,7 +121,7 @@ class LocalBackend(SandboxBackend):
         try:
             for attempt in range(1, _PORT_ATTEMPTS + 1):
                 server, warm = self._pool.take(self._spawn)
-                control = ControlClient(f"http://{LOOPBACK}:{server.port}", server.files.token)
+                control = ControlClient("", server.files.token, uds=str(server.files.control_socket))
                 try:
                     ready_s = await wait_until_ready(
                         control,
@@ -140,7 +141,7 @@ class LocalBackend(SandboxBackend):
             start_to_ready_s = time.monotonic() - started
             self._pool.refill(self._spawn)  # the next session's server boots while this one runs
 
-            async def read_state() -> dict:
+            async def read_state() -> bytes:
                 return await asyncio.to_thread(_read_state_file, server.files)
 
             yield SandboxEnvironment(
@@ -168,7 +169,13 @@ class LocalBackend(SandboxBackend):
                     await asyncio.shield(asyncio.to_thread(server.stop))
 
     def _spawn(self) -> _LocalServer:
-        """Start an empty server (blocking but quick: fork/exec, no waiting for it to boot)."""
+        """Start an empty server (blocking but quick: fork/exec, no waiting for it to boot).
+
+        The first spawn also removes private folders a killed harness left behind.
+        """
+        if not self._swept:
+            self._swept = True
+            sweep_orphaned_files()
         files = SessionFiles.create("apexvoice-local-", for_container=False)
         port = _free_port()
         try:
@@ -179,6 +186,7 @@ class LocalBackend(SandboxBackend):
                         "--host", LOOPBACK,
                         "--port", str(port),
                         "--token-file", str(files.token_file),
+                        "--control-socket", str(files.control_socket),
                         "--state-file", str(files.state_file),
                         "--exit-with-stdin",
                     ],
@@ -194,8 +202,8 @@ class LocalBackend(SandboxBackend):
         return _LocalServer(process=process, port=port, files=files)
 
 
-def _read_state_file(files: SessionFiles) -> dict:
+def _read_state_file(files: SessionFiles) -> bytes:
     try:
-        return json.loads(files.state_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        return files.state_file.read_bytes()
+    except OSError as exc:
         raise SandboxUnavailableError(f"state file {files.state_file} unreadable: {exc}") from exc

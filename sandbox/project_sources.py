@@ -7,6 +7,7 @@ dependencies (the MCP server) picks them by name, with the specifiers pyproject 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import re
 import subprocess
 import sys
@@ -16,7 +17,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ProjectSources", "SourceSnapshot", "isolated_pip", "normalized_name", "source_files"]
+__all__ = [
+    "ProjectSources",
+    "SourceSnapshot",
+    "isolated_pip",
+    "normalized_name",
+    "package_digest",
+    "snapshot_paths",
+    "source_files",
+]
 
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 IGNORED_PARTS = frozenset({"__pycache__", ".pytest_cache", ".ruff_cache"})
@@ -73,6 +82,25 @@ class SourceSnapshot:
             target.write_bytes(content)
 
 
+def snapshot_paths(root: Path, relative_paths: Iterable[str]) -> SourceSnapshot:
+    """Read the files once: what is hashed is exactly what is shipped, even while files change."""
+    return SourceSnapshot(
+        tuple((relative, path.read_bytes()) for relative, path in source_files(root, relative_paths))
+    )
+
+
+def package_digest(package: str) -> str | None:
+    """The source digest of the importable ``package`` (as an image's source label records it).
+
+    Located with ``find_spec``, nothing is imported; ``None`` when the package cannot be found.
+    """
+    spec = importlib.util.find_spec(package)
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not locations:
+        return None
+    return snapshot_paths(Path(locations[0]).parent, [package]).digest()
+
+
 @dataclass(frozen=True)
 class ProjectSources:
     """pyproject.toml plus the package directories it declares."""
@@ -123,10 +151,7 @@ class ProjectSources:
         return ("pyproject.toml", *readme, *self.packages)
 
     def snapshot(self, relative_paths: Iterable[str]) -> SourceSnapshot:
-        """Read the files once: what is hashed is exactly what is shipped, even while files change."""
-        return SourceSnapshot(
-            tuple((relative, path.read_bytes()) for relative, path in source_files(self.root, relative_paths))
-        )
+        return snapshot_paths(self.root, relative_paths)
 
     def build_wheel(self, sources: SourceSnapshot, destination: Path) -> Path:
         """Build the project wheel from a snapshot of `build_inputs` (no build/ or egg-info in the repo)."""

@@ -1,23 +1,38 @@
-"""The private files of one sandbox session: the control token and the state file.
+"""The private files of one sandbox session: the control token (and, for ``local``, the state).
 
-Everything lives in one ``mkdtemp`` directory (mode 0700), so other host users cannot read the
-token or the state. Containers run as another uid: for them the token is made world-readable and
-the state directory world-writable; the 0700 parent still keeps host users out, because a bind
-mount exposes only the mounted path itself. (The task itself is uploaded, never mounted.)
+Everything lives in one ``mkdtemp`` directory (mode 0700) named ``apexvoice-*``, so other host
+users cannot read the token or the state. Containers run as another uid: for them the token is made
+world-readable and the control socket's directory world-writable; the 0700 parent still keeps host users out, because a bind mount exposes only the
+mounted path itself. (The task itself is uploaded, never mounted; a container's state lives in its
+own tmpfs.)
+
+Each directory holds an ``owner`` file (pid, host, boot id of the harness that made it): when the
+harness is SIGKILLed its directories stay behind, and :func:`sweep_orphaned_files` (run by the
+first session of the next harness and by ``apex-voice sandbox cleanup``) removes those whose owner
+is gone.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["SessionFiles"]
+from .errors import SandboxUnavailableError
+from .ownership import Owner, current_owner
 
-STATE_FILE_NAME = "state.json"
+__all__ = ["CONTROL_SOCKET_NAME", "PRIVATE_DIR_PREFIX", "SessionFiles", "sweep_orphaned_files"]
+
+STATE_FILE_NAME = "state.jsonl"
+CONTROL_SOCKET_NAME = "control.sock"
+PRIVATE_DIR_PREFIX = "apexvoice-"
+_OWNER_FILE = "owner"
+#: Linux keeps unix socket paths to 107 bytes; the control socket lives in the private directory.
+_MAX_SOCKET_PATH = 107
 
 
 @dataclass(frozen=True)
@@ -26,14 +41,28 @@ class SessionFiles:
     token: str
     token_file: Path
     state_dir: Path
+    #: Where the server creates its control socket (bind-mounted into a container).
+    control_dir: Path
 
     @property
     def state_file(self) -> Path:
         return self.state_dir / STATE_FILE_NAME
 
+    @property
+    def control_socket(self) -> Path:
+        return self.control_dir / CONTROL_SOCKET_NAME
+
     @classmethod
     def create(cls, prefix: str, *, for_container: bool) -> SessionFiles:
-        root = Path(tempfile.mkdtemp(prefix=prefix))
+        if not prefix.startswith(PRIVATE_DIR_PREFIX):
+            raise ValueError(f"private directories are named {PRIVATE_DIR_PREFIX}*, got {prefix!r}")
+        parent = tempfile.gettempdir()
+        if len(os.fsencode(parent)) + len(prefix) + 40 > _MAX_SOCKET_PATH:
+            raise SandboxUnavailableError(
+                f"the temporary directory {parent} is too long for a unix socket path; set TMPDIR to a shorter one"
+            )
+        root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+        (root / _OWNER_FILE).write_text(json.dumps(asdict(current_owner())), encoding="utf-8")
         token = secrets.token_urlsafe(32)
         token_file = root / "token"
         fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -41,10 +70,30 @@ class SessionFiles:
             handle.write(token)
         state_dir = root / "state"
         state_dir.mkdir()
+        control_dir = root / "control"
+        control_dir.mkdir()
         if for_container:
             token_file.chmod(0o644)
-            state_dir.chmod(0o777)
-        return cls(root=root, token=token, token_file=token_file, state_dir=state_dir)
+            control_dir.chmod(0o777)  # the container's uid creates the socket; the 0700 root guards it
+        return cls(root=root, token=token, token_file=token_file, state_dir=state_dir, control_dir=control_dir)
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _owner(directory: Path) -> Owner | None:
+    try:
+        return Owner(**json.loads((directory / _OWNER_FILE).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return None  # not one of ours, or still being created: leave it alone
+
+
+def sweep_orphaned_files(parent: Path | None = None) -> list[Path]:
+    """Remove private directories whose owning harness is gone; returns what was removed."""
+    removed: list[Path] = []
+    for directory in Path(parent or tempfile.gettempdir()).glob(f"{PRIVATE_DIR_PREFIX}*"):
+        owner = _owner(directory) if directory.is_dir() and not directory.is_symlink() else None
+        if owner is not None and owner.is_gone():
+            shutil.rmtree(directory, ignore_errors=True)
+            removed.append(directory)
+    return removed

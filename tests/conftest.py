@@ -1,8 +1,9 @@
-"""Shared test fixtures: reference-fixture paths, the docker gate, an isolated judge cache."""
+"""Shared test fixtures: reference-fixture paths, the docker gate and image build, an isolated judge cache."""
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -25,11 +26,52 @@ def require_docker() -> None:
     try:
         import docker
 
-        docker.from_env().ping()
+        docker.from_env(use_context=False).ping()
     except Exception as exc:  # any failure to reach the engine
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true but no Docker engine answers: {exc}")
         pytest.skip(f"no Docker engine answers: {exc}")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Build the project images once, before any Docker test starts (and starts timing).
+
+    On a fresh machine the first build takes minutes; inside a test it would eat that test's
+    timeout. Progress goes to the terminal. Without an engine nothing is built: the Docker tests
+    then skip, or fail under CI=true.
+    """
+    if session.config.option.collectonly or not any(i.get_closest_marker("docker") for i in session.items):
+        return
+    try:
+        import docker
+
+        client = docker.from_env(use_context=False)
+        client.ping()
+    except Exception:  # no engine: each Docker test reports it
+        return
+    from sandbox.image_build import build_images
+
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+
+    def report(line: str) -> None:
+        if reporter is not None:
+            reporter.write_line(f"[images] {line}")
+
+    started = time.monotonic()
+    try:
+        summary = build_images(client=client, report=report)
+    except Exception as exc:  # a failed build fails the run, with its cause, before any test
+        pytest.exit(f"building the project images failed: {exc}", returncode=1)
+    report(f"images ready in {time.monotonic() - started:.1f} s ({'cached' if summary.all_cached else 'built'})")
+
+
+@pytest.fixture(scope="session")
+def docker_engine():
+    """The engine (the images are built by then), or a skip; a failure under CI=true."""
+    require_docker()
+    import docker
+
+    return docker.from_env(use_context=False)
 
 
 @pytest.fixture(autouse=True)
@@ -43,6 +85,16 @@ def _isolated_judge_cache(tmp_path, monkeypatch):
 def toy_form() -> Path:
     require_reference_fixtures()
     return TOY_FORM
+
+
+@pytest.fixture
+def toy_public_dir(toy_form: Path, tmp_path: Path) -> Path:
+    """The toy form's public bundle, as a sandbox backend's ``start`` takes it."""
+    from harness.tasks.loader import load_task
+
+    target = tmp_path / "public"
+    load_task(toy_form).public_bundle().write(target)
+    return target
 
 
 @pytest.fixture

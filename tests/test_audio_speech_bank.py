@@ -11,6 +11,7 @@ import pytest
 from harness.audio.audio_files import write_pcm16
 from harness.audio.pcm import pcm16_sha256
 from harness.audio.speech_bank import (
+    MAX_CLIP_BYTES,
     ClipIntegrityError,
     MissingClipError,
     PrerenderedBank,
@@ -64,6 +65,22 @@ def test_truncated_clip_is_an_error_naming_the_file(tmp_path) -> None:
     write_pcm16(package / "user" / "audio" / "clip_0.flac", _pcm(1)[:-1])
     with pytest.raises(ClipIntegrityError, match=r"clip_0\.flac: 4799 samples"):
         PrerenderedBank(package).get(HELLO)
+
+
+def test_giant_clip_is_refused_before_it_is_decoded(tmp_path) -> None:
+    package = _package(tmp_path, {HELLO: _pcm(1)})
+    with (package / "user" / "audio" / "clip_0.flac").open("r+b") as handle:
+        handle.truncate(MAX_CLIP_BYTES + 1)  # sparse
+    with pytest.raises(ClipIntegrityError, match=r"clip_0\.flac: file is larger than the 16 MiB limit for a clip"):
+        PrerenderedBank(package).get(HELLO)
+
+
+def test_giant_index_is_a_speech_source_error(tmp_path) -> None:
+    package = _package(tmp_path, {HELLO: _pcm(1)})
+    with (package / "user" / "audio" / "index.jsonl").open("r+b") as handle:
+        handle.truncate(9 << 20)
+    with pytest.raises(SpeechSourceError, match=r"index\.jsonl: file is 9\.0 MiB, the limit for JSONL files is 8 MiB"):
+        open_speech_source(package, "prerendered")
 
 
 def test_missing_text_error_names_the_text_and_task(tmp_path) -> None:

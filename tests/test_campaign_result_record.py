@@ -28,6 +28,7 @@ class FinishedSession:
     turns: int = 4
     adapter_meta: dict[str, Any] = field(default_factory=dict)
     infra_errors: list[str] = field(default_factory=list)
+    usage: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _failed_grade() -> GradeReport:
@@ -79,13 +80,6 @@ def test_record_from_session_has_published_keys_first_and_explains_the_failure(t
     assert stored["fields"][0]["got"] == 210 and stored["failed_predicates"][0]["id"] == "p1"
     assert stored["infra_errors"] == ["x"]
     assert ResultRecord.read(tmp_path) == record
-
-
-def test_error_rows_and_unreadable_records():
-    row = ResultRecord.for_error("toy", 0, "oracle", ValueError("bad tool schema"), attempt=2, wall_s=1.26)
-    assert (row.pts, row.error, row.transient, row.attempt, row.wall_s) == (0, "ValueError: bad tool schema", False, 2, 1.3)
-    assert row.explain == ["error: ValueError: bad tool schema"]
-    assert not row.passed
 
 
 def test_a_published_result_json_loads(tmp_path):

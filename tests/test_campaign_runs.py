@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 from pathlib import Path
 
 import pytest
 
 from harness.agents.registry import get_model
-from harness.campaign.campaign import CampaignCell, CampaignSettings, campaign_cells, run_campaign
+from harness.campaign.campaign import (
+    HARNESS_ERROR_FILE,
+    CampaignCell,
+    CampaignSettings,
+    campaign_cells,
+    run_campaign,
+)
 from harness.campaign.lock import LOCK_FILE
 from harness.results.result_record import ResultRecord
-from harness.session.errors import SessionInfraError
+from harness.session.errors import ProviderError, ProviderTransient, SessionInfraError
 from sandbox.errors import SandboxUnavailableError
 
 TASKS = ["task_b", "task_a"]
@@ -122,17 +129,67 @@ async def test_a_non_transient_infra_failure_is_not_retried_nor_scored(tmp_path)
     assert not (tmp_path / "task_a" / "rep0" / "result.json").exists()
 
 
-async def test_a_session_error_is_persisted_as_an_error_row_and_not_rerun(tmp_path):
+async def test_a_harness_bug_fails_the_cell_loudly_and_is_neither_retried_nor_scored(tmp_path, caplog):
     runner = ScriptedCells(failures={("task_a", 0): [ValueError("bad tool schema")]})
-    result = await run_campaign(_settings(tmp_path, repeats=1), ["task_a"], runner)
-    (row,) = result.rows
-    assert (row.pts, row.error, row.transient, row.attempt, row.components) == (
-        0, "ValueError: bad tool schema", False, 1, {}
-    )
-    assert result.errored == 1 and result.complete
+    result = await run_campaign(_settings(tmp_path, repeats=1), ["task_a", "task_b"], runner)
+    assert runner.calls == [("task_a", 0), ("task_b", 0)]
+    (bug,) = result.harness_errors
+    assert (bug.status, bug.record, bug.attempts, bug.error) == ("harness_error", None, 1, "ValueError: bad tool schema")
+    rep_dir = tmp_path / "task_a" / "rep0"
+    assert not (rep_dir / "result.json").exists()
+    trace = (rep_dir / HARNESS_ERROR_FILE).read_text()
+    assert "Traceback (most recent call last)" in trace and "raise pending.pop(0)" in trace
+    assert "ValueError: bad tool schema" in trace
+    assert any("harness bug" in r.message and r.exc_info for r in caplog.records)
+    assert not result.complete and result.errored == 0
+    assert "1 harness errors (task_a rep0: ValueError: bad tool schema)" in result.summary()
+
     again = ScriptedCells()
-    await run_campaign(_settings(tmp_path, repeats=1), ["task_a"], again)
-    assert again.calls == []
+    rerun = await run_campaign(_settings(tmp_path, repeats=1), ["task_a", "task_b"], again)
+    assert again.calls == [("task_a", 0)] and rerun.complete
+    assert not (rep_dir / HARNESS_ERROR_FILE).exists()
+
+
+async def test_a_provider_refusal_stops_the_campaign_and_says_why(tmp_path):
+    refusal = ProviderError("401 invalid api key", kind="auth")
+    runner = ScriptedCells(failures={("task_a", 0): [refusal]})
+    result = await run_campaign(_settings(tmp_path, repeats=2), ["task_a", "task_b"], runner)
+    assert runner.calls == [("task_a", 0)]
+    assert [o.status for o in result.outcomes] == ["provider_error", "stopped", "stopped", "stopped"]
+    assert result.rows == [] and not (tmp_path / "task_a" / "rep0" / "result.json").exists()
+    assert "stopped at task_a rep0: the provider refused the harness, nothing will succeed " \
+           "(ProviderError: 401 invalid api key)" in result.summary()
+
+
+async def test_a_full_harness_disk_is_infrastructure_never_a_score(tmp_path):
+    runner = ScriptedCells(failures={("task_a", 0): [OSError(errno.ENOSPC, "No space left on device")]})
+    result = await run_campaign(_settings(tmp_path, repeats=1), ["task_a", "task_b"], runner)
+    assert runner.calls == [("task_a", 0)]
+    assert [o.status for o in result.outcomes] == ["infra_failed", "stopped"]
+    assert result.rows == [] and not (tmp_path / "task_a" / "rep0" / "result.json").exists()
+    assert "No space left on device" in result.summary()
+
+
+async def test_a_disk_that_fills_while_the_result_is_written_is_infrastructure(tmp_path, monkeypatch):
+    def full_disk(self, rep_dir):
+        raise OSError(errno.ENOSPC, "No space left on device", str(rep_dir / "result.json"))
+
+    monkeypatch.setattr(ResultRecord, "write", full_disk)
+    result = await run_campaign(_settings(tmp_path, repeats=1), ["task_a", "task_b"], ScriptedCells())
+    assert [o.status for o in result.outcomes] == ["infra_failed", "stopped"]
+    assert result.rows == [] and "sandbox failure no retry can fix" in result.summary()
+
+
+async def test_retry_waits_as_long_as_the_provider_asked(tmp_path, monkeypatch):
+    slept: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    monkeypatch.setattr("harness.campaign.campaign.asyncio.sleep", fake_sleep)
+    runner = ScriptedCells(failures={("task_a", 0): [ProviderTransient("429", retry_after_s=9.0)]})
+    result = await run_campaign(_settings(tmp_path, repeats=1), ["task_a"], runner)
+    assert result.complete and [s for s in slept if s] == [9.0]  # the cells themselves sleep(0)
 
 
 @pytest.mark.parametrize("parallel", [1, 2, 3])

@@ -8,7 +8,11 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.conftest import REPO, require_docker
+
+pytestmark = pytest.mark.docker  # the images are built before it starts (conftest)
 
 
 def _ours(client, pid: int):

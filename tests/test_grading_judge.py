@@ -6,14 +6,12 @@ import asyncio
 import hashlib
 import json
 import socket
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -22,6 +20,8 @@ from starlette.routing import Route
 from harness.grading.judge import JUDGE_VERSION, SemanticJudge
 from harness.grading.judge_cache import JudgeCache, judge_cache_key
 from harness.grading.judge_prompt import JUDGE_PROMPT_TEMPLATE, parse_verdict
+from harness.session.errors import JudgeUnavailable
+from tests.loopback import serve_on_loopback
 
 #: SHA-256 of the judge prompt template of JUDGE_VERSION "artifact-aware-3".
 PINNED_PROMPT_DIGEST = "6c3d2b1a74f2ccf98c15b89937c92ffdbbaa1a08cd203be0c0d8b46316bb3d28"
@@ -47,19 +47,9 @@ class FakeChatServer:
 def server() -> Iterator[FakeChatServer]:
     fake = FakeChatServer()
     app = Starlette(routes=[Route("/v1/chat/completions", fake.completions, methods=["POST"])])
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not uv.started and thread.is_alive():
-        threading.Event().wait(0.01)
-    fake.base_url = f"http://127.0.0.1:{port}/v1"
-    yield fake
-    uv.should_exit = True
-    thread.join()
-    sock.close()
+    with serve_on_loopback(app) as base:
+        fake.base_url = f"{base}/v1"
+        yield fake
 
 
 @pytest.fixture()
@@ -113,10 +103,11 @@ async def test_fail_verdict_is_parsed_from_surrounding_text(fake: FakeChatServer
 
 
 @pytest.mark.parametrize(("status", "reply"), [(500, ""), (200, "I think they match."), (200, "{not json}")])
-async def test_errors_fail_and_are_not_cached(fake: FakeChatServer, tmp_path: Path, status: int, reply: str) -> None:
+async def test_no_verdict_is_unavailable_and_not_cached(fake: FakeChatServer, tmp_path: Path, status: int, reply: str) -> None:
     fake.status, fake.reply = status, reply
     judge = _judge(fake, tmp_path)
-    assert await judge("f", "a", "b", "ctx") is False
+    with pytest.raises(JudgeUnavailable, match=f"judge gpt-4o-mini at {fake.base_url}"):
+        await judge("f", "a", "b", "ctx")
     assert judge.errors == 1 and judge.cache.get(judge_cache_key("f", "a", "b")) is None
     fake.status, fake.reply = 200, '{"pass": true}'
     assert await judge("f", "a", "b", "ctx") is True
@@ -129,7 +120,9 @@ async def test_unreachable_endpoint_counts_an_error(tmp_path: Path) -> None:
     port = sock.getsockname()[1]
     sock.close()
     judge = SemanticJudge(base_url=f"http://127.0.0.1:{port}/v1", api_key="k", cache=None)
-    assert await judge("f", "a", "b", "ctx") is False and judge.errors == 1
+    with pytest.raises(JudgeUnavailable, match="ConnectError"):
+        await judge("f", "a", "b", "ctx")
+    assert judge.errors == 1
 
 
 async def test_blank_prediction_fails_without_a_call(fake: FakeChatServer, tmp_path: Path) -> None:

@@ -5,54 +5,30 @@ The SDK's own ``mcp.Client`` lists and calls the tools; plain httpx exercises th
 
 from __future__ import annotations
 
-import asyncio
 import json
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from mcp import Client
 
 from harness.tasks.loader import load_task
 from mcp_servers.environment import TaskEnvironment
-from mcp_servers.server import (
-    CALL_INDEX_META_KEY,
-    CALL_RECORD_META_KEY,
-    MEDIA_TIME_META_KEY,
-    RAW_ARGUMENTS_META_KEY,
-    TaskServer,
-    build_app,
-)
-
-TOKEN = "test-token-0123456789"
+from mcp_servers.server import CALL_INDEX_META_KEY, CALL_RECORD_META_KEY, RAW_ARGUMENTS_META_KEY, TaskServer
+from mcp_servers.state_file import fold_journal, journal_lines
+from tests.served_server import TOKEN
+from tests.served_server import serving as _serving
 
 
-@asynccontextmanager
-async def _serving(task_server: TaskServer):
-    """The base URL of ``task_server`` served by uvicorn on a free loopback port."""
-    config = uvicorn.Config(
-        build_app(task_server, token=TOKEN), host="127.0.0.1", port=0, log_level="warning", lifespan="on"
-    )
-    server = uvicorn.Server(config)
-    serving = asyncio.create_task(server.serve())
-    while not server.started:
-        assert not serving.done(), "uvicorn stopped while starting"
-        await asyncio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await serving
+def _persisted(journal: Path) -> dict:
+    return fold_journal(journal_lines(journal.read_bytes()))
 
 
 @pytest.fixture
 async def served(toy_form: Path, tmp_path: Path):
     """(base_url, task_server, state_file) for a live server on a free loopback port."""
     bundle = load_task(toy_form).public_bundle()
-    state_file = tmp_path / "state" / "state.json"
+    state_file = tmp_path / "state" / "state.jsonl"
     task_server = TaskServer(bundle, state_file=state_file)
     async with _serving(task_server) as base:
         yield base, task_server, state_file
@@ -66,7 +42,7 @@ def bundle_files(toy_form: Path, tmp_path: Path) -> dict[str, str]:
 
 
 async def test_an_empty_server_serves_nothing_until_its_task_is_loaded_once(bundle_files, tmp_path):
-    task_server = TaskServer(state_file=tmp_path / "state.json")
+    task_server = TaskServer(state_file=tmp_path / "state.jsonl")
     auth = {"Authorization": f"Bearer {TOKEN}"}
     async with _serving(task_server) as base, httpx.AsyncClient(base_url=base) as http:
         health_before = (await http.get("/control/health")).json()
@@ -88,7 +64,7 @@ async def test_an_empty_server_serves_nothing_until_its_task_is_loaded_once(bund
     assert again.status_code == 409 and "already serves task 'toy_form_001'" in again.json()["error"]
     assert names == ["update_expense", "request_approval", "submit_expense"]
     assert health_after == {"ok": True, "task_id": "toy_form_001"}
-    assert json.loads((tmp_path / "state.json").read_text())["call_log"] == []
+    assert _persisted(tmp_path / "state.jsonl")["call_log"] == []
 
 
 @pytest.mark.parametrize(
@@ -187,9 +163,9 @@ async def test_snapshot_shape_and_state_file_after_every_call(served):
         async with Client(f"{base}/mcp") as client:
             await client.list_tools()
             await client.call_tool("update_expense", {"fields": {"employee_id": "E1042"}})
-            assert len(json.loads(state_file.read_text())["call_log"]) == 1
+            assert len(_persisted(state_file)["call_log"]) == 1
             await client.call_tool("update_expense", {"fields": {"cost_center": "CC-330"}})
-            assert len(json.loads(state_file.read_text())["call_log"]) == 2
+            assert len(_persisted(state_file)["call_log"]) == 2
         snapshot = (await http.get(f"{base}/control/snapshot")).json()
     assert set(snapshot) >= {
         "state",
@@ -202,7 +178,8 @@ async def test_snapshot_shape_and_state_file_after_every_call(served):
     }
     assert snapshot["artifacts"]["expense_1"]["fields"]["cost_center"] == "CC-330"
     assert [v["path"] for v in snapshot["versions"]] == ["employee_id", "cost_center"]
-    assert json.loads(state_file.read_text()) == snapshot
+    assert _persisted(state_file) == snapshot
+    assert len(state_file.read_bytes().splitlines()) == 3  # the base, then one entry per call
 
 
 async def test_grant_through_control_authorizes_the_commit(served):
@@ -217,10 +194,9 @@ async def test_grant_through_control_authorizes_the_commit(served):
                 f"{base}/control/approvals/grant",
                 json={"action_type": "submit_expense", "target_id": "expense_1", "media_time_ms": 4000},
             )
+            await http.post(f"{base}/control/media_time", json={"media_time_ms": 6000})
             committed = await client.call_tool(
-                "submit_expense",
-                {"target_id": "expense_1", "artifact_id": "expense_1"},
-                meta={MEDIA_TIME_META_KEY: 6000},
+                "submit_expense", {"target_id": "expense_1", "artifact_id": "expense_1"}
             )
         records = [(await http.get(f"{base}/control/calls/{i}")).json() for i in (0, 1)]
     assert premature.is_error and records[0]["auth_decision"] == "PREMATURE_COMMIT"

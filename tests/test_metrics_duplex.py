@@ -46,7 +46,10 @@ def test_yield_and_continue_decisions_are_scored_only_while_the_agent_speaks():
     assert duplex["n_scored"] == 4
     assert duplex["fda"] == 0.5
     assert duplex["fyr"] == 0.5
-    assert duplex["stop_latency_ms"] == {"median": 300.0, "p90": 300.0, "p95": 300.0, "miss_rate": 0.5, "n": 1}
+    assert duplex["stop_latency_ms"] == {"median": 300.0, "p90": 300.0, "p95": 300.0, "miss_rate": 0.5, "n": 1,
+                                         "n_expected": 2}
+    assert duplex["isl_ms"] == {"median": 300.0, "p90": 300.0, "p95": 300.0, "miss_rate": 0.5, "n": 1}
+    assert duplex["n_yield_expected"] == 2 and duplex["n_continue_expected"] == 2
     assert duplex["occr"] is None and duplex["ira"] is None
     assert [e["correct"] for e in duplex["events"]] == [True, False, True, False, None]
     assert duplex["events"][0] == {
@@ -56,14 +59,19 @@ def test_yield_and_continue_decisions_are_scored_only_while_the_agent_speaks():
         "agent_speaking_at_onset": True,
         "agent_yielded": True,
         "stop_latency_ms": 300,
+        "isl_ms": 300,
+        "overlap_ms": None,
         "correct": True,
     }
 
 
-def test_stop_latency_statistics_are_linear_percentiles():
+def test_stop_latency_statistics_are_linear_percentiles_and_isl_ms_follows_the_published_index_rule():
     events = _events(*(_delivery(f"e{i}", "YIELD", yielded=True, stop=stop) for i, stop in enumerate([400, 100, 300, 200])))
-    stats = duplex_metrics(events)["stop_latency_ms"]
-    assert stats == {"median": 250.0, "p90": 370.0, "p95": 385.0, "miss_rate": 0.0, "n": 4}
+    duplex = duplex_metrics(events)
+    assert duplex["stop_latency_ms"] == {"median": 250.0, "p90": 370.0, "p95": 385.0, "miss_rate": 0.0, "n": 4,
+                                         "n_expected": 4}
+    # Published: sorted[round(p·(n−1))], half-even: round(2.7) = round(2.85) = 3 → 400.
+    assert duplex["isl_ms"] == {"median": 250.0, "p90": 400.0, "p95": 400.0, "miss_rate": 0.0, "n": 4}
 
 
 def test_no_duplex_events_gives_nulls_and_still_reports_overlap():
@@ -79,7 +87,9 @@ def test_no_duplex_events_gives_nulls_and_still_reports_overlap():
     assert duplex["events"] == []
     assert duplex["fda"] is None
     assert duplex["fyr"] is None
-    assert duplex["stop_latency_ms"] == {"median": None, "p90": None, "p95": None, "miss_rate": None, "n": 0}
+    assert duplex["stop_latency_ms"] == {"median": None, "p90": None, "p95": None, "miss_rate": None, "n": 0,
+                                         "n_expected": 0}
+    assert duplex["isl_ms"] == {}  # published: an empty block when there is nothing to measure
     assert duplex["overlap_ms"] == 500
     assert duplex["overlap_ratio"] == 0.25
 

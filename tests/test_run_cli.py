@@ -25,7 +25,7 @@ def _run(*args: str):
 def test_unknown_model_lists_the_known_ones():
     result = _run("--model", "gpt-nothing")
     assert result.exit_code == 2
-    assert "unknown model 'gpt-nothing'; known models: oracle, noop" in result.output
+    assert "unknown model 'gpt-nothing'; known models: oracle, native-oracle, noop" in result.output
 
 
 def test_bad_user_audio_is_a_usage_error():

@@ -18,6 +18,7 @@ from harness.session.mcp_environment import McpEnvironment, SandboxedEnvironment
 from harness.tasks.loader import load_task
 from harness.validate import validate_task
 from sandbox.backend import SandboxUnavailableError
+from sandbox.control_client import ControlClient
 from sandbox.docker_backend import DockerBackend, DockerSandboxConfig
 from sandbox.errors import ControlRequestError
 from sandbox.labels import LABEL_RUN
@@ -106,14 +107,24 @@ async def test_container_cannot_connect_to_the_host(engine, public_dir):
     assert sandbox.metadata["host_guard"] == "on"
 
 
-async def test_control_api_refuses_missing_or_wrong_token_over_the_network(engine, public_dir):
+async def test_the_control_plane_is_not_served_on_the_network_and_needs_the_token(engine, public_dir):
     async with DockerBackend().start(public_dir, "t-token", task_id="toy_form_001") as sandbox:
-        base = sandbox.control.base_url
+        network_base = sandbox.mcp_url.rsplit("/mcp", 1)[0]
         async with httpx.AsyncClient(trust_env=False) as http:
-            missing = await http.get(f"{base}/control/snapshot")
-            wrong = await http.get(f"{base}/control/snapshot", headers={"Authorization": "Bearer nope"})
-            right = await sandbox.control.snapshot()
-    assert (missing.status_code, wrong.status_code) == (401, 401)
+            over_network = [
+                (await http.get(f"{network_base}/control/{route}", headers=headers)).status_code
+                for route in ("health", "snapshot")
+                for headers in ({}, {"Authorization": "Bearer nope"})
+            ]
+        wrong = ControlClient("", "nope", uds=sandbox.control.uds)
+        try:
+            with pytest.raises(ControlRequestError) as refused:
+                await wrong.snapshot()
+        finally:
+            await wrong.aclose()
+        right = await sandbox.control.snapshot()
+    assert over_network == [404, 404, 404, 404]  # the MCP listener has no control routes
+    assert refused.value.status == 401
     assert "expense_1" in right["artifacts"]
 
 
@@ -157,7 +168,30 @@ async def test_fork_bomb_and_memory_hog_are_contained(engine, public_dir):
     assert health["ok"] is True
 
 
-async def test_killed_container_is_an_infra_error_and_the_state_is_recovered(engine, public_dir):
+STOP_SERVER = (
+    "import os, signal\n"
+    "for pid in [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())]:\n"
+    "    if b'mcp_servers' in open(f'/proc/{pid}/cmdline', 'rb').read():\n"
+    "        os.kill(int(pid), signal.SIGSTOP)"
+)
+
+
+async def test_hung_server_is_an_infra_error_and_the_state_is_recovered(engine, public_dir):
+    async with DockerBackend().start(public_dir, "t-hang", task_id="toy_form_001") as sandbox:
+        async with McpEnvironment(sandbox, call_timeout_s=3) as env:
+            await env.list_tools()
+            first = await env.call_tool("update_expense", {"fields": {"employee_id": "E1042"}}, 2000)
+            code, out = await asyncio.to_thread(_exec_python, engine, sandbox.metadata["container_id"], STOP_SERVER)
+            with pytest.raises(SandboxUnavailableError):
+                await env.call_tool("update_expense", {"fields": {"cost_center": "CC-330"}}, 4000)
+            snapshot = await env.snapshot()  # the control API times out first
+    assert code == 0, out
+    assert first.ok and env.snapshot_recovered
+    assert snapshot.artifacts["expense_1"].fields["employee_id"] == "E1042"
+    assert len(snapshot.call_log) == 1
+
+
+async def test_killed_container_is_an_infra_error_and_its_state_went_with_it(engine, public_dir):
     async with DockerBackend().start(public_dir, "t-kill", task_id="toy_form_001") as sandbox:
         async with McpEnvironment(sandbox, call_timeout_s=5) as env:
             await env.list_tools()
@@ -165,10 +199,9 @@ async def test_killed_container_is_an_infra_error_and_the_state_is_recovered(eng
             await asyncio.to_thread(engine.containers.get(sandbox.metadata["container_id"]).kill)
             with pytest.raises(SandboxUnavailableError):
                 await env.call_tool("update_expense", {"fields": {"cost_center": "CC-330"}}, 4000)
-            snapshot = await env.snapshot()
-    assert first.ok and env.snapshot_recovered
-    assert snapshot.artifacts["expense_1"].fields["employee_id"] == "E1042"
-    assert len(snapshot.call_log) == 1
+            with pytest.raises(SandboxUnavailableError, match="tmpfs went with it"):
+                await env.snapshot()
+    assert first.ok and not env.snapshot_recovered
 
 
 async def test_twenty_sessions_some_cancelled_leave_nothing_behind(engine, public_dir):

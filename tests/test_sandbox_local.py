@@ -188,7 +188,7 @@ def test_spares_die_with_the_harness_even_when_it_is_killed(public_dir: Path, tm
 
 async def test_control_client_errors_name_the_cause(public_dir: Path):
     async with LocalBackend().start(public_dir, "run-f", task_id="toy_form_001") as sandbox:
-        wrong = ControlClient(sandbox.control.base_url, "not-the-token")
+        wrong = ControlClient("", "not-the-token", uds=sandbox.control.uds)
         try:
             with pytest.raises(ControlRequestError) as refused:
                 await wrong.snapshot()
@@ -196,10 +196,11 @@ async def test_control_client_errors_name_the_cause(public_dir: Path):
             await wrong.aclose()
         with pytest.raises(ControlRequestError) as missing_call:
             await sandbox.control.call(99)
-        address = sandbox.control.base_url
+        socket_path = sandbox.control.uds
+    assert socket_path is not None and socket_path.startswith(sandbox.metadata["private_dir"])
     assert refused.value.status == 401
     assert missing_call.value.status == 404 and "99" in str(missing_call.value)
-    gone = ControlClient(address, "token")
+    gone = ControlClient("", "token", uds=socket_path)
     try:
         with pytest.raises(SandboxUnavailableError, match="/control/health"):
             await gone.health()

@@ -221,10 +221,10 @@ def test_audio_index_and_meta_are_loaded(toy_form, tmp_path):
 
 
 def test_fast_yaml_loader_gives_the_same_python_values_as_safe_load():
-    """The C loader must not change YAML 1.1 typing (grading and judge keys use str() of values)."""
+    """The bounded C loader must not change YAML 1.1 typing (grading and judge keys use str() of values)."""
     import yaml
 
-    from harness.tasks.file_readers import _SAFE_LOADER
+    from harness.tasks.bounded_parse import parse_yaml
     from tests.conftest import DEMO_DATA, REFERENCE_FIXTURES
 
     roots = [DEMO_DATA / "tasks"] + ([REFERENCE_FIXTURES] if REFERENCE_FIXTURES.is_dir() else [])
@@ -232,5 +232,5 @@ def test_fast_yaml_loader_gives_the_same_python_values_as_safe_load():
     assert files
     for path in files:
         text = path.read_text(encoding="utf-8")
-        fast, slow = yaml.load(text, Loader=_SAFE_LOADER), yaml.safe_load(text)
+        fast, slow = parse_yaml(text), yaml.safe_load(text)
         assert fast == slow and repr(fast) == repr(slow), path

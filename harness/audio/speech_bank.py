@@ -17,8 +17,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from harness.tasks.bounded_parse import JSONL_LIMITS, ParseRefused, read_bounded
+from harness.tasks.contained_paths import PathEscape, resolve_inside
 from harness.tasks.models import AudioIndexRow
-from harness.tasks.package_paths import AUDIO_INDEX_FILE
+from harness.tasks.package_paths import AUDIO_DIR, AUDIO_INDEX_FILE
 
 from . import espeak
 from .audio_files import read_pcm16
@@ -28,6 +30,7 @@ from .pcm import pcm16_sha256
 
 __all__ = [
     "Clip",
+    "MAX_CLIP_BYTES",
     "ClipIntegrityError",
     "MissingClipError",
     "PrerenderedBank",
@@ -38,6 +41,9 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
+
+#: The demo's longest clip is 1.0 MB; 16 MiB is several minutes of 24 kHz speech.
+MAX_CLIP_BYTES = 16 << 20
 
 LiveSynthesizer = Callable[[list[str]], Awaitable[dict[str, Clip]]]
 
@@ -72,15 +78,34 @@ class PrerenderedBank:
         self.task_id = task_id or self.task_dir.name
         self.index_path = self.task_dir / AUDIO_INDEX_FILE
         self._rows: dict[str, AudioIndexRow] = {}
-        for number, line in enumerate(self.index_path.read_text(encoding="utf-8").splitlines(), start=1):
+        self._paths: dict[str, Path] = {}
+        for number, line in enumerate(self._index_text().splitlines(), start=1):
             if not line.strip():
                 continue
             try:
                 row = AudioIndexRow.model_validate_json(line)
             except ValidationError as exc:
                 raise ClipIntegrityError(f"{self.index_path}:{number}: invalid index row: {exc}") from None
-            self._rows.setdefault(row.text, row)
+            if row.text not in self._rows:
+                self._rows[row.text] = row
+                self._paths[row.text] = self._clip_path(row, number)
         self._clips: dict[str, Clip] = {}
+
+    def _index_text(self) -> str:
+        try:
+            path = resolve_inside(self.task_dir, AUDIO_INDEX_FILE)
+            return read_bounded(path, JSONL_LIMITS).decode("utf-8")
+        except (PathEscape, ParseRefused, UnicodeDecodeError) as exc:
+            raise ClipIntegrityError(f"{self.index_path}: {exc}") from None
+
+    def _clip_path(self, row: AudioIndexRow, number: int) -> Path:
+        """The clip's real path, never outside ``user/audio/`` (the index is the package's word)."""
+        try:
+            return resolve_inside(self.index_path.parent, row.file, where=AUDIO_DIR)
+        except PathEscape as exc:
+            raise ClipIntegrityError(
+                f"task {self.task_id!r}: {AUDIO_INDEX_FILE} line {number}: file = {row.file!r}: {exc}"
+            ) from None
 
     @staticmethod
     def exists(task_dir: Path) -> bool:
@@ -103,11 +128,12 @@ class PrerenderedBank:
                 f"task {self.task_id!r}: no pre-rendered clip for text {text!r} in {self.index_path} "
                 "(re-run `apex-voice render-audio` or use --user-audio espeak)"
             )
-        self._clips[text] = clip = self._read(row)
+        self._clips[text] = clip = self._read(row, self._paths[text])
         return clip
 
-    def _read(self, row: AudioIndexRow) -> Clip:
-        path = self.index_path.parent / row.file
+    def _read(self, row: AudioIndexRow, path: Path) -> Clip:
+        if path.is_file() and path.stat().st_size > MAX_CLIP_BYTES:
+            raise ClipIntegrityError(f"{path}: file is larger than the {MAX_CLIP_BYTES >> 20} MiB limit for a clip")
         if row.sample_rate != SAMPLE_RATE:
             raise ClipIntegrityError(f"{path}: index says {row.sample_rate} Hz, the harness needs {SAMPLE_RATE} Hz")
         pcm = read_pcm16(path)
@@ -153,7 +179,13 @@ class SpeechSource:
 
 
 def _bank_or_none(task_dir: Path, task_id: str) -> PrerenderedBank | None:
-    return PrerenderedBank(task_dir, task_id) if PrerenderedBank.exists(task_dir) else None
+    """The package's bank; an index that cannot be used makes the mode unable to serve the task."""
+    if not PrerenderedBank.exists(task_dir):
+        return None
+    try:
+        return PrerenderedBank(task_dir, task_id)
+    except ClipIntegrityError as exc:
+        raise SpeechSourceError(str(exc)) from None
 
 
 def _espeak(voice: str, cache_dir: Path | None) -> LiveSynthesizer:

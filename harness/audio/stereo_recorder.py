@@ -47,6 +47,12 @@ class StereoRecorder:
         self._samples[self._length : end, _AGENT] = agent
         self._length = end
 
+    def tail(self, samples: int) -> np.ndarray:
+        """A read-only view of the last ``samples`` (user, agent) pairs recorded."""
+        view = self._samples[max(0, self._length - samples) : self._length]
+        view.flags.writeable = False
+        return view
+
     def channel(self, name: str) -> np.ndarray:
         """A copy of one channel (``"user"`` or ``"agent"``) as recorded so far."""
         index = {"user": _USER, "agent": _AGENT}.get(name)

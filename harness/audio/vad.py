@@ -66,7 +66,11 @@ class FrameVad:
 
     def update(self, frame: np.ndarray) -> bool:
         """Feed the next frame; returns the smoothed state after it."""
-        if self.voiced(frame):
+        return self.smooth(self.voiced(frame))
+
+    def smooth(self, voiced: bool) -> bool:
+        """Advance the smoothed state by one frame whose raw decision is ``voiced``."""
+        if voiced:
             self._voiced_run += 1
             self._unvoiced_run = 0
             if not self.speaking and self._voiced_run >= self.onset_frames:

@@ -2,35 +2,44 @@
 
 Layout: ``<out>/campaign.json``, ``<out>/.campaign.lock``, ``<out>/<task>/rep<k>/result.json`` and
 the session directories beside it. Cells are visited coverage-first (every task once before any
-task twice), so a campaign stopped early still covers the suite. A cell whose ``result.json``
-parses is loaded instead of re-run. A session that fails for infrastructure reasons is retried
-with backoff and, if it keeps failing, left empty for the next invocation: never scored against
-the model. Any other error is persisted as an error row (PTS 0), as published.
+task twice), so a campaign stopped early still covers the suite. A cell whose ``result.json`` was
+written by the same measurement is loaded instead of re-run (:mod:`.resume`); one whose grade
+waits on pending judge verdicts is re-graded when a regrader is given.
+
+Failures are handled by their blame (:mod:`.blame`): infrastructure is retried with backoff and,
+if it keeps failing, the cell is left empty for the next invocation; a provider that refuses us
+stops the campaign; anything else is a harness bug — the cell fails as ``harness_error`` with its
+traceback in ``<rep_dir>/harness_error.txt``. None of them is ever scored against the model.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Callable
+import traceback
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
 from harness.agents.registry import ModelSpec
+from harness.atomic_write import atomic_write_text
 from harness.results.result_record import ResultRecord, error_text
 
+from .blame import classify
 from .lock import CampaignLock
 from .manifest import CampaignManifest, write_manifest
-from .transient import is_infrastructure_error, is_transient
+from .resume import CampaignMismatchError, CellReuse, check_manifest, reuse_cell
 
 __all__ = [
+    "HARNESS_ERROR_FILE",
     "CampaignCell",
+    "CampaignMismatchError",
     "CampaignResult",
     "CampaignSettings",
     "CellOutcome",
     "CellRunner",
+    "PendingRegrader",
     "campaign_cells",
     "run_campaign",
 ]
@@ -38,6 +47,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
+HARNESS_ERROR_FILE = "harness_error.txt"
 
 
 @dataclass(frozen=True, order=True)
@@ -61,6 +71,10 @@ class CellRunner(Protocol):
     async def __call__(self, cell: CampaignCell, rep_dir: Path) -> ResultRecord: ...
 
 
+#: Grades a loaded record's pending judge verdicts again; returns it unchanged if the judge is still out.
+PendingRegrader = Callable[[CampaignCell, Path, ResultRecord], Awaitable[ResultRecord]]
+
+
 @dataclass(frozen=True)
 class CampaignSettings:
     model: ModelSpec
@@ -80,7 +94,7 @@ class CampaignSettings:
                 raise ValueError(f"campaign setting {name} must be at least 1, got {getattr(self, name)}")
 
 
-CellStatus = Literal["loaded", "ran", "errored", "infra_failed"]
+CellStatus = Literal["loaded", "regraded", "ran", "infra_failed", "harness_error", "provider_error", "stopped"]
 
 
 @dataclass
@@ -92,6 +106,12 @@ class CellOutcome:
     record: ResultRecord | None = None
     attempts: int = 0
     infra_errors: list[str] = field(default_factory=list)
+    #: ``"<Type>: <message>"`` of a harness bug or a provider refusal that ended the cell.
+    error: str | None = None
+    #: A ``result.json`` found unusable and set aside before the cell ran again.
+    set_aside: str | None = None
+    #: Why no later cell should start (a provider refusal, a full harness disk).
+    stop_reason: str | None = None
 
 
 @dataclass
@@ -112,18 +132,42 @@ class CampaignResult:
         return sum(row.error is not None for row in self.rows)
 
     @property
+    def pending(self) -> list[ResultRecord]:
+        """Runs whose grade waits on the judge: neither passes nor failures yet."""
+        return [row for row in self.rows if row.pending]
+
+    @property
     def empty_cells(self) -> list[CellOutcome]:
         return [o for o in self.outcomes if o.record is None]
+
+    @property
+    def harness_errors(self) -> list[CellOutcome]:
+        return [o for o in self.outcomes if o.status == "harness_error"]
+
+    @property
+    def stopped_by(self) -> CellOutcome | None:
+        """The failure that stopped the campaign, if one did."""
+        return next((o for o in self.outcomes if o.stop_reason), None)
 
     @property
     def complete(self) -> bool:
         return not self.empty_cells
 
     def summary(self) -> str:
-        return (
+        infra = sum(o.status == "infra_failed" for o in self.outcomes)
+        text = (
             f"{self.settings.model.key}: {len(self.rows)}/{len(self.outcomes)} runs complete, "
-            f"{self.passed} passed, {len(self.empty_cells)} infra errors -> {self.settings.out_dir}"
+            f"{self.passed} passed, {infra} infra errors"
         )
+        if self.pending:
+            text += f", {len(self.pending)} pending judge verdicts (run `apex-voice regrade`)"
+        if self.harness_errors:
+            named = "; ".join(f"{o.cell}: {o.error}" for o in self.harness_errors[:3])
+            text += f", {len(self.harness_errors)} harness errors ({named})"
+        stopped = self.stopped_by
+        if stopped is not None:
+            text += f"; stopped at {stopped.cell}: {stopped.stop_reason}"
+        return f"{text} -> {self.settings.out_dir}"
 
 
 def campaign_cells(task_ids: list[str], repeats: int) -> list[CampaignCell]:
@@ -137,33 +181,44 @@ async def run_campaign(
     run_cell: CellRunner,
     *,
     on_cell: Callable[[CellOutcome], None] | None = None,
+    task_versions: dict[str, str] | None = None,
+    regrade: PendingRegrader | None = None,
 ) -> CampaignResult:
-    """Run (or resume) the campaign; ``on_cell`` hears about every cell as it is settled."""
+    """Run (or resume) the campaign; ``on_cell`` hears about every cell as it is settled.
+
+    Raises :class:`CampaignMismatchError` before running anything when the directory holds results
+    of another model, condition, task version or measurement settings.
+    """
     cells = campaign_cells(task_ids, settings.repeats)
+    versions = task_versions or {}
+    manifest = CampaignManifest(
+        model=settings.model.key,
+        display_name=settings.model.display_name,
+        repeats=settings.repeats,
+        max_turns=settings.max_turns,
+        user_audio=settings.user_audio,
+        n_tasks=len({c.task_id for c in cells}),
+        sandbox=settings.sandbox,
+        parallel=settings.parallel,
+        task_ids=sorted({c.task_id for c in cells}),
+    )
     with CampaignLock(settings.out_dir):
-        write_manifest(
-            settings.out_dir,
-            CampaignManifest(
-                model=settings.model.key,
-                display_name=settings.model.display_name,
-                repeats=settings.repeats,
-                max_turns=settings.max_turns,
-                user_audio=settings.user_audio,
-                n_tasks=len({c.task_id for c in cells}),
-                sandbox=settings.sandbox,
-                parallel=settings.parallel,
-                task_ids=sorted({c.task_id for c in cells}),
-            ),
-        )
+        check_manifest(settings.out_dir, manifest)
+        reuses = {
+            cell: reuse_cell(
+                cell.rep_dir(settings.out_dir), task_id=cell.task_id, rep=cell.rep, model=settings.model.key,
+                condition=manifest.condition, task_version=versions.get(cell.task_id),
+            )
+            for cell in cells
+        }
+        write_manifest(settings.out_dir, manifest)
         limit = asyncio.Semaphore(settings.parallel)
+        stop = asyncio.Event()
 
         async def settle(cell: CampaignCell) -> CellOutcome:
-            loaded = ResultRecord.read(cell.rep_dir(settings.out_dir))
-            if loaded is not None:
-                outcome = CellOutcome(cell, "loaded", loaded)
-            else:
-                async with limit:
-                    outcome = await _run_cell(settings, cell, run_cell)
+            outcome = await _settle(settings, cell, reuses[cell], run_cell, regrade, limit, stop, versions)
+            if outcome.stop_reason:
+                stop.set()
             if on_cell is not None:
                 on_cell(outcome)
             return outcome
@@ -172,33 +227,80 @@ async def run_campaign(
     return CampaignResult(settings, list(outcomes))
 
 
-async def _run_cell(settings: CampaignSettings, cell: CampaignCell, run_cell: CellRunner) -> CellOutcome:
-    """Up to ``max_attempts`` sessions; persist a record or an error row, or leave the cell empty."""
+async def _settle(
+    settings: CampaignSettings,
+    cell: CampaignCell,
+    reuse: CellReuse,
+    run_cell: CellRunner,
+    regrade: PendingRegrader | None,
+    limit: asyncio.Semaphore,
+    stop: asyncio.Event,
+    versions: dict[str, str],
+) -> CellOutcome:
+    rep_dir = cell.rep_dir(settings.out_dir)
+    if reuse.record is not None:
+        if not (reuse.record.pending and regrade is not None):
+            return CellOutcome(cell, "loaded", reuse.record)
+        regraded = await regrade(cell, rep_dir, reuse.record)
+        if regraded is not reuse.record:
+            regraded.write(rep_dir)
+        return CellOutcome(cell, "regraded", regraded)
+    async with limit:
+        if stop.is_set():
+            return CellOutcome(cell, "stopped", set_aside=reuse.problem)
+        outcome = await _run_cell(settings, cell, run_cell, versions.get(cell.task_id))
+    outcome.set_aside = reuse.problem
+    return outcome
+
+
+def _stamped(record: ResultRecord, infra_errors: list[str], task_version: str | None) -> ResultRecord:
+    """The record with the failed attempts before it and the task version it measured."""
+    update: dict[str, object] = {}
+    if infra_errors:
+        update["infra_errors"] = [*infra_errors, *record.infra_errors]
+    if task_version is not None and record.task_version is None:
+        update["task_version"] = task_version
+    return record.model_copy(update=update) if update else record
+
+
+def _write_harness_error(rep_dir: Path, cell: CampaignCell, exc: BaseException, attempt: int) -> Path:
+    text = "".join(traceback.format_exception(exc))
+    path = rep_dir / HARNESS_ERROR_FILE
+    atomic_write_text(path, f"harness bug in {cell} (attempt {attempt}); never scored, runs again on resume\n\n{text}")
+    return path
+
+
+async def _run_cell(
+    settings: CampaignSettings, cell: CampaignCell, run_cell: CellRunner, task_version: str | None
+) -> CellOutcome:
+    """Up to ``max_attempts`` sessions: persist a record, or leave the cell empty with the reason."""
     rep_dir = cell.rep_dir(settings.out_dir)
     infra_errors: list[str] = []
     attempt = 0
     while True:
         attempt += 1
-        started = time.monotonic()
         try:
-            record = await run_cell(cell, rep_dir)
+            record = _stamped(await run_cell(cell, rep_dir), infra_errors, task_version)
+            record.write(rep_dir)  # a full disk here is blamed like one during the session
         except Exception as exc:
-            if not is_infrastructure_error(exc):
-                log.warning("%s: session error (persisted as an error row)", cell, exc_info=exc)
-                row = ResultRecord.for_error(
-                    cell.task_id, cell.rep, settings.model.key, exc, attempt=attempt,
-                    wall_s=time.monotonic() - started,
-                )
-                row.infra_errors = infra_errors
-                row.write(rep_dir)
-                return CellOutcome(cell, "errored", row, attempt, infra_errors)
+            blame = classify(exc)
+            if blame.kind == "harness_bug":
+                path = _write_harness_error(rep_dir, cell, exc, attempt)
+                log.error("%s: harness bug, cell failed (traceback in %s)", cell, path, exc_info=exc)
+                return CellOutcome(cell, "harness_error", None, attempt, infra_errors, error=error_text(exc))
+            if blame.kind == "provider_error":
+                reason = f"the provider refused the harness, nothing will succeed ({error_text(exc)})"
+                log.error("%s: %s; stopping the campaign", cell, reason)
+                return CellOutcome(cell, "provider_error", None, attempt, infra_errors, error=error_text(exc),
+                                   stop_reason=reason)
             infra_errors.append(f"attempt {attempt}: {error_text(exc)}")
-            log.info("%s: infrastructure failure on attempt %d: %s", cell, attempt, error_text(exc))
-            if not is_transient(exc) or attempt >= settings.max_attempts:
+            log.info("%s: %s failure on attempt %d: %s", cell, blame.kind, attempt, error_text(exc))
+            if blame.stops_campaign:
+                reason = f"{blame.kind} failure no retry can fix ({error_text(exc)})"
+                return CellOutcome(cell, "infra_failed", None, attempt, infra_errors, stop_reason=reason)
+            if not blame.transient or attempt >= settings.max_attempts:
                 return CellOutcome(cell, "infra_failed", None, attempt, infra_errors)
-            await asyncio.sleep(settings.retry_backoff_s * attempt)
+            await asyncio.sleep(max(settings.retry_backoff_s * attempt, blame.retry_after_s or 0.0))
             continue
-        if infra_errors:
-            record = record.model_copy(update={"infra_errors": [*infra_errors, *record.infra_errors]})
-        record.write(rep_dir)
+        (rep_dir / HARNESS_ERROR_FILE).unlink(missing_ok=True)
         return CellOutcome(cell, "ran", record, attempt, infra_errors)

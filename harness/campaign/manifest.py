@@ -1,6 +1,8 @@
 """``campaign.json``: what a campaign directory measures, rewritten at every start.
 
-``created_at`` survives rewrites, so a resumed campaign keeps the date it was first started.
+``created_at`` survives rewrites, so a resumed campaign keeps the date it was first started, and
+the task ids and repeats are the union of every start: a second run with ``--only X --repeats 2``
+does not make the directory claim it holds one task.
 """
 
 from __future__ import annotations
@@ -58,6 +60,12 @@ def write_manifest(out_dir: Path, manifest: CampaignManifest) -> CampaignManifes
     path = Path(out_dir) / MANIFEST_FILE
     previous = _previous(path)
     if previous is not None:
-        manifest = manifest.model_copy(update={"created_at": previous.created_at})
+        task_ids = sorted(set(previous.task_ids) | set(manifest.task_ids))
+        manifest = manifest.model_copy(update={
+            "created_at": previous.created_at,
+            "task_ids": task_ids,
+            "n_tasks": max(len(task_ids), previous.n_tasks, manifest.n_tasks),
+            "repeats": max(previous.repeats, manifest.repeats),
+        })
     atomic_write_json(path, manifest.model_dump(mode="json"), indent=2)
     return manifest

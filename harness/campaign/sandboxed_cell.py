@@ -8,6 +8,7 @@ state leaks from one cell into another.
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 import time
 import uuid
@@ -16,7 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.agents.realtime import McpEndpoint
 from harness.agents.registry import ModelSpec
+from harness.audio.acoustics import AcousticChain
 from harness.audio.speech_bank import SpeechSource
 from harness.events import EventBus
 from harness.results.result_record import ResultRecord
@@ -26,7 +29,8 @@ from harness.session.mcp_environment import McpEnvironment
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.checksums import ChecksumManifest
 from harness.tasks.loader import load_task
-from sandbox.backend import SandboxBackend
+from harness.user.llm_act_observer import LlmActClassifier
+from sandbox.backend import SandboxBackend, SandboxEnvironment
 
 from .campaign import CampaignCell
 
@@ -48,6 +52,13 @@ class SandboxedCellRunner:
     max_turns: int = 44
     seed: int = 1
     checksums: ChecksumManifest | None = None
+    condition: str = "C2"
+    #: C3: the degradations every user clip goes through.
+    acoustics: AcousticChain | None = None
+    tool_latency_ms: int = 0
+    observer: LlmActClassifier | None = None
+    #: ``bridge`` or ``native`` (the agent gets the sandbox's MCP endpoint and calls tools itself).
+    tool_mode: str = "bridge"
     #: Called with each session's event bus as it starts (a live view subscribes here).
     on_session: Callable[[CampaignCell, EventBus], None] | None = None
 
@@ -56,28 +67,49 @@ class SandboxedCellRunner:
             task_dir = self.task_dirs[cell.task_id]
         except KeyError:
             raise KeyError(f"campaign cell {cell}: no task directory for {cell.task_id!r}") from None
-        bundle = load_task(task_dir, checksums=self.checksums)
+        # Loading verifies checksums over megabytes of audio: off the loop, where other sessions run.
+        bundle = await asyncio.to_thread(load_task, task_dir, checksums=self.checksums)
         run_id = uuid.uuid4().hex[:12]
         started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="apexvoice-public-") as public_root:
             public_dir = Path(public_root) / bundle.task_id
-            bundle.public_bundle(seed=self.seed).write(public_dir)
+            await asyncio.to_thread(bundle.public_bundle(seed=self.seed).write, public_dir)
             async with self.backend.start(public_dir, run_id, task_id=bundle.task_id) as sandbox_env:
                 sandbox = {"backend": sandbox_env.backend, **sandbox_env.metadata}
                 async with McpEnvironment(sandbox_env) as env:
-                    session = await run_duplex_session(
-                        bundle,
-                        self.model.create_adapter(),
-                        env,
-                        speech=self.speech(bundle),
-                        session_dir=rep_dir / run_id,
-                        judge=self.judge,
-                        seed=self.seed,
-                        max_turns=self.max_turns,
-                        run_id=run_id,
-                        privileged=self.model.privileged,
-                        on_bus=(lambda bus: self.on_session(cell, bus)) if self.on_session else None,
-                    )
-        return record_from_session(
-            session, rep=cell.rep, model=self.model.key, wall_s=time.monotonic() - started, sandbox=sandbox
+                    session = await self.run_session(cell, bundle, env, rep_dir / run_id, run_id, sandbox_env)
+        return self.record(session, cell, wall_s=time.monotonic() - started, sandbox=sandbox)
+
+    async def run_session(
+        self,
+        cell: CampaignCell,
+        bundle: TaskBundle,
+        env: McpEnvironment,
+        session_dir: Path,
+        run_id: str,
+        sandbox_env: SandboxEnvironment,
+    ) -> Any:
+        """One session against the cell's sandboxed environment (voice here; C0 overrides it)."""
+        return await run_duplex_session(
+            bundle,
+            self.model.create_adapter(),
+            env,
+            speech=self.speech(bundle),
+            session_dir=session_dir,
+            judge=self.judge,
+            seed=self.seed,
+            max_turns=self.max_turns,
+            run_id=run_id,
+            privileged=self.model.privileged,
+            condition=self.condition,
+            acoustics=self.acoustics,
+            tool_latency_ms=self.tool_latency_ms,
+            sandbox={"backend": sandbox_env.backend, **sandbox_env.metadata},
+            observer=self.observer,
+            tool_mode=self.tool_mode,
+            mcp_endpoint=McpEndpoint(url=sandbox_env.mcp_url) if self.tool_mode == "native" else None,
+            on_bus=(lambda bus: self.on_session(cell, bus)) if self.on_session else None,
         )
+
+    def record(self, session: Any, cell: CampaignCell, *, wall_s: float, sandbox: dict[str, Any]) -> ResultRecord:
+        return record_from_session(session, rep=cell.rep, model=self.model.key, wall_s=wall_s, sandbox=sandbox)

@@ -9,7 +9,9 @@ import typer
 
 __all__ = ["app"]
 
-app = typer.Typer(help="Build the Docker images the sandbox uses (offline-capable).", no_args_is_help=True)
+app = typer.Typer(
+    help="Build the Docker images the sandbox uses (offline-capable).", no_args_is_help=True, add_completion=False
+)
 
 
 @app.command("build")
@@ -33,10 +35,18 @@ def build(
     Unchanged images are reused (a content hash is stored as a label), so a second run is quick.
     Progress goes to stderr. Exit code 1 when a build fails, 2 for an unknown image name.
     """
-    from sandbox.image_build import ImageBuildError, build_images
+    import docker.errors
+
+    from sandbox.image_build import ImageBuildError, build_images, connect_docker
 
     try:
-        summary = build_images(only or None, base_image=base_image)
+        client = connect_docker()
+        client.ping()
+    except docker.errors.DockerException as exc:
+        typer.echo(f"error: no Docker engine answers: {str(exc).splitlines()[0][:200]}", err=True)
+        raise typer.Exit(1) from None
+    try:
+        summary = build_images(only or None, base_image=base_image, client=client)
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

@@ -30,9 +30,9 @@ def index(
     try:
         # Checksums are being regenerated: do not verify the old ones.
         bundles = [load_task(d) for d in task_dirs]
+        path = write_index(source.root, bundles)
+        sums = ChecksumManifest.write(source.root)  # refuses a symlink out of the dataset
     except TaskLoadError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
-    path = write_index(source.root, bundles)
-    sums = ChecksumManifest.write(source.root)
     typer.echo(f"wrote {path} ({len(bundles)} tasks) and {source.root / 'SHA256SUMS'} ({len(sums.digests)} files)")

@@ -52,11 +52,11 @@ def render_audio(
     started = time.perf_counter()
     try:
         results = run_interruptible(_render_all(task_dirs, force, console))
+        if source.checksums is not None and any(not r.skipped for r in results):
+            ChecksumManifest.write(source.checksums.root)
     except (TaskLoadError, ValueError, RuntimeError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
-    if source.checksums is not None and any(not r.skipped for r in results):
-        ChecksumManifest.write(source.checksums.root)
     rendered = [r for r in results if not r.skipped]
     typer.echo(
         f"{len(rendered)} package(s) rendered, {len(results) - len(rendered)} up to date; "

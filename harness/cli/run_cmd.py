@@ -6,16 +6,17 @@ Exit codes: 0 when every cell has a result (a model failing tasks is a measureme
 
 from __future__ import annotations
 
+import tempfile
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Column, Table
 
 from harness.agents.registry import ModelSpec, UnknownModelError, get_model
+from harness.audio.acoustics import AcousticChain, AcousticsError
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import SpeechSource, SpeechSourceError, UserAudioMode, open_speech_source
 from harness.campaign.campaign import (
@@ -27,22 +28,35 @@ from harness.campaign.campaign import (
     run_campaign,
 )
 from harness.campaign.lock import CampaignLockedError
+from harness.campaign.resume import CampaignMismatchError
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
-from harness.grading.judge import SemanticJudge
+from harness.campaign.text_cell import TextCellRunner, condition_problem
+from harness.grading.judge import CachedVerdicts, SemanticJudge
+from harness.grading.judge_cache import JudgeCache
+from harness.results.regrade import pending_regrader
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
+from harness.user.llm_act_observer import LlmActClassifier
 from sandbox.backend import SandboxBackend, get_backend
 from sandbox.errors import SandboxUnavailableError
 from sandbox.external import ExternalBackend
 
 from .data_option import DATA_HELP, ONLY_HELP, open_data
 from .interrupts import run_interruptible
+from .results_table import task_table
 
 __all__ = ["SandboxChoice", "run"]
 
 #: Failed runs show at most this many explanation lines each under the table.
 EXPLAIN_LINES = 3
+
+
+class ConditionChoice(str, Enum):
+    C0 = "C0"
+    C1 = "C1"
+    C2 = "C2"
+    C3 = "C3"
 
 
 class SandboxChoice(str, Enum):
@@ -59,7 +73,10 @@ def run(
         int | None, typer.Option("--repeats", min=1, help="Repetitions per task (default 1 for deterministic agents, else 3).")
     ] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Campaign directory (default runs/<model>).")] = None,
-    sandbox: Annotated[SandboxChoice, typer.Option("--sandbox", help="Where the task's tools run.")] = SandboxChoice.auto,
+    sandbox: Annotated[
+        SandboxChoice | None,
+        typer.Option("--sandbox", help="Where the task's tools run (default auto: docker when an engine answers)."),
+    ] = None,
     user_audio: Annotated[
         UserAudioMode, typer.Option("--user-audio", help="How the simulated user speaks.")
     ] = UserAudioMode.AUTO,
@@ -77,6 +94,34 @@ def run(
     token_file: Annotated[
         Path | None, typer.Option("--token-file", help="The control token of the --mcp-url server.")
     ] = None,
+    condition: Annotated[
+        ConditionChoice,
+        typer.Option("--condition", help="C2: full duplex, clean audio. C1: turn-based voice (the user never "
+                     "talks over the agent; back-channels dropped), to separate the cost of duplex from speech. "
+                     "C3: full duplex through realistic acoustics (--acoustics). C0: text control (chat:MODEL)."),
+    ] = ConditionChoice.C2,
+    acoustics: Annotated[
+        str,
+        typer.Option("--acoustics", help="C3 only: a preset (light, moderate, telephone, lossy, harsh) or a chain "
+                     "such as 'reverb:rt60_s=0.5+babble:snr_db=10' (docs/conditions.md)."),
+    ] = "moderate",
+    tool_mode: Annotated[
+        str | None,
+        typer.Option("--tool-mode", help="bridge: the harness executes the agent's function calls; native: the agent "
+                     "gets the task's MCP endpoint and calls the tools itself (observed at the server). "
+                     "Default: the model's first supported mode."),
+    ] = None,
+    tool_latency_ms: Annotated[
+        int,
+        typer.Option("--tool-latency-ms", min=0, help="Media time every tool call takes before its result reaches the "
+                     "agent (virtual clock: exactly this; realtime: at least this). Both channels keep moving meanwhile."),
+    ] = 0,
+    endpoint: Annotated[
+        str | None, typer.Option("--endpoint", help="Chat-completions base URL of a chat:/cascade: model.")
+    ] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option("--api-key-env", help="Variable holding the endpoint's key (default OPENAI_API_KEY).")
+    ] = None,
     tui: Annotated[bool, typer.Option("--tui", help="Watch the sessions live in the terminal UI.")] = False,
 ) -> None:
     """Run a campaign (resumable: cells that already have a result are loaded, not re-run).
@@ -85,22 +130,30 @@ def run(
     available sandbox, with a results table at the end. Exit 0 when every cell ran (whatever the
     model scored), 1 when infrastructure left cells empty, 2 for usage errors.
     """
-    spec = _model_or_exit(model)
+    spec = _model_or_exit(model, condition.value, endpoint=endpoint, api_key_env=api_key_env)
+    tool_mode = tool_mode or spec.tool_modes[0]
+    if tool_mode not in spec.tool_modes:
+        typer.echo(f"error: {spec.key} supports --tool-mode {', '.join(spec.tool_modes)}, not {tool_mode!r}", err=True)
+        raise typer.Exit(2)
+    chain = _acoustics_or_exit(condition.value, acoustics)
     source, task_dirs = open_data(data, only)
     bundles = _load_or_exit(task_dirs, source.checksums)
     speech = _speech_or_exit(user_audio.value, bundles)
     if mcp_url is not None:
+        if sandbox is not None:
+            typer.echo("error: --sandbox and --mcp-url exclude each other (--mcp-url uses a running server)", err=True)
+            raise typer.Exit(2)
         if token_file is None or len(bundles) != 1 or (repeats or 1) != 1:
             typer.echo("error: --mcp-url needs --token-file, exactly one task (--only) and one repetition", err=True)
             raise typer.Exit(2)
-        backend: SandboxBackend = ExternalBackend.from_token_file(mcp_url, token_file)
+        backend: SandboxBackend = _external_or_exit(mcp_url, token_file)
     else:
-        backend = _backend_or_exit(sandbox.value)
-    typer.echo(f"sandbox: {backend.name}", err=True)
+        backend = _backend_or_exit((sandbox or SandboxChoice.auto).value)
+    typer.echo(f"sandbox: {backend.name} ({backend.chosen_because})", err=True)
 
     settings = CampaignSettings(
         model=spec,
-        out_dir=out or Path("runs") / spec.key,
+        out_dir=_out_dir_or_exit(out or Path("runs") / spec.key),
         repeats=repeats or (1 if spec.deterministic else 3),
         max_turns=max_turns,
         user_audio=user_audio.value,
@@ -114,7 +167,15 @@ def run(
             "deterministically only, so a correct value in other words fails",
             err=True,
         )
-    runner = SandboxedCellRunner(
+    observer = LlmActClassifier.from_env()
+    if observer is None and not spec.deterministic and condition is not ConditionChoice.C0:
+        typer.echo(
+            "observer: deterministic only (set APEX_VOICE_LLM_API_KEY or OPENAI_API_KEY): the simulated user "
+            "hears only the task's patterns, so a model that phrases a question its own way may go unheard "
+            "and scores are not comparable with the published ones",
+            err=True,
+        )
+    runner = (TextCellRunner if condition is ConditionChoice.C0 else SandboxedCellRunner)(
         model=spec,
         backend=backend,
         task_dirs={b.task_id: b.task_dir for b in bundles},
@@ -122,19 +183,34 @@ def run(
         judge=judge,
         max_turns=max_turns,
         checksums=source.checksums,
+        condition=condition.value,
+        acoustics=chain,
+        tool_latency_ms=tool_latency_ms,
+        observer=observer,
+        tool_mode=tool_mode,
     )
+    golds = {b.task_id: b.gold for b in bundles}
     try:
+        campaign_options: dict[str, Any] = {
+            "task_versions": {b.task_id: b.task.version for b in bundles},
+            "regrade": pending_regrader(golds.get, judge or CachedVerdicts(JudgeCache())),
+        }
         if tui:
             from tui.live import run_campaign_in_tui
 
-            result = run_campaign_in_tui(settings, [b.task_id for b in bundles], runner, backend)
+            result = run_campaign_in_tui(settings, [b.task_id for b in bundles], runner, backend, **campaign_options)
         else:
             result = run_interruptible(
-                _run_with_progress(settings, [b.task_id for b in bundles], runner, backend, quiet=json_output)
+                _run_with_progress(
+                    settings, [b.task_id for b in bundles], runner, backend, quiet=json_output, **campaign_options
+                )
             )
     except CampaignLockedError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
+    except CampaignMismatchError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     if json_output:
         for row in result.rows:
             typer.echo(row.model_dump_json())
@@ -144,12 +220,32 @@ def run(
     raise typer.Exit(0 if result.complete else 1)
 
 
-def _model_or_exit(key: str) -> ModelSpec:
+def _acoustics_or_exit(condition: str, text: str) -> AcousticChain | None:
+    """The C3 degradation chain (one line and exit 2 for a bad spec); ``None`` in other conditions."""
+    if condition != "C3":
+        return None
+    try:
+        return AcousticChain.parse(text)
+    except AcousticsError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _model_or_exit(key: str, condition: str, **params: str | None) -> ModelSpec:
     try:
         spec = get_model(key)
     except UnknownModelError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    if any(params.values()):
+        if not spec.params:
+            typer.echo(f"error: --endpoint/--api-key-env apply to chat:MODEL and cascade:MODEL, not {key!r}", err=True)
+            raise typer.Exit(2)
+        spec = spec.with_params(**params)
+    problem = condition_problem(spec, condition)
+    if problem:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
     missing = spec.missing_credentials()
     if missing:
         typer.echo(f"error: {spec.display_name} needs {' or '.join(missing)}.", err=True)
@@ -184,16 +280,48 @@ def _speech_or_exit(mode: str, bundles: list[TaskBundle]) -> dict[str, SpeechSou
         raise typer.Exit(2) from None
 
 
+def _external_or_exit(mcp_url: str, token_file: Path) -> SandboxBackend:
+    """The running server behind ``--mcp-url``, checked before any session (one line each: a
+    missing token file exits 2, a server that does not answer 1)."""
+    try:
+        backend = ExternalBackend.from_token_file(mcp_url, token_file)
+    except OSError as exc:
+        typer.echo(f"error: --token-file {token_file}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(2) from None
+    try:
+        run_interruptible(backend.check())
+    except SandboxUnavailableError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    return backend
+
+
 def _backend_or_exit(name: str) -> SandboxBackend:
     try:
-        return get_backend(name)
+        backend = get_backend(name)
+        backend.prepare()  # e.g. build the docker image, with progress, before any session starts
+        return backend
     except SandboxUnavailableError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
 
 
+def _out_dir_or_exit(out_dir: Path) -> Path:
+    """The campaign directory, created now: a place it cannot be written is a usage error, said
+    before any session starts."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=out_dir, prefix=".write-probe-")
+        probe.close()
+    except OSError as exc:
+        typer.echo(f"error: --out {out_dir}: cannot write the campaign directory: {exc.strerror}", err=True)
+        raise typer.Exit(2) from None
+    return out_dir
+
+
 async def _run_with_progress(
-    settings: CampaignSettings, task_ids: list[str], runner: CellRunner, backend: SandboxBackend, *, quiet: bool
+    settings: CampaignSettings, task_ids: list[str], runner: CellRunner, backend: SandboxBackend, *, quiet: bool,
+    **campaign_options: Any,
 ) -> CampaignResult:
     total = len(set(task_ids)) * settings.repeats
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -204,7 +332,7 @@ async def _run_with_progress(
             def advance(outcome: CellOutcome) -> None:
                 progress.update(bar, advance=1, description=f"{settings.model.key}: {outcome.cell} {outcome.status}")
 
-            return await run_campaign(settings, task_ids, runner, on_cell=advance)
+            return await run_campaign(settings, task_ids, runner, on_cell=advance, **campaign_options)
     finally:
         await backend.aclose()  # the warm spares it started for sessions that will not come
 
@@ -213,12 +341,13 @@ def _mark(flag: bool | None) -> str:
     return "–" if flag is None else ("[green]1[/]" if flag else "[red]0[/]")
 
 
+_RESULT_HEADERS = ["task", "rep", "PTS", "GS", "PC", "RA", "WA", "AFA", "turns", "outcome"]
+
+
 def _print_results(result: CampaignResult) -> None:
     console = Console()
-    table = Table(Column("task", overflow="fold"), *(Column(h, no_wrap=True) for h in ("rep", "PTS", "GS", "PC", "RA", "WA", "AFA", "turns", "outcome")))
-    for outcome in result.outcomes:
-        table.add_row(*_table_row(outcome))
-    console.print(table)
+    rows = [_table_row(outcome) for outcome in result.outcomes]
+    console.print(task_table(_RESULT_HEADERS, rows, console.width))
     for outcome in result.outcomes:
         for line in _failure_lines(outcome):
             console.print(line, highlight=False, soft_wrap=True, markup=False)
@@ -228,18 +357,25 @@ def _print_results(result: CampaignResult) -> None:
 def _table_row(outcome: CellOutcome) -> list[str]:
     cell, row = outcome.cell, outcome.record
     if row is None:
-        return [cell.task_id, str(cell.rep), "–", "–", "–", "–", "–", "–", "–", "[yellow]INFRA ERROR[/]"]
+        label = {"harness_error": "[red]HARNESS ERROR[/]", "stopped": "[yellow]NOT RUN[/]"}.get(
+            outcome.status, "[yellow]INFRA ERROR[/]")
+        return [cell.task_id, str(cell.rep), "–", "–", "–", "–", "–", "–", "–", label]
     gates = [_mark(row.components.get(gate)) for gate in ("GS", "PC", "RA", "WA")]
     afa = "–" if row.afa is None else f"{row.afa:.2f}"
     outcome_text = "[red]ERROR[/]" if row.error else (row.outcome or "")
-    return [cell.task_id, str(cell.rep), _mark(row.pts == 1), *gates, afa, str(row.turns or 0), outcome_text]
+    if row.pending:
+        outcome_text = "[yellow]PENDING JUDGE[/]"
+    return [cell.task_id, str(cell.rep), _mark(None if row.pending else row.pts == 1), *gates, afa,
+            str(row.turns or 0), outcome_text]
 
 
 def _failure_lines(outcome: CellOutcome) -> list[str]:
     cell: CampaignCell = outcome.cell
     row = outcome.record
     if row is None:
-        last = outcome.infra_errors[-1] if outcome.infra_errors else "no result"
+        if outcome.status == "stopped":
+            return []
+        last = outcome.error or (outcome.infra_errors[-1] if outcome.infra_errors else "no result")
         return [f"{cell}: left empty after {outcome.attempts} attempt(s): {last}"]
     if row.passed:
         return []

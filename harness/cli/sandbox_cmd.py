@@ -23,7 +23,7 @@ from .interrupts import run_interruptible
 
 __all__ = ["app", "cleanup", "export", "probe"]
 
-app = typer.Typer(help="Start, probe and clean up task sandboxes.", no_args_is_help=True)
+app = typer.Typer(help="Start, probe and clean up task sandboxes.", no_args_is_help=True, add_completion=False)
 
 READ_CLASSES = (ToolClass.read_only, ToolClass.retrieval)
 
@@ -154,20 +154,43 @@ def probe(
 
 @app.command("cleanup")
 def cleanup(
-    run_id: Annotated[str | None, typer.Option("--run-id", help="Only this run's sandboxes.")] = None,
+    run_id: Annotated[str | None, typer.Option("--run-id", help="This run's sandboxes, live or not.")] = None,
+    everything: Annotated[
+        bool, typer.Option("--all", help="Every labelled sandbox, including live ones of running campaigns.")
+    ] = False,
+    firewall: Annotated[
+        bool, typer.Option("--firewall", help="Also remove the host firewall rule the docker backend installs.")
+    ] = False,
 ) -> None:
-    """Remove sandbox containers and networks left behind (all of them, or one run's)."""
+    """Remove sandbox leftovers: containers, networks and private folders whose harness is gone.
+
+    Without options only leftovers of harness processes that no longer exist (on this host, this
+    boot) are removed, so running campaigns keep theirs. Exit 1 when something could not be removed.
+    """
     from sandbox.cleanup import sweep
 
+    if run_id is not None and everything:
+        typer.echo("error: give --run-id or --all, not both", err=True)
+        raise typer.Exit(2)
     try:
-        report = sweep(run_id)
+        report = sweep(run_id, everything=everything)
     except Exception as exc:  # the engine did not answer
-        typer.echo(f"error: cannot reach the Docker engine: {exc}", err=True)
+        typer.echo(f"error: cannot reach the Docker engine: {str(exc).splitlines()[0][:200]}", err=True)
         raise typer.Exit(1) from None
-    typer.echo(f"removed {len(report.containers)} containers, {len(report.networks)} networks")
+    typer.echo(
+        f"removed {len(report.containers)} containers, {len(report.networks)} networks, "
+        f"{len(report.folders)} private folders"
+    )
+    failures = list(report.errors)
+    if firewall:
+        from sandbox.host_guard import remove_host_guard
+
+        for line in remove_host_guard():
+            typer.echo(f"firewall: {line}")
+            failures += [line] if "cannot remove" in line else []
     for error in report.errors:
         typer.echo(f"  failed: {error}", err=True)
-    raise typer.Exit(1 if report.errors else 0)
+    raise typer.Exit(1 if failures else 0)
 
 
 @app.command("export")

@@ -41,7 +41,8 @@ def validate(
         typer.echo(f"error: unknown --sandbox {sandbox!r}; use none, local, docker or auto", err=True)
         raise typer.Exit(2)
     source, task_dirs = open_data(data, only)
-    reports = run_interruptible(_validate_all(source.checksums, task_dirs, sandbox, show_progress=not json_output))
+    backend = None if sandbox == "none" else _backend_or_exit(sandbox)
+    reports = run_interruptible(_validate_all(source.checksums, task_dirs, backend, show_progress=not json_output))
     if json_output:
         for report in reports:
             typer.echo(report.model_dump_json())
@@ -50,14 +51,25 @@ def validate(
     raise typer.Exit(0 if all(r.ok for r in reports) else 1)
 
 
-async def _validate_all(
-    checksums, task_dirs: list[Path], sandbox: str, *, show_progress: bool
-) -> list[ValidationReport]:
-    backend = None
-    if sandbox != "none":
-        from sandbox.backend import get_backend
+def _backend_or_exit(name: str):  # -> SandboxBackend (imported lazily)
+    """The chosen sandbox backend, or exit 1 with one line when it cannot start here (no engine)."""
+    from sandbox.backend import get_backend
+    from sandbox.errors import SandboxUnavailableError
 
-        backend = get_backend(sandbox)
+    try:
+        backend = get_backend(name)
+        reason = backend.available()
+        if reason is None:
+            backend.prepare()
+    except SandboxUnavailableError as exc:
+        reason = str(exc)
+    if reason is not None:
+        typer.echo(f"error: --sandbox {name}: {reason}", err=True)
+        raise typer.Exit(1)
+    return backend
+
+
+async def _validate_all(checksums, task_dirs: list[Path], backend, *, show_progress: bool) -> list[ValidationReport]:
     reports: list[ValidationReport] = []
     try:
         with Progress(console=Console(stderr=True), transient=True, disable=not show_progress) as progress:

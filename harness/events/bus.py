@@ -51,7 +51,8 @@ class EventBus:
         self, type: EventType, actor: Actor, media_time_ms: int, payload: dict[str, Any] | None = None
     ) -> RunEvent:
         """Publish one event; its payload must match the type's model (a harness bug otherwise)."""
-        event = RunEvent(
+        # The envelope is built here from trusted values; only the payload needs validating.
+        event = RunEvent.model_construct(
             seq=len(self.events),
             type=type,
             actor=actor,
@@ -61,6 +62,7 @@ class EventBus:
             run_id=self.run_id,
             task_version=self.task_version,
             condition=self.condition,
+            causal_parents=[],
         )
         self.events.append(event)
         for subscriber in self._subscribers:

@@ -30,7 +30,8 @@ class RunStart(_Payload):
     tool_mode: str | None = None
     tool_latency_ms: int | None = None
     privileged: bool | None = None
-    acoustics: list[dict[str, Any]] | None = None
+    observer: str | None = None
+    acoustics: dict[str, Any] | None = None
 
 
 class UserStateTransition(_Payload):
@@ -108,6 +109,9 @@ class AgentAct(_Payload):
 class ToolCall(_Payload):
     tool: str
     args: Any = None
+    #: ``bridge``: made through the harness; ``server``: observed at the MCP server (native tool mode).
+    source: Literal["bridge", "server"] | None = None
+    called_at_ms: int | None = None
     call_id: str | None = None
     response_id: str | None = None
     wall_start_ns: int | None = None
@@ -195,7 +199,7 @@ class GateStatus(_Payload):
     PC: bool
     RA: bool
     WA: bool
-    pts: int
+    pts: int | None
     after_call: int | None = None
     #: ``"<gate>: <predicate or field>: <reason>"`` for every failing check.
     failing: list[str] = []
@@ -263,7 +267,6 @@ PAYLOADS: dict[EventType, type[_Payload]] = {
     EventType.SIMULATOR_FALLBACK: SimulatorFallback,
     EventType.GATE_STATUS: GateStatus,
     EventType.SANDBOX_STARTED: SandboxLifecycle,
-    EventType.SANDBOX_STOPPED: SandboxLifecycle,
     EventType.FLOOR_CHANGE: FloorChange,
     EventType.AUDIO_LEVEL: AudioLevel,
     EventType.AGENT_SIGNAL: AgentSignal,

@@ -39,8 +39,21 @@ class ArtifactScore:
     rows: list[FieldRow] = field(default_factory=list)
 
     @property
+    def pending_fields(self) -> list[str]:
+        return [row.key for row in self.rows if row.pending]
+
+    @property
+    def verdict(self) -> bool | None:
+        """WA of this artifact: ``None`` while only pending judge verdicts stand between it and a pass."""
+        if not self.lifecycle_ok or self.missing_required or self.stale_fact_rate > 0:
+            return False
+        if any(row.failed for row in self.rows):
+            return False
+        return None if self.pending_fields else True
+
+    @property
     def passed(self) -> bool:
-        return self.lifecycle_ok and not self.missing_required and self.afa == 1.0 and self.stale_fact_rate == 0
+        return self.verdict is True
 
     def artifact_reasons(self) -> list[str]:
         """Artifact-level WA failures (field-level ones are in ``rows``)."""
@@ -69,7 +82,8 @@ class ArtifactScore:
             "missing_required": self.missing_required,
             "claim_atom_fields": self.claim_atom_fields,
             "artifact_reasons": self.artifact_reasons(),
-            "passed": self.passed,
+            "pending_fields": self.pending_fields,
+            "passed": self.verdict,
         }
 
 

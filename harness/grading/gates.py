@@ -1,4 +1,8 @@
-"""Gates GS, PC, RA, WA and PTS (reference §3.3) for one finished session."""
+"""Gates GS, PC, RA, WA and PTS (reference §3.3) for one finished session.
+
+A WA that hinges on judge verdicts still pending is undetermined: it is left out of
+``components`` and PTS is ``None`` — unless another gate has already failed the run (PTS 0).
+"""
 
 from __future__ import annotations
 
@@ -68,24 +72,26 @@ async def grade(gold: GoldSpec, ctx: GradingContext) -> GradeReport:
         await score_artifact(exp, ctx.snapshot.artifacts.get(exp.artifact_id), ctx.judge)
         for exp in gold.artifact_expectations
     ]
-    components = {
-        "GS": not terminal,
-        "PC": not forbidden and not critical,
-        "RA": not required,
-        "WA": all(score.passed for score in scores),
-    }
-    passed_gates = sum(components[g] for g in GATES)
+    verdicts = [score.verdict for score in scores]
+    wa: bool | None = False if False in verdicts else (None if None in verdicts else True)
+    components = {"GS": not terminal, "PC": not forbidden and not critical, "RA": not required}
+    if wa is not None:
+        components["WA"] = wa
+    pending = [key for score in scores for key in score.pending_fields]
+    passed_gates = sum(components.get(g, False) for g in GATES)
+    decided_fail = not all(components.values())
     return GradeReport(
-        pts=int(passed_gates == len(GATES)),
+        pts=0 if decided_fail else (None if wa is None else 1),
         components=components,
-        afa=round(sum(s.afa for s in scores) / len(scores), 4) if scores else 1.0,
+        afa=None if pending else (round(sum(s.afa for s in scores) / len(scores), 4) if scores else 1.0),
         progress_score=round(passed_gates / len(GATES), 4),
         critical_gate_failures=[p.id for p in critical],
         failed_required_actions=[p.id for p in required],
         failed_terminal=[p.id for p in terminal],
         failed_forbidden=[p.id for p in forbidden],
-        artifact_failures=[s.artifact_id for s in scores if not s.passed],
+        artifact_failures=[s.artifact_id for s in scores if s.verdict is False],
         failed_predicates=terminal + forbidden + critical + required,
         fields=[row for score in scores for row in score.rows],
+        pending_fields=pending,
         details={"artifacts": {s.artifact_id: s.summary() for s in scores}},
     )

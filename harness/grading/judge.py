@@ -1,8 +1,10 @@
 """The semantic field judge: an LLM asked, as a last resort, whether two field values agree.
 
 Any OpenAI-compatible Chat Completions endpoint works. Verdicts are cached by
-:func:`judge_cache_key`; failed calls answer FAIL, are counted in ``errors`` and never cached, so a
-later run with a working endpoint can still grade the field.
+:func:`judge_cache_key`. A call that gets no verdict (endpoint down, HTTP error, timeout, a reply
+without a verdict) raises :class:`~harness.session.errors.JudgeUnavailable`: the field is left
+``pending``, never graded FAIL against the model; it is counted in ``errors`` and not cached, so
+``apex-voice regrade`` can fill it once the judge answers.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from typing import Any, Protocol
 
 import httpx
 
+from harness.session.errors import JudgeUnavailable
+
 from .judge_cache import JudgeCache, judge_cache_key
 from .judge_prompt import JUDGE_VERSION, build_judge_prompt, parse_verdict
 
-__all__ = ["DEFAULT_BASE_URL", "DEFAULT_MODEL", "JUDGE_VERSION", "FieldJudge", "SemanticJudge"]
+__all__ = ["DEFAULT_BASE_URL", "DEFAULT_MODEL", "JUDGE_VERSION", "CachedVerdicts", "FieldJudge", "SemanticJudge"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -25,13 +29,40 @@ _MAX_TOKENS = 120
 
 
 class FieldJudge(Protocol):
-    """Anything that can rule on one field value; :class:`SemanticJudge` is the real one."""
+    """Anything that can rule on one field value; :class:`SemanticJudge` is the real one.
+
+    Raises :class:`~harness.session.errors.JudgeUnavailable` when it cannot rule now.
+    """
 
     async def __call__(self, field: str, pred: Any, gold: Any, context: str) -> bool: ...
 
 
 def _is_blank(pred: Any) -> bool:
     return pred is None or not str(pred).strip()
+
+
+class CachedVerdicts:
+    """A judge that only knows the verdicts already cached: without an API key nothing new is decided.
+
+    A value not in the cache stays pending rather than failing, so re-grading without a key never
+    turns a pending verdict into a FAIL.
+    """
+
+    def __init__(self, cache: JudgeCache) -> None:
+        self.cache = cache
+        self.cache_hits = 0
+        #: Values asked about that the cache has no verdict for (reported as ``errors``).
+        self.errors = 0
+
+    async def __call__(self, field: str, pred: Any, gold: Any, context: str) -> bool:
+        if _is_blank(pred):
+            return False
+        verdict = self.cache.get(judge_cache_key(field, pred, gold))
+        if verdict is None:
+            self.errors += 1
+            raise JudgeUnavailable(f"no judge configured and no cached verdict for field {field!r}")
+        self.cache_hits += 1
+        return verdict
 
 
 class SemanticJudge:
@@ -65,7 +96,10 @@ class SemanticJudge:
         return cls(base_url=base_url, api_key=api_key, cache=JudgeCache())
 
     async def __call__(self, field: str, pred: Any, gold: Any, context: str) -> bool:
-        """PASS/FAIL for ``pred`` against ``gold``; cache first, blank values fail without a call."""
+        """PASS/FAIL for ``pred`` against ``gold``; cache first, blank values fail without a call.
+
+        Raises :class:`JudgeUnavailable` when the endpoint gives no verdict.
+        """
         if _is_blank(pred):
             return False
         key = judge_cache_key(field, pred, gold)
@@ -78,9 +112,9 @@ class SemanticJudge:
         try:
             reply = await self._complete(build_judge_prompt(field, pred, gold, context))
             verdict = parse_verdict(reply)
-        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
+        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
             self.errors += 1
-            return False
+            raise JudgeUnavailable(f"judge {self.model} at {self.base_url}: {type(exc).__name__}: {exc}") from exc
         if self.cache is not None:
             await asyncio.to_thread(self.cache.put, key, verdict)
         return verdict

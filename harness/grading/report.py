@@ -21,7 +21,7 @@ class FieldRow(BaseModel):
     expected: Any = None
     got: Any = None
     grader: str
-    tier: Literal["deterministic", "judge", "none"]
+    tier: Literal["deterministic", "judge", "none", "pending"]
     score: float
     stale: bool = False
     required: bool = False
@@ -30,12 +30,21 @@ class FieldRow(BaseModel):
     counted: bool = True
 
     @property
+    def pending(self) -> bool:
+        """Only the judge can decide this field and it has not answered yet."""
+        return self.tier == "pending"
+
+    @property
     def failed(self) -> bool:
-        return self.counted and self.score < 1.0
+        return self.counted and not self.pending and self.score < 1.0
+
+    @property
+    def key(self) -> str:
+        return f"{self.artifact}.{self.field}"
 
     def failure(self) -> str:
         """Why this field fails WA, in a few words."""
-        where = f"{self.artifact}.{self.field}"
+        where = self.key
         if self.stale:
             return f"{where} stale"
         if not self.present:
@@ -64,11 +73,15 @@ _ROLE_WORDING = {
 
 
 class GradeReport(BaseModel):
-    """Gates, PTS, AFA and the per-predicate / per-field evidence behind them."""
+    """Gates, PTS, AFA and the per-predicate / per-field evidence behind them.
 
-    pts: int
+    While judge verdicts are pending and nothing else has decided the run, ``pts`` and ``afa`` are
+    ``None`` and ``components`` has no ``WA``: the run is neither a pass nor a fail yet.
+    """
+
+    pts: int | None
     components: dict[str, bool]
-    afa: float
+    afa: float | None
     progress_score: float
     critical_gate_failures: list[str] = Field(default_factory=list)
     failed_required_actions: list[str] = Field(default_factory=list)
@@ -77,8 +90,15 @@ class GradeReport(BaseModel):
     artifact_failures: list[str] = Field(default_factory=list)
     failed_predicates: list[FailedPredicate] = Field(default_factory=list)
     fields: list[FieldRow] = Field(default_factory=list)
+    #: ``"<artifact>.<field>"`` of every field waiting on the judge.
+    pending_fields: list[str] = Field(default_factory=list)
     #: ``{"artifacts": {artifact_id: runtime score summary}}``.
     details: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def pending(self) -> bool:
+        """The grade waits on the judge (``pts`` is ``None``)."""
+        return self.pts is None
 
     def explain(self) -> list[str]:
         """One line per reason the session did not pass, prefixed by the gate it failed."""
@@ -90,4 +110,6 @@ class GradeReport(BaseModel):
             summary = self.details.get("artifacts", {}).get(artifact_id, {})
             lines.extend(f"WA: {reason}" for reason in summary.get("artifact_reasons", []))
             lines.extend(f"WA: {row.failure()}" for row in self.fields if row.artifact == artifact_id and row.failed)
+        lines.extend(f"WA: {key} pending: the judge did not answer (run `apex-voice regrade`)"
+                     for key in self.pending_fields)
         return lines

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from harness.session.errors import JudgeUnavailable
 from mcp_servers.public_models import FieldGrader
 
 from .field_graders import grade_field, grader_name
@@ -27,12 +28,16 @@ _JUDGED_AS_TEXT = {
 }
 _JUDGED_AS_NUMBER = FieldGrader.numeric_tolerance.value
 
-Tier = Literal["deterministic", "judge", "none"]
+Tier = Literal["deterministic", "judge", "none", "pending"]
 
 
 @dataclass(frozen=True)
 class FieldVerdict:
-    """A field score and which tier decided it (``none``: the field was not graded at all)."""
+    """A field score and which tier decided it.
+
+    ``none``: the field was not graded at all; ``pending``: only the judge can decide and it did
+    not answer (the score is then 0 but means nothing yet).
+    """
 
     score: float
     tier: Tier
@@ -79,5 +84,8 @@ async def grade_two_tier(
     ctx = judge_context(context, artifact)
     if name == _JUDGED_AS_NUMBER:
         ctx = _numeric_preamble(gold, tolerance) + ctx
-    passed = await judge(field, pred, gold, ctx)
+    try:
+        passed = await judge(field, pred, gold, ctx)
+    except JudgeUnavailable:
+        return FieldVerdict(0.0, "pending")
     return FieldVerdict(1.0 if passed else 0.0, "judge")

@@ -17,7 +17,7 @@ from typing import Any
 
 from harness.events import EventType, RunEvent
 
-from .percentiles import median, percentile, rounded
+from .percentiles import median, percentile, percentile_by_index, rounded
 from .timeline import Timeline, build_timeline
 
 __all__ = ["CORRECTION_LIKE_TYPES", "delivery_records", "duplex_metrics"]
@@ -51,16 +51,34 @@ def _ratio(part: int, whole: int) -> float | None:
     return rounded(part / whole) if whole else None
 
 
+def _stop_samples(yield_expected: list[dict[str, Any]], key: str) -> list[float]:
+    return [float(r[key]) for r in yield_expected if _yielded(r) and r.get(key) is not None]
+
+
 def _stop_latency(yield_expected: list[dict[str, Any]]) -> dict[str, Any]:
-    samples = [
-        float(r["stop_latency_ms"]) for r in yield_expected if _yielded(r) and r.get("stop_latency_ms") is not None
-    ]
+    """Ours: stop latency measured on the played audio, linear percentiles (as the analysis uses)."""
+    samples = _stop_samples(yield_expected, "stop_latency_ms")
     missed = sum(not _yielded(r) for r in yield_expected)
     return {
         "median": rounded(median(samples)),
         "p90": rounded(percentile(samples, 0.90)),
         "p95": rounded(percentile(samples, 0.95)),
         "miss_rate": _ratio(missed, len(yield_expected)),
+        "n": len(samples),
+        "n_expected": len(yield_expected),
+    }
+
+
+def _isl(yield_expected: list[dict[str, Any]]) -> dict[str, Any]:
+    """The published ``isl_ms`` block, with the published index rule for p90/p95 (§7.7)."""
+    samples = _stop_samples(yield_expected, "isl_ms") or _stop_samples(yield_expected, "stop_latency_ms")
+    if not yield_expected:
+        return {}
+    return {
+        "median": rounded(median(samples)),
+        "p90": rounded(percentile_by_index(samples, 0.90)),
+        "p95": rounded(percentile_by_index(samples, 0.95)),
+        "miss_rate": _ratio(sum(not _yielded(r) for r in yield_expected), len(yield_expected)),
         "n": len(samples),
     }
 
@@ -73,6 +91,8 @@ def _per_event(record: dict[str, Any]) -> dict[str, Any]:
         "agent_speaking_at_onset": record.get("agent_speaking_at_onset", True),
         "agent_yielded": _yielded(record),
         "stop_latency_ms": record.get("stop_latency_ms"),
+        "isl_ms": record.get("isl_ms", record.get("stop_latency_ms")),
+        "overlap_ms": record.get("overlap_ms"),
         "correct": _correct(record) if _scored(record) else None,
     }
 
@@ -98,7 +118,10 @@ def duplex_metrics(events: Sequence[RunEvent], timeline: Timeline | None = None)
         "events": [_per_event(r) for r in records],
         "fda": _ratio(sum(_correct(r) for r in scored), len(scored)),
         "stop_latency_ms": _stop_latency(yield_expected),
+        "isl_ms": _isl(yield_expected),
         "fyr": _ratio(sum(_yielded(r) for r in continue_expected), len(continue_expected)),
+        "n_yield_expected": len(yield_expected),
+        "n_continue_expected": len(continue_expected),
         "occr": occr,
         "ira": ira,
         "overlap_ms": timeline.overlap_ms,

@@ -10,7 +10,7 @@ import math
 import statistics
 from collections.abc import Sequence
 
-__all__ = ["DECIMALS", "median", "percentile", "rounded"]
+__all__ = ["DECIMALS", "median", "percentile", "percentile_by_index", "rounded"]
 
 #: Every ratio and statistic in ``result.json`` is rounded to this many decimal places.
 DECIMALS = 4
@@ -28,6 +28,17 @@ def percentile(values: Sequence[float], p: float) -> float | None:
     if low + 1 >= len(ordered):
         return float(ordered[low])
     return float(ordered[low] + (ordered[low + 1] - ordered[low]) * (position - low))
+
+
+def percentile_by_index(values: Sequence[float], p: float) -> float | None:
+    """The published per-run rule for ``isl_ms`` p90/p95: ``sorted[round(p·(n−1))]``, Python's
+    round-half-even; ``None`` for no values. ([100, 200, 300, 400] → p90 = p95 = 400.)"""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"percentile_by_index: p must be within [0, 1], got {p!r}")
+    if not values:
+        return None
+    ordered = sorted(values)
+    return float(ordered[round(p * (len(ordered) - 1))])
 
 
 def median(values: Sequence[float]) -> float | None:

@@ -1,8 +1,9 @@
 """Who spoke when: speech intervals of both channels, read from the event stream.
 
-Intervals are bounded by the audio events the runner writes on the media clock
-(``USER_AUDIO_START``/``END``, ``AGENT_AUDIO_START``/``END`` paired by ``response_id``), so overlap
-and silence describe what was actually played, including an agent that talks over the user. The
+Intervals are bounded by the audio events the runner writes on the media clock: the user's clips
+(``USER_AUDIO_START``/``END``) and the agent's speech segments measured on the played agent channel
+(``AGENT_AUDIO_START``/``END`` paired by ``segment``; published runs pair them by ``response_id``),
+so overlap and silence describe what was actually played, including an agent that talks over the user. The
 session lasts until ``RUN_END`` (at least until the last speech ends); speech still playing at the
 end of the session is cut there.
 """
@@ -149,9 +150,9 @@ def build_timeline(events: Sequence[RunEvent]) -> Timeline:
         elif event.type == EventType.USER_AUDIO_END and open_user:
             users.append(_utterance(open_user.popleft(), event.media_time_ms))
         elif event.type == EventType.AGENT_AUDIO_START:
-            open_agent[event.payload.get("response_id")] = event.media_time_ms
+            open_agent[_agent_key(event)] = event.media_time_ms
         elif event.type == EventType.AGENT_AUDIO_END:
-            start = open_agent.pop(event.payload.get("response_id"), None)
+            start = open_agent.pop(_agent_key(event), None)
             if start is not None:
                 agents.append(Interval(start, event.media_time_ms))
     users.extend(_utterance(start, end_ms) for start in open_user)
@@ -160,6 +161,12 @@ def build_timeline(events: Sequence[RunEvent]) -> Timeline:
     agents.sort(key=lambda i: i.start_ms)
     last_speech = max((i.end_ms for i in [*agents, *(u.interval for u in users)]), default=0)
     return Timeline(users, agents, max(end_ms, last_speech))
+
+
+def _agent_key(event: RunEvent) -> Any:
+    """Our runs pair agent audio by measured speech ``segment``; published runs by ``response_id``."""
+    segment = event.payload.get("segment")
+    return ("segment", segment) if segment is not None else ("response", event.payload.get("response_id"))
 
 
 def _utterance(start: RunEvent, end_ms: int) -> UserUtterance:

@@ -3,8 +3,12 @@
 The published keys come first and keep their published meaning, so published tooling reads our
 runs; the keys after them say *why* a run failed (AFA, failed predicates, per-field verdicts, the
 explanation lines) and where it ran (sandbox, adapter), so nobody has to re-grade to find out.
-An error row (the session raised a non-infrastructure error) has ``error`` set, ``pts`` 0 and no
-components, as published.
+An error row (published runs whose session raised; we leave such cells empty instead) has
+``error`` set, ``pts`` 0 and no components.
+
+A run whose grade waits on a judge that did not answer has ``pts`` ``None``, ``pending: true`` and
+the waiting fields in ``pending_verdicts``: it is neither a pass nor a fail until ``regrade`` (or a
+resumed campaign) fills them.
 """
 
 from __future__ import annotations
@@ -13,12 +17,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from harness.atomic_write import atomic_write_json
 from harness.grading.report import FailedPredicate, FieldRow
 
-__all__ = ["RESULT_FILE", "ResultRecord", "error_text"]
+__all__ = ["RESULT_FILE", "ResultFileError", "ResultRecord", "error_text"]
 
 RESULT_FILE = "result.json"
 
@@ -26,6 +30,15 @@ RESULT_FILE = "result.json"
 def error_text(exc: BaseException) -> str:
     """``"<Type>: <message>"``, the published error format."""
     return f"{type(exc).__name__}: {exc}"
+
+
+class ResultFileError(Exception):
+    """A ``result.json`` that exists but cannot be used (a directory, unreadable, not a record)."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
 
 
 class ResultRecord(BaseModel):
@@ -39,7 +52,8 @@ class ResultRecord(BaseModel):
     model: str
     run_id: str | None = None
     condition: str = "C2"
-    pts: int = 0
+    #: 0/1, or ``None`` while the grade waits on pending judge verdicts.
+    pts: int | None = 0
     components: dict[str, bool] = Field(default_factory=dict)
     turns: int | None = None
     outcome: str | None = None
@@ -51,6 +65,10 @@ class ResultRecord(BaseModel):
     transient: bool | None = None
     attempt: int | None = None
     # Ours: why it failed and where it ran.
+    task_version: str | None = None
+    pending: bool = False
+    #: ``"<artifact>.<field>"`` of every field whose judge verdict is still to come.
+    pending_verdicts: list[str] = Field(default_factory=list)
     afa: float | None = None
     failed_predicates: list[FailedPredicate] = Field(default_factory=list)
     fields: list[FieldRow] = Field(default_factory=list)
@@ -59,26 +77,30 @@ class ResultRecord(BaseModel):
     adapter: dict[str, Any] = Field(default_factory=dict)
     infra_errors: list[str] = Field(default_factory=list)
     explain: list[str] = Field(default_factory=list)
+    # Filled by the runner: how the agent reached the tools, whether it saw the reference policy,
+    # what the provider billed, and the measurements of the simulated user's hearing.
+    tool_path: str | None = None
+    privileged: bool | None = None
+    usage: dict[str, Any] | None = None
+    cost_usd: float | None = None
+    observer: str | None = None
+    acoustics: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _derive_pending(self) -> ResultRecord:
+        """Pending verdicts follow from the field rows, so every writer of a record gets them right."""
+        if not self.pending_verdicts:
+            derived = [row.key for row in self.fields if row.tier == "pending"]
+            if derived:
+                self.pending_verdicts = derived
+        pending = self.error is None and self.pts is None
+        if pending != self.pending:
+            self.pending = pending
+        return self
 
     @property
     def passed(self) -> bool:
-        return self.error is None and self.pts == 1
-
-    @classmethod
-    def for_error(
-        cls, task_id: str, rep: int, model: str, exc: BaseException, *, attempt: int, wall_s: float
-    ) -> ResultRecord:
-        """The row persisted when a session raised an error that is not the infrastructure's."""
-        return cls(
-            task_id=task_id,
-            rep=rep,
-            model=model,
-            error=error_text(exc),
-            transient=False,
-            attempt=attempt,
-            wall_s=round(wall_s, 1),
-            explain=[f"error: {error_text(exc)}"],
-        )
+        return self.error is None and self.pts == 1 and not self.pending
 
     def write(self, rep_dir: Path) -> Path:
         """Write ``<rep_dir>/result.json`` atomically (a reader never sees half a record)."""
@@ -89,8 +111,28 @@ class ResultRecord(BaseModel):
     @classmethod
     def read(cls, rep_dir: Path) -> ResultRecord | None:
         """The record in ``rep_dir``, or ``None`` when there is none or it does not parse."""
-        path = Path(rep_dir) / RESULT_FILE
         try:
-            return cls.model_validate(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, ValidationError):
+            return cls.load(rep_dir)
+        except ResultFileError:
             return None
+
+    @classmethod
+    def load(cls, rep_dir: Path) -> ResultRecord | None:
+        """The record in ``rep_dir``; ``None`` when there is none, :class:`ResultFileError` when unusable."""
+        path = Path(rep_dir) / RESULT_FILE
+        if not path.exists() and not path.is_symlink():
+            return None
+        if path.is_dir():
+            raise ResultFileError(path, "is a directory, not a file")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ResultFileError(path, f"unreadable ({exc.__class__.__name__}: {exc})") from None
+        except json.JSONDecodeError as exc:
+            raise ResultFileError(path, f"not JSON ({exc})") from None
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+            raise ResultFileError(path, f"not a result record ({where}: {first['msg']})") from None

@@ -55,4 +55,22 @@ def record_from_session(
         adapter=adapter,
         infra_errors=list(session.infra_errors),
         explain=session.grade.explain(),
+        task_version=session.events.task_version,
+        tool_path=str(adapter.get("tool_path") or "bridge"),
+        privileged=bool(adapter.get("privileged", False)),
+        observer=adapter.get("observer"),
+        acoustics=adapter.get("acoustics"),
+        usage=_usage(session.usage),
     )
+
+
+def _usage(responses: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Token totals over the session's responses, and the per-response rows (``None``: no usage given)."""
+    if not responses:
+        return None
+    totals: dict[str, int] = {}
+    for row in responses:
+        for key, value in row.items():
+            if isinstance(value, int):
+                totals[key] = totals.get(key, 0) + value
+    return {"responses": len(responses), "totals": totals, "per_response": responses}

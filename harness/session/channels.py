@@ -7,7 +7,7 @@ queue). Neither channel mixes: overlap only ever happens *between* the channels.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,22 +69,22 @@ class UserChannel:
 
 @dataclass
 class AgentResponse:
-    """One agent response as heard on the agent channel."""
+    """One agent response as the adapter delivered it (ids, words, audio queued and played).
 
-    response_id: int
+    These are the adapter's units, used to route transcripts and for truncation feedback; speech
+    activity itself is measured on the played audio (``agent_speech.py``).
+    """
+
+    response_id: str
     transcript: str = ""
     #: Every sample the agent sent for this response (for local ASR when it gives no transcript).
     audio: bytearray = field(default_factory=bytearray)
     queued_samples: int = 0
     played_samples: int = 0
-    onset_ms: int | None = None
-    end_ms: int | None = None
     done: bool = False
-    truncated: bool = False
-
-    @property
-    def duration_ms(self) -> int:
-        return samples_to_ms(self.played_samples)
+    cleared: bool = False
+    #: Acts already observed in the streaming transcript (a multiset, by key).
+    streamed_acts: Counter[str] = field(default_factory=Counter)
 
 
 class AgentChannel:
@@ -92,7 +92,9 @@ class AgentChannel:
 
     def __init__(self) -> None:
         self._buffer = np.zeros(0, dtype=np.int16)
-        self._owners: deque[tuple[AgentResponse, int]] = deque()  # (response, samples left)
+        self._owners: deque[list[Any]] = deque()  # [response, item_id, samples left]
+        #: Samples played per (response_id, item_id): what truncation feedback reports.
+        self.played_by_item: dict[tuple[str, str | None], int] = {}
 
     @property
     def queued_samples(self) -> int:
@@ -103,39 +105,46 @@ class AgentChannel:
         """The response whose audio plays next (``None`` when the queue is empty)."""
         return self._owners[0][0] if self._owners else None
 
-    def enqueue(self, response: AgentResponse, pcm: bytes) -> None:
+    def enqueue(self, response: AgentResponse, item_id: str | None, pcm: bytes) -> None:
         samples = np.frombuffer(pcm, dtype="<i2").astype(np.int16)
         if not len(samples):
             return
         response.audio += pcm
         self._buffer = np.concatenate([self._buffer, samples])
         response.queued_samples += len(samples)
-        if self._owners and self._owners[-1][0] is response:
-            owner, left = self._owners.pop()
-            self._owners.append((owner, left + len(samples)))
+        if self._owners and self._owners[-1][0] is response and self._owners[-1][1] == item_id:
+            self._owners[-1][2] += len(samples)
         else:
-            self._owners.append((response, len(samples)))
+            self._owners.append([response, item_id, len(samples)])
 
     def clear(self) -> list[AgentResponse]:
         """Drop every queued sample (the agent stopped itself); returns the responses cut short."""
-        cut = [owner for owner, _ in self._owners]
+        cut: list[AgentResponse] = []
+        for owner in self._owners:
+            if not any(owner[0] is seen for seen in cut):
+                cut.append(owner[0])
         self._buffer = np.zeros(0, dtype=np.int16)
         self._owners.clear()
         return cut
 
-    def next_frame(self) -> tuple[np.ndarray, list[tuple[AgentResponse, int]]]:
-        """The next frame and, per response, how many of its samples it played."""
+    def next_frame(self) -> tuple[np.ndarray, list[tuple[AgentResponse, str | None, int]]]:
+        """The next frame and, per (response, item), how many of its samples it played."""
         take = min(FRAME_SAMPLES, len(self._buffer))
         frame = np.zeros(FRAME_SAMPLES, dtype=np.int16)
-        frame[:take] = self._buffer[:take]
-        self._buffer = self._buffer[take:]
-        played: list[tuple[AgentResponse, int]] = []
+        if take:
+            frame[:take] = self._buffer[:take]
+            self._buffer = self._buffer[take:]
+        played: list[tuple[AgentResponse, str | None, int]] = []
         remaining = take
         while remaining and self._owners:
-            owner, left = self._owners.popleft()
-            used = min(left, remaining)
+            owner = self._owners[0]
+            used = min(owner[2], remaining)
             remaining -= used
-            played.append((owner, used))
-            if left > used:
-                self._owners.appendleft((owner, left - used))
+            owner[2] -= used
+            owner[0].played_samples += used
+            key = (owner[0].response_id, owner[1])
+            self.played_by_item[key] = self.played_by_item.get(key, 0) + used
+            played.append((owner[0], owner[1], used))
+            if owner[2] == 0:
+                self._owners.popleft()
         return frame, played

@@ -25,6 +25,11 @@ class MediaClock(ABC):
         self.media_ms = 0
         self._wall_start_ns = time.monotonic_ns()
 
+    def start(self) -> None:
+        """Media time 0 is now: called once set-up (connect, speech preparation) is over."""
+        self.media_ms = 0
+        self._wall_start_ns = time.monotonic_ns()
+
     def wall_ns(self) -> int:
         """Wall time since the clock started (ns)."""
         return time.monotonic_ns() - self._wall_start_ns

@@ -1,10 +1,11 @@
 """Duplex events delivered during agent speech, and the measurement of how the agent reacted.
 
 A barge-in (expects the agent to yield) or a back-channel (expects it to continue) is scheduled
-when its event fires and spoken at the agent's response onset plus ``start_window_ms[0]``. From the
-user's onset on, the response the agent was playing is watched: its stop latency is the time from
-the user's onset to the last sample of that response heard on the agent channel — early when the
-agent cut itself short, late when it talked on. Nothing here touches the agent's audio.
+when its event fires and spoken at the onset of the agent's current speech plus
+``start_window_ms[0]``. From the user's onset on, the agent's speech segment that was playing is
+watched on the played audio (``agent_speech.py``): the stop latency is the time from the user's
+onset to the segment's last voiced sample. What the adapter says (a cleared playout) is recorded
+beside it as a diagnostic, never as the measurement. Nothing here touches the agent's audio.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from harness.events import EventBus, EventType
 from harness.tasks.models import EventProgram, EventSpec, FlowSpec
 from harness.user.flow_engine import UserPlan
 
-from .channels import AgentResponse
+from .agent_speech import SpeechSegment
 
 __all__ = ["CONTINUE_ACTIONS", "OVERLAY_FLOOR_ACTIONS", "YIELD_ACTIONS", "DeliveryTracker", "overlay_events"]
 
@@ -51,7 +52,9 @@ class _Watch:
     plan: UserPlan
     spec: EventSpec | None
     onset_ms: int
-    response: AgentResponse
+    user_end_ms: int
+    segment: SpeechSegment
+    signalled_ms: int | None = None
 
 
 class DeliveryTracker:
@@ -83,40 +86,69 @@ class DeliveryTracker:
             break  # one at a time: the user channel plays one utterance
         return ready
 
-    def started(self, plan: UserPlan | None, *, onset_ms: int, playing: AgentResponse | None) -> None:
-        """The user's overlapping utterance began; ``playing`` is the agent response it overlaps."""
+    def started(
+        self, plan: UserPlan | None, *, onset_ms: int, duration_ms: int, segment: SpeechSegment | None
+    ) -> None:
+        """The user's overlapping utterance began; ``segment`` is the agent speech it overlaps, if any."""
         if plan is None:
             return
         spec = self._specs.get(plan.event_id or "")
-        if playing is None:
-            self._record(plan, spec, onset_ms, stop_latency_ms=0, speaking=False, t=onset_ms)
+        if segment is None:
+            self._emit(plan, spec, onset_ms, speaking=False, t=onset_ms)
             return
-        self._watching.append(_Watch(plan, spec, onset_ms, playing))
+        self._watching.append(_Watch(plan, spec, onset_ms, onset_ms + duration_ms, segment))
+
+    def agent_signalled_stop(self, t: int) -> None:
+        """The adapter reported clearing its playout (diagnostic beside the measured stop)."""
+        for watch in self._watching:
+            if watch.signalled_ms is None:
+                watch.signalled_ms = t
 
     def observe_frame(self, t: int) -> None:
         for watch in list(self._watching):
-            end = watch.response.end_ms
-            if end is not None:
-                latency: int | None = max(0, end - watch.onset_ms)
+            if watch.segment.closed:
+                self._watching.remove(watch)
+                self._measured(watch, watch.segment.last_voiced_end_ms, t)
             elif t - watch.onset_ms > _max_stop(watch.spec) + WATCH_EXTRA_MS:
-                latency = None  # still talking long after it should have stopped
-            else:
-                continue
-            self._watching.remove(watch)
-            self._record(watch.plan, watch.spec, watch.onset_ms, stop_latency_ms=latency, speaking=True, t=t)
+                self._watching.remove(watch)
+                self._measured(watch, None, t)  # still talking long after it should have stopped
 
     def finish(self, t: int) -> None:
         """Close every open measurement at session end (the agent never stopped)."""
         for watch in self._watching:
-            self._record(watch.plan, watch.spec, watch.onset_ms, stop_latency_ms=None, speaking=True, t=t)
+            self._measured(watch, None, t)
         self._watching.clear()
         self._waiting.clear()
 
-    def _record(
-        self, plan: UserPlan, spec: EventSpec | None, onset_ms: int, *, stop_latency_ms: int | None, speaking: bool, t: int
+    def _measured(self, watch: _Watch, stop_ms: int | None, t: int) -> None:
+        heard_until = stop_ms if stop_ms is not None else t
+        self._emit(
+            watch.plan,
+            watch.spec,
+            watch.onset_ms,
+            speaking=True,
+            t=t,
+            stop_latency_ms=None if stop_ms is None else max(0, stop_ms - watch.onset_ms),
+            overlap_ms=max(0, min(heard_until, watch.user_end_ms) - watch.onset_ms),
+            signalled_ms=None if watch.signalled_ms is None else watch.signalled_ms - watch.onset_ms,
+        )
+
+    def _emit(
+        self,
+        plan: UserPlan,
+        spec: EventSpec | None,
+        onset_ms: int,
+        *,
+        speaking: bool,
+        t: int,
+        stop_latency_ms: int | None = None,
+        overlap_ms: int = 0,
+        signalled_ms: int | None = None,
     ) -> None:
         action = plan.floor_action
         max_stop = _max_stop(spec)
+        if not speaking:
+            stop_latency_ms = 0  # nothing to stop: listed, not scored
         yielded = stop_latency_ms is not None and stop_latency_ms <= max_stop
         self._log.emit(
             EventType.DUPLEX_EVENT,
@@ -131,8 +163,11 @@ class DeliveryTracker:
                 "expected_floor_action": "YIELD" if action in YIELD_ACTIONS else "CONTINUE",
                 "agent_speaking_at_onset": speaking,
                 "stop_latency_ms": stop_latency_ms,
+                "isl_ms": stop_latency_ms,
                 "max_stop_latency_ms": max_stop,
                 "agent_yielded": yielded,
+                "overlap_ms": overlap_ms,
+                "agent_signalled_stop_ms": signalled_ms,
             },
         )
 

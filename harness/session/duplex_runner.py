@@ -1,18 +1,22 @@
-"""Condition C2: the continuous full-duplex session on a media clock (see ``docs/duplex.md``).
+"""Conditions C1/C2/C3: the continuous voice session on a media clock (see ``docs/duplex.md``).
 
-One loop advances both channels frame by frame. The runner only moves audio, executes tool calls
-and decides when the simulated user speaks; yield and stop latency are measured from the agent's
-audio, never produced by the harness. Grading and result files belong to other modules.
+One loop advances both channels frame by frame. Nothing holds up a frame: tool calls, the gate
+status after each call and local ASR run as jobs delivered at frame boundaries (``deferred.py``).
+The runner moves audio, routes the agent's events and decides when the simulated user speaks;
+speech activity, yield and stop latency are measured on the agent audio that played
+(``agent_speech.py``), never taken from the adapter. Grading and run files belong to other modules.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import traceback
 import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,19 +24,28 @@ import numpy as np
 
 from harness.agents.realtime import (
     AdapterError,
+    AdapterInfo,
     AudioDelta,
     CallEnded,
+    McpEndpoint,
+    PlaybackReport,
     PlayoutCleared,
     RealtimeAdapter,
     ResponseDone,
     SessionConfig,
+    SpeechStarted,
+    SpeechStopped,
+    ToolCallCancelled,
     ToolCallRequested,
     ToolResult,
     TranscriptDelta,
+    TranscriptDone,
+    UserTranscript,
 )
 from harness.agents.system_prompt import agent_instructions
+from harness.audio.acoustics import AcousticChain
 from harness.audio.agent_asr import AgentTranscriber, asr_available
-from harness.audio.frames import FRAME_MS, AudioFrame
+from harness.audio.frames import FRAME_MS, AudioFrame, samples_to_ms
 from harness.audio.speech_bank import SpeechSource
 from harness.audio.stereo_recorder import StereoRecorder
 from harness.audio.vad import FrameVad
@@ -40,24 +53,35 @@ from harness.events import EVENTS_FILE, SCHEMA_VERSION, EventBus, EventType, Jso
 from harness.grading.report import GradeReport
 from harness.tasks.bundle import TaskBundle
 from harness.user.flow_engine import Observation, UserPlan
+from harness.user.llm_act_observer import LlmActClassifier
 from harness.user.recovery import RecoveryMove
 from harness.user.simulator import SimulatedUser
-from mcp_servers.records import EnvironmentSnapshot
+from mcp_servers.records import EnvironmentSnapshot, ToolCallRecord
 
+from .agent_speech import AgentSpeechMeter, SpeechSegment
+from .audio_levels import LevelMeter
 from .channels import AgentChannel, AgentResponse, UserChannel, UserUtterance
 from .clocks import MediaClock, make_clock
+from .deferred import DeferredWork
 from .duplex_delivery import CONTINUE_ACTIONS, OVERLAY_FLOOR_ACTIONS, DeliveryTracker, overlay_events
 from .environment_port import EnvironmentPort
-from .errors import SessionInfraError
-from .run_files import write_workspace_files
+from .errors import ProviderError, SessionInfraError, provider_failure
 from .session_effects import AgentActivity, SessionEffects
 
-__all__ = ["DuplexSessionResult", "run_duplex_session"]
+__all__ = ["VOICE_CONDITIONS", "DuplexSessionResult", "run_duplex_session"]
 
 #: The user takes its turn once the agent has finished and been silent this long.
 TURN_GAP_MS = 400
 #: An agent that says nothing for this long after the user's turn gets a nudge.
 IDLE_TIMEOUT_MS = 8000
+#: How often (media ms) the harness tells the server the media time, in native tool mode.
+MEDIA_TIME_PUSH_MS = 100
+#: How long the server's call stream may lag behind its call count before that is an infra failure.
+CATCH_UP_TIMEOUT_S = 5.0
+#: ``bridge``: the harness executes the agent's function calls; ``native``: the agent calls MCP itself.
+TOOL_MODES = ("bridge", "native")
+#: C1 alternates strictly (no overlap from the user); C2 and C3 are full duplex.
+VOICE_CONDITIONS = ("C1", "C2", "C3")
 
 
 @dataclass
@@ -65,7 +89,7 @@ class DuplexSessionResult:
     run_id: str
     task_id: str
     condition: str
-    pts: int
+    pts: int | None
     outcome: str
     reason: str
     turns: int
@@ -73,8 +97,11 @@ class DuplexSessionResult:
     snapshot: EnvironmentSnapshot
     events: EventBus
     session_dir: Path | None
+    recorder: StereoRecorder
+    observed_act_keys: list[str]
     adapter_meta: dict[str, Any] = field(default_factory=dict)
     infra_errors: list[str] = field(default_factory=list)
+    usage: list[dict[str, Any]] = field(default_factory=list)
 
 
 async def run_duplex_session(
@@ -91,31 +118,55 @@ async def run_duplex_session(
     clock: MediaClock | None = None,
     privileged: bool = False,
     on_bus: Callable[[EventBus], None] | None = None,
+    condition: str = "C2",
+    tool_latency_ms: int = 0,
+    sandbox: dict[str, Any] | None = None,
+    observer: LlmActClassifier | None = None,
+    tool_mode: str = "bridge",
+    mcp_endpoint: McpEndpoint | None = None,
+    acoustics: AcousticChain | None = None,
 ) -> DuplexSessionResult:
-    """Run one C2 session to its end and grade it.
+    """Run one voice session to its end, grade it and write its run files (when ``session_dir``).
 
     Raises:
         SessionInfraError: the sandbox or the provider failed (retryable; never scored).
+        Anything else: a harness bug; a ``HARNESS_ERROR`` event with its traceback is logged first.
     """
+    from harness.results.run_dir import write_session_files
+
+    if condition not in VOICE_CONDITIONS:
+        raise ValueError(f"unknown voice condition {condition!r}; expected one of {', '.join(VOICE_CONDITIONS)}")
+    if (condition == "C3") != (acoustics is not None):
+        raise ValueError("condition C3 and an acoustics chain go together (C3 needs one; C1/C2 take none)")
     # In-process agents run on the virtual clock (deterministic, fast); live providers on wall time.
     clock = clock or make_clock(adapter.clock_mode)
     run_id = run_id or uuid.uuid4().hex[:12]
-    log = EventBus(
-        run_id=run_id,
-        task_version=bundle.task.version,
-        condition="C2",
-        wall_clock_ns=clock.wall_ns,
-    )
+    bus = EventBus(run_id=run_id, task_version=bundle.task.version, condition=condition, wall_clock_ns=clock.wall_ns)
     if session_dir is not None:
-        JsonlEventWriter(session_dir / EVENTS_FILE).attach(log)
+        JsonlEventWriter(session_dir / EVENTS_FILE).attach(bus)
     if on_bus is not None:
-        on_bus(log)  # a live consumer (the TUI) subscribes before the first event
-    session = _DuplexSession(bundle, adapter, env, speech, clock, log, seed, max_turns)
-    session.privileged = privileged
+        on_bus(bus)  # a live consumer (the TUI) subscribes before the first event
+    session = _DuplexSession(bundle, adapter, env, speech, clock, bus, seed, max_turns, condition,
+                             privileged=privileged, tool_latency_ms=tool_latency_ms, sandbox=sandbox,
+                             observer=observer, tool_mode=tool_mode, mcp_endpoint=mcp_endpoint,
+                             acoustics=acoustics, seed_for_acoustics=seed)
     try:
-        return await session.run(judge, session_dir)
+        result = await session.run(judge)
+        if session_dir is not None:
+            await write_session_files(session_dir, result, gold_doc_ids=list(bundle.gold_doc_ids))
+        result.session_dir = session_dir
+        return result
+    except (SessionInfraError, ProviderError) as exc:
+        bus.emit(EventType.INFRA_FAILURE, "harness", clock.media_ms,
+                 {"error": str(exc), "kind": type(exc).__name__, "transient": getattr(exc, "transient", False)})
+        raise
+    except Exception as exc:
+        bus.emit(EventType.HARNESS_ERROR, "harness", clock.media_ms,
+                 {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()})
+        raise
     finally:
-        log.close()
+        await session.work.aclose()
+        bus.close()
         await adapter.close()
 
 
@@ -127,31 +178,64 @@ class _DuplexSession:
         env: EnvironmentPort,
         speech: SpeechSource,
         clock: MediaClock,
-        log: EventBus,
+        bus: EventBus,
         seed: int,
         max_turns: int,
+        condition: str,
+        *,
+        privileged: bool,
+        tool_latency_ms: int,
+        sandbox: dict[str, Any] | None = None,
+        observer: LlmActClassifier | None = None,
+        tool_mode: str = "bridge",
+        mcp_endpoint: McpEndpoint | None = None,
+        acoustics: AcousticChain | None = None,
+        seed_for_acoustics: int = 1,
     ) -> None:
+        self.acoustics = acoustics
+        self.seed = seed_for_acoustics
+        if tool_mode not in TOOL_MODES:
+            raise ValueError(f"unknown tool mode {tool_mode!r}; expected one of {', '.join(TOOL_MODES)}")
+        if tool_mode == "native" and mcp_endpoint is None:
+            raise ValueError("native tool mode needs the task's MCP endpoint to hand to the agent")
+        self.sandbox = sandbox
+        self.observer = observer
+        self.tool_mode = tool_mode
+        self.mcp_endpoint = mcp_endpoint
+        self._observed: asyncio.Queue[ToolCallRecord] = asyncio.Queue()
+        self._observed_total = 0
+        self._latest_call = -1
+        self._last_media_push = -MEDIA_TIME_PUSH_MS
         self.bundle = bundle
         self.adapter = adapter
         self.env = env
         self.speech = speech
         self.clock = clock
-        self.log = log
+        self.log = bus
         self.max_turns = max_turns
-        self.user = SimulatedUser(bundle, condition="C2", seed=seed)
-        self.effects = SessionEffects(bundle, env, self.user, log)
+        self.condition = condition
+        self.privileged = privileged
+        self.tool_latency_ms = tool_latency_ms
+        self.user = SimulatedUser(bundle, condition=condition, seed=seed)
+        self.effects = SessionEffects(bundle, env, self.user, bus)
+        self.work = DeferredWork(wait_at_boundary=clock.kind == "virtual")
         self.user_channel = UserChannel()
         self.agent_channel = AgentChannel()
         self.recorder = StereoRecorder()
+        self.levels = LevelMeter(self.recorder)
         self.user_vad = FrameVad()
-        self.agent_vad = FrameVad()
-        self.deliveries = DeliveryTracker(bundle.events, log)
-        self.overlay_event_ids = overlay_events(bundle.flow)
+        self.agent_speech = AgentSpeechMeter()
+        self.deliveries = DeliveryTracker(bundle.events, bus)
+        # C1 is turn-based: nothing the user says overlaps the agent.
+        self.overlay_event_ids = overlay_events(bundle.flow) if condition != "C1" else set()
         self.clips: dict[str, Any] = {}
         self.heard = AgentActivity()
         self.held_plans: list[UserPlan] = []
-        self.responses: list[AgentResponse] = []
+        self.responses: dict[str, AgentResponse] = {}
         self.current: AgentResponse | None = None
+        self.pending_calls: dict[str, ToolCallRequested] = {}
+        self.cancelled_calls: set[str] = set()
+        self._tool_chain: Any = None
         self.agent_acted = False  # since the user's last turn
         self.awaiting_followup_since: int | None = None
         self.last_agent_audio_ms = 0
@@ -161,26 +245,35 @@ class _DuplexSession:
         self.closing_said = False
         self.agent_hung_up = False
         self.end_reason: str | None = None
-        self.speaking = {"user": False, "agent": False}
+        self.user_speaking = False
         self.infra_errors: list[str] = []
+        self.usage: list[dict[str, Any]] = []
         self.transcriber: AgentTranscriber | None = None
         self.budget_ms = bundle.task.time_budget_s * 1000
 
     # -- set-up ------------------------------------------------------------------------------
 
-    async def run(self, judge: Any, session_dir: Path | None) -> DuplexSessionResult:
+    async def run(self, judge: Any) -> DuplexSessionResult:
         tools = await self.env.list_tools()
         config = SessionConfig(
             instructions=agent_instructions(self.bundle.task.title),
             tools=tools,
             voice=str(self.bundle.persona.get("realtime_voice") or "soft-spoken-gentleman"),
             reference_policy=self.bundle.policy if self.privileged else None,
+            tool_mode=self.tool_mode,  # type: ignore[arg-type]
+            mcp=self.mcp_endpoint if self.tool_mode == "native" else None,
         )
-        try:
-            await self.adapter.connect(config)
-        except (ConnectionError, OSError) as exc:
-            raise SessionInfraError(f"agent connection failed: {exc}", transient=True) from exc
+        await self.adapter.connect(config)
+        if self.tool_mode == "native":
+            # The agent calls the tools itself; every call is observed at the server.
+            self.work.submit("native-calls", self._follow_calls(), due_ms=10**12, deliver=_ignore)
         self.clips = await self.speech.prepare(self.user.speakable_texts())
+        if self.acoustics is not None:
+            # C3: every clip through the seeded degradations, once, before the clock (same samples on a rerun).
+            self.clips = await asyncio.to_thread(self.acoustics.degrade_clips, self.clips, seed=self.seed)
+        # Media time starts now that the agent is connected and every clip is ready: a slow connect
+        # must not be followed by a burst of frames catching up with the wall.
+        self.clock.start()
         self.log.emit(
             EventType.RUN_START,
             "harness",
@@ -188,17 +281,26 @@ class _DuplexSession:
             {
                 "task_id": self.bundle.task_id,
                 "model_id": self.adapter.model_id,
-                "condition": "C2",
+                "condition": self.condition,
                 "clock": self.clock.kind,
                 "user_audio": _speech_name(self.speech),
                 "schema_version": SCHEMA_VERSION,
+                "tool_mode": config.tool_mode,
+                "tool_latency_ms": self.tool_latency_ms,
+                "privileged": self.privileged,
+                "observer": self._observer_name,
+                **({"acoustics": self._acoustics_spec} if self.acoustics is not None else {}),
             },
         )
+        if self.sandbox is not None:
+            info = dict(self.sandbox)
+            self.log.emit(EventType.SANDBOX_STARTED, "harness", 0,
+                          {"backend": str(info.pop("backend", "unknown")), "metadata": info})
         await self._user_turn(0)
         while self.end_reason is None:
             await self._tick(self.clock.media_ms)
             await self.clock.advance()
-        return await self._finish(judge, session_dir)
+        return await self._finish(judge)
 
     # -- one frame -----------------------------------------------------------------------------
 
@@ -206,16 +308,23 @@ class _DuplexSession:
         user_pcm, started, ended = self.user_channel.next_frame(t)
         if started is not None:
             await self._user_started(started, t)
+        if self.tool_mode == "native" and t - self._last_media_push >= MEDIA_TIME_PUSH_MS:
+            # The server stamps calls it receives with the media time the harness last pushed.
+            self._last_media_push = t
+            self.work.submit("media-time", self.env.set_media_time(t), due_ms=t, deliver=_ignore)
         await self.adapter.send_audio(AudioFrame(user_pcm, t))
-        # Handling an event can make an in-process agent produce more (a tool result → its words).
-        while events := self.adapter.poll_events():
-            for event in events:
-                await self._agent_event(event, t)
+        await self._pump(t)
         agent_pcm, played = self.agent_channel.next_frame()
-        self._agent_played(played, t)
+        self._agent_played(played, agent_pcm, t)
         self.recorder.append(user_pcm, agent_pcm)
-        self._floor("user", self.user_vad.update(user_pcm), t)
-        self._floor("agent", self.agent_vad.update(agent_pcm), t)
+        levels = self.levels.frame_recorded()
+        if levels is not None:
+            self.log.emit(EventType.AUDIO_LEVEL, "harness", t + FRAME_MS - self.levels.window_ms,
+                          {"window_ms": self.levels.window_ms, "user_dbfs": levels[0], "agent_dbfs": levels[1]})
+        user_speaking = self.user_vad.update(user_pcm)
+        if user_speaking != self.user_speaking:
+            self.user_speaking = user_speaking
+            self.log.emit(EventType.FLOOR_CHANGE, "user", t, {"channel": "user", "speaking": user_speaking})
         self.deliveries.observe_frame(t + FRAME_MS)
         if ended is not None:
             await self._user_ended(ended, t + FRAME_MS)
@@ -224,17 +333,35 @@ class _DuplexSession:
         if t + FRAME_MS >= self.budget_ms and self.end_reason is None:
             self.end_reason = "time_budget"
 
-    def _floor(self, channel: str, speaking: bool, t: int) -> None:
-        if speaking != self.speaking[channel]:
-            self.speaking[channel] = speaking
-            self.log.emit(EventType.FLOOR_CHANGE, channel, t, {"channel": channel, "speaking": speaking})
+    async def _pump(self, t: int) -> None:
+        """Handle the agent's events and deliver due jobs until neither produces more.
+
+        A delivered tool result can make an in-process agent answer at once, so both are repeated.
+        """
+        while True:
+            events = self.adapter.poll_events()
+            for event in events:
+                await self._agent_event(event, t)
+            before = len(self.log.events)
+            await self.work.settle(t)
+            while not self._observed.empty():
+                await self._observed_call(self._observed.get_nowait(), t)
+            if not events and len(self.log.events) == before:
+                return
 
     # -- the agent -------------------------------------------------------------------------------
 
-    def _response(self) -> AgentResponse:
+    def _response(self, response_id: str | None) -> AgentResponse:
+        """The response an event belongs to: by the adapter's id, else the one in progress."""
+        if response_id is not None:
+            response = self.responses.get(response_id)
+            if response is None:
+                response = self.responses[response_id] = AgentResponse(response_id=response_id)
+                self.current = response
+            return response
         if self.current is None or self.current.done:
-            self.current = AgentResponse(response_id=len(self.responses))
-            self.responses.append(self.current)
+            self.current = AgentResponse(response_id=f"r{len(self.responses)}")
+            self.responses[self.current.response_id] = self.current
         return self.current
 
     async def _agent_event(self, event: Any, t: int) -> None:
@@ -244,30 +371,102 @@ class _DuplexSession:
 
     async def _on_audio(self, event: AudioDelta, t: int) -> None:
         self.agent_acted = True
-        self.agent_channel.enqueue(self._response(), event.pcm)
+        self.agent_channel.enqueue(self._response(event.response_id), event.item_id, event.pcm)
 
     async def _on_transcript(self, event: TranscriptDelta, t: int) -> None:
-        response = self._response()
-        before = Counter(a.key for a in self.user.acts_in(response.transcript))
-        response.transcript += event.text
+        response = self._response(event.response_id)
+        words = [list(w) for w in event.words] if event.words else None
+        self.log.emit(EventType.AGENT_TRANSCRIPT_PARTIAL, "agent", t,
+                      {"text": event.text, "response_id": response.response_id, "item_id": event.item_id,
+                       **({"words": words} if words else {})})
+        await self._observe_streaming(response, response.transcript + event.text, t)
+
+    async def _on_transcript_done(self, event: TranscriptDone, t: int) -> None:
+        await self._observe_streaming(self._response(event.response_id), event.text, t)
+
+    async def _observe_streaming(self, response: AgentResponse, transcript: str, t: int) -> None:
         # Acts are observed as the words stream in, so an event can fire while the agent speaks.
-        new = Counter(a.key for a in self.user.acts_in(response.transcript)) - before
+        response.transcript = transcript
+        seen = Counter(a.key for a in self.user.acts_in(transcript))
+        new, response.streamed_acts = seen - response.streamed_acts, seen
         if new:
             await self._fire_events(t, act_keys=list(new.elements()))
 
     async def _on_tool_call(self, event: ToolCallRequested, t: int) -> None:
+        if self.tool_mode == "native":
+            # The provider's own MCP call event: the call itself is observed at the server.
+            self._signal("tool_call_reported", t, response_id=event.response_id,
+                         detail={"call_id": event.call_id, "name": event.name})
+            return
         self.agent_acted = True
         try:
             args: Any = json.loads(event.arguments) if event.arguments.strip() else {}
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # malformed, or nested past any sense
             args = event.arguments  # the environment refuses it with a message the model can act on
+        self.effects.log_call(event.name, args, t, call_id=event.call_id, response_id=event.response_id)
+        self.pending_calls[event.call_id] = event
+        # Calls run one after another in the order the agent made them (the call log's order).
+        previous, wall_start = self._tool_chain, self.clock.wall_ns()
+        self._tool_chain = self.work.submit(
+            f"tool:{event.call_id}",
+            self._call_after(previous, event.name, args, t),
+            due_ms=t + self.tool_latency_ms,
+            deliver=partial(self._tool_done, event, t, wall_start),
+        ).task
+
+    async def _call_after(self, previous: Any, name: str, args: Any, t: int) -> ToolCallRecord:
+        if previous is not None and not previous.done():
+            await previous
+        return await self.env.call_tool(name, args, t)
+
+    async def _tool_done(self, event: ToolCallRequested, called_at: int, wall_start: int,
+                         record: ToolCallRecord, t: int) -> None:
+        self.pending_calls.pop(event.call_id, None)
+        cancelled = event.call_id in self.cancelled_calls
+        # Wall latency only means something on the wall clock (and would make virtual runs differ).
+        wall_ms = (self.clock.wall_ns() - wall_start) / 1e6 if self.clock.kind == "realtime" else None
+        await self._took_effect(record, t, call_id=event.call_id, called_at=called_at, wall_ms=wall_ms,
+                                cancelled=cancelled)
+        if cancelled:
+            return  # the provider withdrew the call: its result is logged, not sent
+        self.awaiting_followup_since = t
+        await self.adapter.send_tool_result(ToolResult(event.call_id, record.name, record.output, not record.ok))
+
+    async def _follow_calls(self) -> None:
+        async for record in self.env.follow_calls():
+            self._observed_total += 1
+            self._observed.put_nowait(record)
+
+    async def _catch_up_with_server(self, t: int) -> None:
+        """Native mode: before the user decides anything, every call the server recorded is observed.
+
+        The stream may lag the agent's own calls by a few ms; the user's next move must not depend
+        on that lag (on the virtual clock it would make runs differ).
+        """
+        recorded = await self.env.set_media_time(t)
+        deadline = asyncio.get_running_loop().time() + CATCH_UP_TIMEOUT_S
+        while self._observed_total < recorded:
+            if asyncio.get_running_loop().time() > deadline:
+                raise SessionInfraError(f"the server recorded {recorded} calls but its call stream delivered "
+                                        f"{self._observed_total} within {CATCH_UP_TIMEOUT_S} s", transient=True)
+            await asyncio.sleep(0.001)
+        while not self._observed.empty():
+            await self._observed_call(self._observed.get_nowait(), t)
+
+    async def _observed_call(self, record: ToolCallRecord, t: int) -> None:
+        """A call the agent made itself, as the server recorded it (native tool mode)."""
+        self.agent_acted = True
+        self.effects.log_call(record.name, record.args, t, call_id=None, source="server",
+                              called_at_ms=record.media_time_ms)
+        await self._took_effect(record, t, call_id=None, called_at=record.media_time_ms, wall_ms=None,
+                                cancelled=False)
+
+    async def _took_effect(self, record: ToolCallRecord, t: int, *, call_id: str | None, called_at: int,
+                           wall_ms: float | None, cancelled: bool) -> None:
+        """One call's result is in (bridge or native): logged, observed by the user, and graded so far."""
         acts_before = len(self.heard.acts)
-        try:
-            record = await self.effects.call_tool(event.name, args, t, self.heard, call_id=event.call_id)
-        except SessionInfraError:
-            raise
-        except Exception as exc:  # the sandbox, not the model, failed
-            raise SessionInfraError(f"tool call {event.name} failed in the sandbox: {exc}", transient=True) from exc
+        self.effects.take_result(record, t, self.heard, call_id=call_id, called_at_ms=called_at,
+                                 wall_latency_ms=wall_ms, cancelled=cancelled)
         await self._fire_events(
             t,
             act_keys=self.heard.acts[acts_before:],
@@ -275,96 +474,159 @@ class _DuplexSession:
             mutations=record.mutations,
             commit_attempts=[record.commit_attempt] if record.commit_attempt else [],
         )
-        await self._gate_status(t)
-        self.awaiting_followup_since = t
-        await self.adapter.send_tool_result(ToolResult(event.call_id, record.name, record.output, not record.ok))
+        self._latest_call = record.index
+        if not self.work.pending("gate"):
+            self._submit_gate(t)
+
+    async def _on_tool_cancelled(self, event: ToolCallCancelled, t: int) -> None:
+        self.cancelled_calls.update(event.call_ids)
+        self._signal("tool_call_cancelled", t, detail={"call_ids": list(event.call_ids)})
 
     async def _on_playout_cleared(self, event: PlayoutCleared, t: int) -> None:
         for response in self.agent_channel.clear():
-            response.truncated = True
-            self._maybe_end_response(response, t)
+            response.cleared = True
+        self.deliveries.agent_signalled_stop(t)
+        self._signal("playout_cleared", t, response_id=event.response_id)
+
+    async def _on_speech_started(self, event: SpeechStarted, t: int) -> None:
+        self._signal("speech_started", t, item_id=event.item_id, detail=_present(audio_start_ms=event.audio_start_ms))
+
+    async def _on_speech_stopped(self, event: SpeechStopped, t: int) -> None:
+        self._signal("speech_stopped", t, item_id=event.item_id, detail=_present(audio_end_ms=event.audio_end_ms))
+
+    async def _on_user_transcript(self, event: UserTranscript, t: int) -> None:
+        self.log.emit(EventType.USER_TRANSCRIPT_PARTIAL, "agent", t, {"text": event.text, "item_id": event.item_id})
 
     async def _on_response_done(self, event: ResponseDone, t: int) -> None:
         self.awaiting_followup_since = None
-        response = self._response()
+        response = self._response(event.response_id)
         response.done = True
-        source = "adapter"
+        if event.usage is not None:
+            usage = {k: v for k, v in _fields(event.usage).items() if v is not None}
+            self.usage.append({"response_id": response.response_id, **usage})
+        self._signal("response_done", t, response_id=response.response_id,
+                     detail=_present(status=event.status))
         if not response.transcript and response.audio:
-            response.transcript = await self._transcribe(response, t)
-            source = "asr"
-        if response.transcript:
-            acts = self.effects.hear_text(
-                response.transcript, t, self.heard, response_id=response.response_id, source=source
-            )
-            await self._fire_events(t, act_keys=acts)
-        self._maybe_end_response(response, t)
+            # The agent gave audio without words: the user hears it through local ASR, off the frame.
+            audio = np.frombuffer(bytes(response.audio), dtype="<i2")
+            self.work.submit("asr", self._transcribe(audio, t), due_ms=t,
+                             deliver=partial(self._hear_response, response, "asr"))
+            return
+        await self._hear_response(response, "adapter", response.transcript, t)
 
-    async def _transcribe(self, response: AgentResponse, t: int) -> str:
-        """The agent gave audio without words: the user hears it through local ASR."""
+    async def _hear_response(self, response: AgentResponse, source: str, text: str, t: int) -> None:
+        if not text:
+            return
+        response.transcript = text
+        acts = self.effects.hear_text(text, t, self.heard, response_id=response.response_id, source=source)
+        await self._fire_events(t, act_keys=acts)
+        if self.observer is not None:
+            # What the patterns did not hear, an LLM may (cached: a rerun hears the same user).
+            remaining = [key for key in self.user.classifier_candidates() if key not in acts]
+            if remaining:
+                self.work.submit("observer", self.observer.classify(text, remaining), due_ms=t,
+                                 deliver=self._hear_classified)
+
+    async def _hear_classified(self, labels: list[str], t: int) -> None:
+        if not labels:
+            return
+        acts = [act.key for act in self.user.hear_classified(labels)]
+        for key in acts:
+            self.log.emit(EventType.AGENT_ACT, "agent", t, {"act": key, "source": "classifier"})
+        self.heard.acts.extend(acts)
+        await self._fire_events(t, act_keys=acts)
+
+    @property
+    def _acoustics_spec(self) -> dict[str, Any]:
+        """The C3 chain as recorded: preset, processors with every parameter, version."""
+        assert self.acoustics is not None
+        return self.acoustics.spec.model_dump(mode="json")
+
+    @property
+    def _observer_name(self) -> str:
+        return self.observer.name if self.observer is not None else "deterministic"
+
+    async def _transcribe(self, audio: np.ndarray, t: int) -> str:
         if self.transcriber is None:
             if not asr_available():
-                self.log.emit(
-                    EventType.INFRA_FAILURE,
-                    "harness",
-                    t,
-                    {"error": "agent audio without transcript and no local ASR (pip install 'apex-voice[asr]')"},
-                )
+                self.log.emit(EventType.INFRA_FAILURE, "harness", t, {
+                    "error": "agent audio without transcript and no local ASR (pip install 'apex-voice[asr]')",
+                    "kind": "asr_unavailable"})
                 return ""
             self.transcriber = AgentTranscriber()
-        return await self.transcriber.transcribe(np.frombuffer(bytes(response.audio), dtype="<i2"))
+        return await self.transcriber.transcribe(audio)
 
     async def _on_call_ended(self, event: CallEnded, t: int) -> None:
         self.agent_hung_up = True
+        self._signal("call_ended", t)
+
+    async def _on_adapter_info(self, event: AdapterInfo, t: int) -> None:
+        self.log.emit(EventType.ADAPTER_INFO, "agent", t, {"metadata": dict(event.metadata)})
 
     async def _on_error(self, event: AdapterError, t: int) -> None:
         self.infra_errors.append(event.message)
-        self.log.emit(EventType.INFRA_FAILURE, "environment", t, {"error": event.message, "transient": event.transient})
-        if event.transient:
-            raise SessionInfraError(f"agent connection failed mid-session: {event.message}", transient=True)
+        self.log.emit(EventType.INFRA_FAILURE, "agent", t,
+                      {"error": event.message, "kind": event.kind, "transient": event.transient})
+        failure = provider_failure(f"provider error ({event.kind}): {event.message}", event.kind,
+                                   retry_after_s=event.retry_after_s)
+        if failure is not None:
+            raise failure
 
     _AGENT_HANDLERS = {
         AudioDelta: _on_audio,
         TranscriptDelta: _on_transcript,
+        TranscriptDone: _on_transcript_done,
         ToolCallRequested: _on_tool_call,
+        ToolCallCancelled: _on_tool_cancelled,
         PlayoutCleared: _on_playout_cleared,
+        SpeechStarted: _on_speech_started,
+        SpeechStopped: _on_speech_stopped,
+        UserTranscript: _on_user_transcript,
         ResponseDone: _on_response_done,
         CallEnded: _on_call_ended,
+        AdapterInfo: _on_adapter_info,
         AdapterError: _on_error,
     }
 
-    def _agent_played(self, played: list[tuple[AgentResponse, int]], t: int) -> None:
-        for response, samples in played:
-            if response.onset_ms is None:
-                response.onset_ms = t
-                self.log.emit(EventType.AGENT_AUDIO_START, "agent", t, {"response_id": response.response_id})
-            response.played_samples += samples
-            self.last_agent_audio_ms = t + FRAME_MS
-            self._maybe_end_response(response, t + FRAME_MS)
+    def _signal(self, signal: str, t: int, *, response_id: str | None = None, item_id: str | None = None,
+                detail: dict[str, Any] | None = None) -> None:
+        payload: dict[str, Any] = {"signal": signal, "detail": detail or {}}
+        if response_id is not None:
+            payload["response_id"] = response_id
+        if item_id is not None:
+            payload["item_id"] = item_id
+        self.log.emit(EventType.AGENT_SIGNAL, "agent", t, payload)
 
-    def _maybe_end_response(self, response: AgentResponse, t: int) -> None:
-        finished = response.truncated or (response.done and response.played_samples >= response.queued_samples)
-        if finished and response.onset_ms is not None and response.end_ms is None:
-            response.end_ms = t
-            self.log.emit(
-                EventType.AGENT_AUDIO_END,
-                "agent",
-                t,
-                {
-                    "response_id": response.response_id,
-                    "text": response.transcript,
-                    "duration_ms": response.duration_ms,
-                    "truncated": response.truncated,
-                },
-            )
+    def _agent_played(self, played: list[tuple[AgentResponse, str | None, int]], pcm: np.ndarray, t: int) -> None:
+        """Measure the frame that played on the agent channel, and tell the adapter what played."""
+        for response, item_id, _ in played:
+            played_ms = samples_to_ms(self.agent_channel.played_by_item[(response.response_id, item_id)])
+            self.adapter.playback(PlaybackReport(response.response_id, item_id, played_ms))
+        if played:
+            self.last_agent_audio_ms = t + FRAME_MS
+        playing = played[0][0].response_id if played else None
+        step = self.agent_speech.update(pcm, t, playing)
+        if step.floor_changed:
+            self.log.emit(EventType.FLOOR_CHANGE, "agent", t, {"channel": "agent", "speaking": step.floor})
+        if step.opened is not None:
+            self.log.emit(EventType.AGENT_AUDIO_START, "agent", t,
+                          _present(segment=step.opened.index, response_id=step.opened.response_id))
+        if step.closed is not None:
+            self._segment_ended(step.closed)
+
+    def _segment_ended(self, segment: SpeechSegment) -> None:
+        self.log.emit(EventType.AGENT_AUDIO_END, "agent", segment.last_voiced_end_ms,
+                      _present(segment=segment.index, duration_ms=segment.duration_ms, response_id=segment.response_id))
 
     @property
     def _agent_busy(self) -> bool:
-        """The agent is speaking, mid-response, or owes the answer to a tool result it just got."""
+        """The agent is speaking, mid-response, running a tool, or owes the answer to a tool result."""
         if self.awaiting_followup_since is not None and self.clock.media_ms - self.awaiting_followup_since > IDLE_TIMEOUT_MS:
             self.awaiting_followup_since = None  # it never answered: stop waiting for it
         return (
             self.agent_channel.queued_samples > 0
             or (self.current is not None and not self.current.done)
+            or bool(self.pending_calls)
             or self.awaiting_followup_since is not None
         )
 
@@ -395,28 +657,52 @@ class _DuplexSession:
 
     def _plan_overlays(self, t: int, event_ids: list[str]) -> None:
         """Step the flow at once so a barge-in or back-channel can land while the agent speaks."""
-        for plan in self.user.next_plans(Observation(media_time_ms=t, fired_events=event_ids)):
+        for plan in self._next_plans(Observation(media_time_ms=t, fired_events=event_ids), t):
             if plan.floor_action in OVERLAY_FLOOR_ACTIONS:
-                onset = self.current.onset_ms if self.current is not None else None
-                self.deliveries.schedule(plan, response_onset_ms=onset)
+                segment = self.agent_speech.current
+                self.deliveries.schedule(plan, response_onset_ms=segment.start_ms if segment else None)
             else:
                 self.held_plans.append(plan)
 
     async def _start_due_overlays(self, t: int) -> None:
         if self.user_channel.busy:
             return
-        agent_speaking = self.agent_channel.queued_samples > 0
-        onset = self.current.onset_ms if self.current is not None else None
+        segment = self.agent_speech.current
         for plan in self.deliveries.due(
-            t, agent_speaking=agent_speaking, agent_busy=self._agent_busy, current_onset_ms=onset
+            t,
+            agent_speaking=self.agent_channel.queued_samples > 0,
+            agent_busy=self._agent_busy,
+            current_onset_ms=segment.start_ms if segment else None,
         ):
             self._speak_plan(plan, overlay=True)
 
-    async def _gate_status(self, t: int) -> None:
-        report = await self.effects.grade(judge=None)
-        self.log.emit(EventType.GATE_STATUS, "harness", t, {**report.components, "pts": report.pts})
+    def _submit_gate(self, t: int) -> None:
+        """One gate status at a time: calls that land while one is computed are covered by the next.
+
+        An agent flooding tool calls thus costs at most two grades per burst, not one per call.
+        """
+        self.work.submit("gate", self._grade_so_far(), due_ms=t, deliver=self._gate_status)
+
+    async def _grade_so_far(self) -> tuple[int, GradeReport]:
+        after_call = self._latest_call
+        return after_call, await self.effects.grade(judge=None)
+
+    async def _gate_status(self, graded: tuple[int, GradeReport], t: int) -> None:
+        after_call, report = graded
+        self.log.emit(EventType.GATE_STATUS, "harness", t,
+                      {**report.components, "pts": report.pts, "after_call": after_call, "failing": report.explain()})
+        if self._latest_call > after_call:
+            self._submit_gate(t)
 
     # -- the user ------------------------------------------------------------------------------
+
+    def _next_plans(self, obs: Observation, t: int) -> list[UserPlan]:
+        before = self.user.flow.current
+        plans = self.user.next_plans(obs)
+        if self.user.flow.current != before:
+            self.log.emit(EventType.USER_STATE_TRANSITION, "user", t,
+                          {"from_state": before, "to_state": self.user.flow.current})
+        return plans
 
     def _speak(self, text: str, *, plan: UserPlan | None = None, **flags: bool) -> None:
         clip = self.clips[text]  # every speakable text was prepared before the clock started
@@ -451,7 +737,7 @@ class _DuplexSession:
         if plan is not None and plan.speech_act in ("REVOKE", "DENY"):
             await self.effects.revoke(t)
         if utterance.flags.get("barge") or utterance.flags.get("backchannel"):
-            self.deliveries.started(plan, onset_ms=t, playing=self.agent_channel.playing)
+            self.deliveries.started(plan, onset_ms=t, duration_ms=utterance.duration_ms, segment=self.agent_speech.current)
 
     async def _user_ended(self, utterance: UserUtterance, t: int) -> None:
         plan = utterance.plan
@@ -468,19 +754,36 @@ class _DuplexSession:
     async def _maybe_user_turn(self, t: int) -> None:
         if self.user_channel.busy or self.deliveries.has_waiting or self._agent_busy:
             return
-        if self.agent_hung_up:
+        move = self._turn_move(t)
+        if move is not None and self.tool_mode == "native":
+            await self._catch_up_with_server(t)
+            if self.user_channel.busy or self.deliveries.has_waiting or self._agent_busy:
+                return
+            move = self._turn_move(t)
+        if move == "end":
             self.end_reason = "agent_ended"
-        elif self.agent_acted and t - self.last_agent_audio_ms >= TURN_GAP_MS:
+        elif move == "turn":
             await self._user_turn(t)
-        elif not self.agent_acted and t - self.last_user_end_ms >= IDLE_TIMEOUT_MS:
-            await self._user_turn(t)
+
+    def _turn_move(self, t: int) -> str | None:
+        """Whether the user speaks now (the agent finished, or stayed idle too long) or the call ends."""
+        if self.agent_hung_up:
+            return "end"
+        if self.agent_acted and t - self.last_agent_audio_ms >= TURN_GAP_MS:
+            return "turn"
+        if not self.agent_acted and t - self.last_user_end_ms >= IDLE_TIMEOUT_MS:
+            return "turn"
+        return None
 
     async def _user_turn(self, t: int) -> None:
         heard, self.heard = self.heard, AgentActivity()
         self.agent_acted = False
         self.last_user_end_ms = t  # the idle timer restarts even if the user says nothing
         obs = heard.observation(t, self.user.repetition_counts)
-        plans, self.held_plans = [*self.held_plans, *self.user.next_plans(obs)], []
+        plans, self.held_plans = [*self.held_plans, *self._next_plans(obs, t)], []
+        if self.condition == "C1":
+            # Turn-based: a back-channel is not a turn, and nothing is spoken over the agent.
+            plans = [p for p in plans if p.floor_action not in CONTINUE_ACTIONS]
         if plans:
             self.user_turns += 1
             if self.user_turns > self.max_turns:
@@ -520,25 +823,27 @@ class _DuplexSession:
 
     # -- the end ---------------------------------------------------------------------------------
 
-    async def _finish(self, judge: Any, session_dir: Path | None) -> DuplexSessionResult:
+    async def _finish(self, judge: Any) -> DuplexSessionResult:
         t = self.clock.media_ms
+        if self.tool_mode == "native":
+            await self._catch_up_with_server(t)
+        await self.work.settle(t)  # results that are ready still land; anything later is cut
+        await self.work.aclose()
+        closed = self.agent_speech.close()
+        if closed is not None:
+            self._segment_ended(closed)
         self.deliveries.finish(t)
-        for response in self.responses:
-            if response.onset_ms is not None and response.end_ms is None:
-                response.truncated = response.played_samples < response.queued_samples
-                response.done = True
-                self._maybe_end_response(response, t)
+        metadata = {"model_id": self.adapter.model_id, "clock": self.clock.kind, **self.adapter.metadata()}
+        self.log.emit(EventType.ADAPTER_INFO, "harness", t, {"metadata": metadata, "usage": _usage_total(self.usage)})
         report = await self.effects.grade(judge)
         snapshot = self.effects.last_snapshot
-        outcome = "SIMULATOR_FALLBACK" if self.fallbacks else ("SUCCESS" if report.pts else "FAILURE")
-        self.log.emit(EventType.RUN_END, "harness", t, {"outcome": outcome, "pts": report.pts, "reason": self.end_reason})
-        if session_dir is not None:
-            write_workspace_files(session_dir, snapshot)
-            await asyncio.to_thread(self.recorder.write, session_dir / "audio")
+        outcome = "SIMULATOR_FALLBACK" if self.fallbacks else _outcome(report)
+        self.log.emit(EventType.RUN_END, "harness", t, {"outcome": outcome, "pts": report.pts, "reason": self.end_reason,
+                                                         "pending_verdicts": len(report.pending_fields)})
         return DuplexSessionResult(
             run_id=self.log.run_id,
             task_id=self.bundle.task_id,
-            condition="C2",
+            condition=self.condition,
             pts=report.pts,
             outcome=outcome,
             reason=self.end_reason or "",
@@ -546,13 +851,45 @@ class _DuplexSession:
             grade=report,
             snapshot=snapshot,
             events=self.log,
-            session_dir=session_dir,
-            adapter_meta={"model_id": self.adapter.model_id, "clock": self.clock.kind},
+            session_dir=None,
+            recorder=self.recorder,
+            observed_act_keys=sorted(self.user.observed_act_keys),
+            adapter_meta={**metadata, "privileged": self.privileged, "tool_path": self.tool_mode,
+                          "observer": self._observer_name,
+                          **({"acoustics": self._acoustics_spec} if self.acoustics is not None else {})},
             infra_errors=self.infra_errors,
+            usage=self.usage,
         )
+
+
+def _outcome(report: GradeReport) -> str:
+    if report.pending:
+        return "PENDING"  # the judge did not answer: neither a pass nor a fail until regraded
+    return "SUCCESS" if report.pts else "FAILURE"
+
+
+async def _ignore(result: Any, t: int) -> None:
+    return None
 
 
 def _speech_name(speech: SpeechSource) -> str:
     if speech.bank is None:
         return "espeak"
     return "prerendered+espeak" if speech.fallback_texts else "prerendered"
+
+
+def _present(**values: Any) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _fields(obj: Any) -> dict[str, Any]:
+    return {name: getattr(obj, name) for name in obj.__slots__}
+
+
+def _usage_total(usage: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if not usage:
+        return None
+    total: Counter[str] = Counter()
+    for row in usage:
+        total.update({k: v for k, v in row.items() if isinstance(v, int)})
+    return {"responses": len(usage), **total}

@@ -7,6 +7,8 @@ MCP endpoint and control API, so a session's results do not depend on where its 
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 from mcp_servers.environment import TaskEnvironment
@@ -39,18 +41,49 @@ class EnvironmentPort(Protocol):
 
     async def snapshot(self) -> EnvironmentSnapshot: ...
 
+    def follow_calls(self) -> AsyncIterator[ToolCallRecord]:
+        """Every call the server records, as it records it (native tool mode: the agent's own calls)."""
+        ...
+
+    async def set_media_time(self, media_time_ms: int) -> int:
+        """Set the media time the server stamps calls with that arrive without one (native tool
+        mode); returns how many calls the server has recorded, so a follower can catch up."""
+        ...
+
 
 class InProcessEnvironment:
-    """The task environment as a plain object in this process (no isolation)."""
+    """The task environment as a plain object in this process (no isolation).
+
+    ``media_time_ms`` and :meth:`follow_calls` let an in-process agent call tools "natively" in
+    tests, through :meth:`call_tool` with ``media_time_ms=None``.
+    """
 
     def __init__(self, bundle: PublicBundle) -> None:
         self._env = TaskEnvironment(bundle)
+        self.media_time_ms = 0
+        self._followers: list[asyncio.Queue[ToolCallRecord]] = []
 
     async def list_tools(self) -> list[dict[str, Any]]:
         return self._env.tool_schemas()
 
-    async def call_tool(self, name: str, args: Any, media_time_ms: int) -> ToolCallRecord:
-        return self._env.call_tool(name, args, media_time_ms)
+    async def call_tool(self, name: str, args: Any, media_time_ms: int | None) -> ToolCallRecord:
+        record = self._env.call_tool(name, args, self.media_time_ms if media_time_ms is None else media_time_ms)
+        for queue in self._followers:
+            queue.put_nowait(record)
+        return record
+
+    async def follow_calls(self) -> AsyncIterator[ToolCallRecord]:
+        queue: asyncio.Queue[ToolCallRecord] = asyncio.Queue()
+        self._followers.append(queue)
+        try:
+            while True:
+                yield await queue.get()
+        finally:
+            self._followers.remove(queue)
+
+    async def set_media_time(self, media_time_ms: int) -> int:
+        self.media_time_ms = media_time_ms
+        return self._env.call_count
 
     async def grant_approval(
         self, action_type: str, target_id: str, media_time_ms: int, source_event_id: str | None

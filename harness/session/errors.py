@@ -1,13 +1,35 @@
-"""Session failures that are the infrastructure's fault, never the model's.
+"""Who is to blame when a session fails: a small taxonomy, mapped once by type.
 
-A campaign retries a transient one (dropped socket, sandbox hiccup) and, when retries run out,
-leaves the cell empty instead of scoring it; a non-transient one (no sandbox backend, a broken
-image) is reported and also never scored against the model.
+A campaign treats each kind differently, so the kind must be known from the exception's *type*,
+never guessed from its message:
+
+- :class:`SandboxFailure` and other :class:`SessionInfraError`: the infrastructure failed. Retried
+  when ``transient``; when retries run out the cell is left empty, never scored.
+- :class:`ProviderTransient`: the provider dropped the socket, answered 5xx or rate-limited us.
+  Retried (after ``retry_after_s`` when the provider said so); never scored.
+- :class:`ProviderError`: the provider refused us (bad key, bad request). Nothing will succeed, so
+  the campaign stops at once and says why.
+- :class:`JudgeUnavailable`: the semantic judge did not answer. The field verdict is left
+  ``pending`` for a later ``regrade``; it is never graded FAIL against the model.
+- Anything else is a harness bug: the cell fails loudly with its traceback, never retried as
+  infrastructure and never scored.
 """
 
 from __future__ import annotations
 
-__all__ = ["SessionInfraError"]
+from typing import Literal
+
+__all__ = [
+    "JudgeUnavailable",
+    "ProviderError",
+    "ProviderErrorKind",
+    "ProviderTransient",
+    "SandboxFailure",
+    "SessionInfraError",
+    "provider_failure",
+]
+
+ProviderErrorKind = Literal["auth", "bad_request"]
 
 
 class SessionInfraError(RuntimeError):
@@ -16,3 +38,41 @@ class SessionInfraError(RuntimeError):
     def __init__(self, message: str, *, transient: bool = True) -> None:
         super().__init__(message)
         self.transient = transient
+
+
+class SandboxFailure(SessionInfraError):
+    """The sandbox (container, MCP server, control API, harness disk) failed the session."""
+
+
+class ProviderTransient(SessionInfraError):
+    """The agent's provider failed in a way that retrying may fix (socket drop, 5xx, rate limit)."""
+
+    def __init__(self, message: str, *, retry_after_s: float | None = None) -> None:
+        super().__init__(message, transient=True)
+        self.retry_after_s = retry_after_s
+
+
+class ProviderError(RuntimeError):
+    """The provider refused the harness itself (``auth``, ``bad_request``): stop the campaign."""
+
+    def __init__(self, message: str, *, kind: ProviderErrorKind = "bad_request") -> None:
+        super().__init__(message)
+        self.kind: ProviderErrorKind = kind
+
+
+class JudgeUnavailable(RuntimeError):
+    """The semantic judge's endpoint is down, failing or timing out: the verdict stays pending."""
+
+
+def provider_failure(
+    message: str, kind: str, *, retry_after_s: float | None = None
+) -> ProviderTransient | ProviderError | None:
+    """The exception for an adapter-reported error of ``kind`` (``AdapterError.kind``).
+
+    ``None`` for kinds that do not end the session (``provider``: logged, the session goes on).
+    """
+    if kind in ("transient", "rate_limited"):
+        return ProviderTransient(message, retry_after_s=retry_after_s)
+    if kind in ("auth", "bad_request"):
+        return ProviderError(message, kind=kind)  # type: ignore[arg-type]
+    return None

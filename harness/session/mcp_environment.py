@@ -7,7 +7,13 @@ in process.
 
 Arguments that are not a JSON object (a model emitted a list or a string) cannot travel as MCP
 ``arguments``; they are forwarded in ``_meta`` and the server refuses them like the in-process
-environment does, so the refusal is logged and graded identically.
+environment does, so the refusal is logged and graded identically. What the model sends is data,
+never a reason to fail the session: a tool name or arguments that cannot be sent at all (a lone
+surrogate, NaN, nesting or size beyond the limits) are not sent; the server is told why instead and
+logs the call as refused, so the model sees a tool error and is graded for it.
+
+Media time is set through the control plane before each call (the server ignores any media time in
+a caller's ``_meta``), so a native agent on the same endpoint cannot stamp its own calls.
 
 Infrastructure failures raise :class:`SandboxUnavailableError` (retryable, never the model's fault).
 A snapshot that the control API cannot give is recovered from the persisted state file, and
@@ -20,7 +26,7 @@ import asyncio
 import logging
 import tempfile
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, suppress
 from pathlib import Path
 from typing import Any
@@ -28,8 +34,10 @@ from typing import Any
 from mcp import Client
 
 from harness.tasks.bundle import TaskBundle
+from mcp_servers.argument_validation import arguments_problem, loggable_name
 from mcp_servers.records import ApprovalToken, EnvironmentSnapshot, ToolCallRecord
-from mcp_servers.server import CALL_RECORD_META_KEY, MEDIA_TIME_META_KEY, RAW_ARGUMENTS_META_KEY
+from mcp_servers.server import CALL_RECORD_META_KEY, RAW_ARGUMENTS_META_KEY, REFUSED_ARGUMENTS_META_KEY
+from mcp_servers.state_file import fold_journal, journal_lines
 from sandbox.backend import SandboxBackend, SandboxEnvironment
 from sandbox.errors import SandboxUnavailableError
 
@@ -129,6 +137,8 @@ class McpEnvironment:
         self._call_timeout_s = call_timeout_s
         self._sandbox_stack = AsyncExitStack()
         self._client: _ClientTask | None = None
+        # A call's media time and the call itself go out as one unit.
+        self._call_lock = asyncio.Lock()
         self.snapshot_recovered = False
 
     async def __aenter__(self) -> McpEnvironment:
@@ -183,17 +193,17 @@ class McpEnvironment:
 
     async def call_tool(self, name: str, args: Any, media_time_ms: int) -> ToolCallRecord:
         client = await self._connect()
-        meta: dict[str, Any] = {MEDIA_TIME_META_KEY: media_time_ms}
-        arguments = args
-        if args is not None and not isinstance(args, dict):
-            meta[RAW_ARGUMENTS_META_KEY] = args
-            arguments = None
+        sent_name, arguments, meta = _request_parts(name, args)
         try:
-            result = await client.run(lambda c: c.call_tool(name, arguments, meta=meta))  # type: ignore[arg-type]
+            async with self._call_lock:
+                await self.sandbox.control.set_media_time(media_time_ms)
+                result = await client.run(lambda c: c.call_tool(sent_name, arguments, meta=meta))  # type: ignore[arg-type]
         except SandboxUnavailableError:
             raise
         except Exception as exc:
-            raise SandboxUnavailableError(f"tools/call {name} at {self.sandbox.mcp_url} failed: {exc!r}") from exc
+            raise SandboxUnavailableError(
+                f"tools/call {sent_name} at {self.sandbox.mcp_url} failed: {exc!r}"
+            ) from exc
         record = (result.meta or {}).get(CALL_RECORD_META_KEY)
         if not isinstance(record, dict):
             raise SandboxUnavailableError(f"tools/call {name}: result carries no {CALL_RECORD_META_KEY!r}")
@@ -218,6 +228,14 @@ class McpEnvironment:
             event_id, stale_fields=stale_fields, world_updates=world_updates, media_time_ms=media_time_ms
         )
 
+    async def follow_calls(self) -> AsyncIterator[ToolCallRecord]:
+        """The server's call stream: every call it records, the agent's own included."""
+        async for record in self.sandbox.control.follow(after=0):
+            yield ToolCallRecord.model_validate(record)
+
+    async def set_media_time(self, media_time_ms: int) -> int:
+        return await self.sandbox.control.set_media_time(media_time_ms)
+
     async def snapshot(self) -> EnvironmentSnapshot:
         """From the control API; from the persisted state file when the server does not answer."""
         await self._connect()
@@ -225,14 +243,32 @@ class McpEnvironment:
             data = await self.sandbox.control.snapshot()
         except SandboxUnavailableError as live_error:
             try:
-                data = await self.sandbox.read_persisted_state()
-            except SandboxUnavailableError as file_error:
+                data = fold_journal(journal_lines(await self.sandbox.read_persisted_state()))
+            except (SandboxUnavailableError, ValueError) as file_error:
                 raise SandboxUnavailableError(
                     f"snapshot: control API failed ({live_error}); state file failed ({file_error})"
                 ) from file_error
             log.warning("snapshot recovered from the state file: %s", live_error)
             self.snapshot_recovered = True
         return EnvironmentSnapshot.model_validate(data)
+
+
+def _request_parts(name: str, args: Any) -> tuple[str, dict[str, Any] | None, dict[str, Any]]:
+    """``(name, arguments, _meta)`` that can always be encoded, whatever the model sent.
+
+    The name is made loggable (escaped, shortened) exactly as the server logs it; arguments that
+    cannot be sent are replaced by the reason, which the server logs as the call's refusal.
+    """
+    sent_name = loggable_name(name)
+    problem = arguments_problem(args)
+    if problem is not None:
+        log.warning("tool call %s: arguments refused before sending: %s", sent_name, problem.message)
+        return sent_name, None, {REFUSED_ARGUMENTS_META_KEY: {"message": problem.message, "logged": problem.logged}}
+    if sent_name != name:
+        log.warning("tool call: a name that cannot be sent as is was escaped to %s", sent_name)
+    if args is not None and not isinstance(args, dict):
+        return sent_name, None, {RAW_ARGUMENTS_META_KEY: args}
+    return sent_name, args, {}
 
 
 class SandboxedEnvironments:

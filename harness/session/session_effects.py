@@ -76,10 +76,30 @@ class SessionEffects:
     async def call_tool(
         self, name: str, args: Any, t: int, activity: AgentActivity, *, call_id: str | None = None
     ) -> ToolCallRecord:
-        """Execute one tool call in the environment, log it, and note what the user observes of it."""
-        ids = {"call_id": call_id} if call_id is not None else {}
-        self.log.emit(EventType.TOOL_CALL, "agent", t, {"tool": name, "args": args, **ids})
+        """Execute one tool call at once (the C0 runner): log it and note what the user observes."""
+        self.log_call(name, args, t, call_id=call_id)
         record = await self.env.call_tool(name, args, t)
+        self.take_result(record, t, activity, call_id=call_id, called_at_ms=t)
+        return record
+
+    def log_call(self, name: str, args: Any, t: int, *, call_id: str | None, source: str = "bridge", **extra: Any) -> None:
+        ids = {"call_id": call_id} if call_id is not None else {}
+        self.log.emit(EventType.TOOL_CALL, "agent", t, {"tool": name, "args": args, "source": source, **ids, **extra})
+
+    def take_result(
+        self,
+        record: ToolCallRecord,
+        t: int,
+        activity: AgentActivity,
+        *,
+        call_id: str | None,
+        called_at_ms: int,
+        wall_latency_ms: float | None = None,
+        cancelled: bool = False,
+    ) -> None:
+        """A call's result reached the session at ``t``: log it, its mutations, and what the user observes."""
+        ids = {"call_id": call_id} if call_id is not None else {}
+        extra = {"wall_latency_ms": round(wall_latency_ms, 3)} if wall_latency_ms is not None else {}
         self.log.emit(
             EventType.TOOL_RESULT,
             "environment",
@@ -87,12 +107,24 @@ class SessionEffects:
             {
                 "tool": record.name,
                 "ok": record.ok,
+                "is_error": not record.ok,
                 "result": record.result,
                 "error": record.error,
                 "auth_decision": record.auth_decision,
+                "index": record.index,
+                "args": record.args,
+                "mutations": list(record.mutations),
+                "called_at_ms": called_at_ms,
+                "latency_ms": t - called_at_ms,
+                **({"cancelled": True} if cancelled else {}),
+                **extra,
                 **ids,
             },
         )
+        for key in record.mutations:
+            artifact_id, _, path = key.partition(".")
+            self.log.emit(EventType.ARTIFACT_MUTATION, "agent", t, {"artifact_id": artifact_id, "path": path,
+                                                                     "cause": f"call #{record.index}"})
         activity.tool_calls.append(record.name)
         activity.tool_results.append({"tool": record.name, "ok": record.ok, "result": record.output})
         activity.mutations.extend(record.mutations)
@@ -105,7 +137,6 @@ class SessionEffects:
         for act in self.user.see_tool_call(record.name, record.result):
             activity.acts.append(act.key)
             self.log.emit(EventType.AGENT_ACT, "agent", t, {"act": act.key, "source": act.source})
-        return record
 
     # -- the user's approvals -------------------------------------------------------------------
 
@@ -147,6 +178,9 @@ class SessionEffects:
         )
         for event in fired:
             self.log.emit(EventType.DUPLEX_EVENT, "user", t, {"event_id": event.event_id, "type": event.type})
+            for path, value in event.world_updates.items():
+                self.log.emit(EventType.WORLD_MUTATION, "environment", t, {"path": path, "new": value,
+                                                                             "cause": event.event_id})
             await self.env.apply_event(
                 event.event_id, stale_fields=event.stale_fields, world_updates=event.world_updates, media_time_ms=t
             )

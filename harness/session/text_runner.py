@@ -2,7 +2,9 @@
 
 Same environment and simulated user as the duplex runner, but turns alternate and words pass as
 text. Media time is a deterministic counter (2,000 ms per user utterance and per agent turn, as
-published), so two runs of the same task write the same events.
+published), so two runs of the same task write the same events. An agent that works like a chat
+model (``continues_after_tools``) gets its tool results back within the same turn, up to
+``MAX_TOOL_ROUNDS`` times, before the user speaks again.
 """
 
 from __future__ import annotations
@@ -12,23 +14,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.agents.text_agents import AgentObservationView, TextAgent
+from harness.agents.system_prompt import agent_instructions
+from harness.agents.text_agents import AgentObservationView, AgentTurn, TextAgent
 from harness.events import EVENTS_FILE, SCHEMA_VERSION, EventBus, EventType, JsonlEventWriter
 from harness.grading.judge import SemanticJudge
 from harness.grading.report import GradeReport
+from harness.results.run_dir import write_workspace_files
 from harness.tasks.bundle import TaskBundle
 from harness.user.flow_engine import Observation
 from harness.user.simulator import SimulatedUser
 from mcp_servers.records import EnvironmentSnapshot
 
 from .environment_port import EnvironmentPort
-from .run_files import write_workspace_files
 from .session_effects import AgentActivity, SessionEffects
 
 __all__ = ["TextSessionResult", "run_text_session"]
 
 MEDIA_STEP_MS = 2000
 MAX_TURNS = 60
+#: Tool-result rounds one agent turn may take (a model that loops on tools is cut off here).
+MAX_TOOL_ROUNDS = 8
 
 
 @dataclass
@@ -46,6 +51,8 @@ class TextSessionResult:
     events: EventBus
     run_dir: Path | None = None
     observed_act_keys: set[str] = field(default_factory=set)
+    #: What the agent says of its session (model, endpoint), for ``result.json``.
+    adapter_meta: dict[str, Any] = field(default_factory=dict)
 
 
 async def run_text_session(
@@ -87,7 +94,7 @@ class _TextSession:
 
     async def run(self, judge: SemanticJudge | None, session_dir: Path | None) -> TextSessionResult:
         tools = await self.env.list_tools()
-        await self.agent.reset(system_prompt=self.bundle.task.title, tools=tools)
+        await self.agent.reset(system_prompt=agent_instructions(self.bundle.task.title), tools=tools)
         self.log.emit(
             EventType.RUN_START,
             "harness",
@@ -108,19 +115,11 @@ class _TextSession:
                 break
             user_text = await self._speak(plans)
             turns += 1
-            reply = await self.agent.act(
-                AgentObservationView(
-                    user_text=user_text,
-                    tool_results=previous_results,
-                    available_tools=tools,
-                    turn_index=turn_index,
-                )
+            view = AgentObservationView(
+                user_text=user_text, tool_results=previous_results, available_tools=tools, turn_index=turn_index
             )
             activity = AgentActivity()
-            if reply.text:
-                self.effects.hear_text(reply.text, self.media_ms, activity)
-            for call in reply.tool_calls:
-                await self.effects.call_tool(call.name, call.args, self.media_ms, activity)
+            reply, previous_results = await self._agent_turn(view, activity)
             self.media_ms += MEDIA_STEP_MS
             # C0 fires events once per agent turn, on everything the turn did (published rule).
             await self.effects.fire_events(
@@ -132,11 +131,30 @@ class _TextSession:
                 commit_attempts=activity.commit_attempts,
                 time_triggers=True,
             )
-            previous_results = activity.tool_results
             obs = activity.observation(self.media_ms, self.user.repetition_counts)
             if reply.end_call:
                 break
         return await self._finish(judge, session_dir, turns)
+
+    async def _agent_turn(
+        self, view: AgentObservationView, activity: AgentActivity
+    ) -> tuple[AgentTurn, list[dict[str, Any]]]:
+        """The agent's reply and its tool calls executed; a chat-style agent is asked again with
+        the results until it stops calling tools. Returns the last reply and its unseen results."""
+        for _ in range(MAX_TOOL_ROUNDS):
+            reply = await self.agent.act(view)
+            if reply.text:
+                self.effects.hear_text(reply.text, self.media_ms, activity)
+            results = []
+            for call in reply.tool_calls:
+                record = await self.effects.call_tool(call.name, call.args, self.media_ms, activity, call_id=call.call_id)
+                results.append({"tool": record.name, "ok": record.ok, "result": record.output, "call_id": call.call_id})
+            if not (results and getattr(self.agent, "continues_after_tools", False)) or reply.end_call:
+                return reply, results
+            view = AgentObservationView(
+                user_text="", tool_results=results, available_tools=view.available_tools, turn_index=view.turn_index
+            )
+        return reply, results
 
     async def _speak(self, plans: list) -> str:
         texts: list[str] = []

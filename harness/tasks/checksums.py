@@ -7,18 +7,23 @@ Format (published): one line per file under ``tasks/`` and ``data/``, sorted by 
 from __future__ import annotations
 
 import hashlib
+import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.atomic_write import atomic_write_text
 
+from .bounded_parse import ParseRefused, ReadLimits, read_bounded
+from .contained_paths import PathEscape, resolve_inside
 from .errors import TaskLoadError
 
 __all__ = ["CHECKSUM_FILE", "ChecksumManifest"]
 
 CHECKSUM_FILE = "SHA256SUMS"
 _COVERED_DIRS = ("tasks", "data")
+#: One 100-byte line per file: room for some 80,000 files.
+_LIMITS = ReadLimits("checksum", max_bytes=8 << 20)
 
 
 @dataclass
@@ -30,9 +35,15 @@ class ChecksumManifest:
 
     @classmethod
     def read(cls, root: Path) -> ChecksumManifest:
-        """Parse ``root/SHA256SUMS``; a malformed line is an error naming its number."""
+        """Parse ``root/SHA256SUMS``; a malformed line, or one naming a path outside the dataset, is an
+        error naming its number."""
+        try:
+            text = read_bounded(root / CHECKSUM_FILE, _LIMITS).decode("utf-8")
+        except (ParseRefused, UnicodeDecodeError) as exc:
+            raise TaskLoadError(root.name, CHECKSUM_FILE, str(exc)) from None
+        except OSError as exc:
+            raise TaskLoadError(root.name, CHECKSUM_FILE, f"cannot read: {exc.strerror}") from None
         digests: dict[str, str] = {}
-        text = (root / CHECKSUM_FILE).read_text(encoding="utf-8")
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
@@ -41,16 +52,27 @@ class ChecksumManifest:
                 raise TaskLoadError(
                     root.name, CHECKSUM_FILE, "expected '<sha256 hex>  <path>'", line=number
                 )
+            if posixpath.normpath(rel) != rel or rel == ".." or rel.startswith(("/", "../")) or "\0" in rel:
+                raise TaskLoadError(
+                    root.name, CHECKSUM_FILE, "path must be a normalized path inside the dataset",
+                    field="path", value=rel, line=number,
+                )
             digests[rel] = digest.lower()
         return cls(root=root, digests=digests)
 
     @classmethod
     def write(cls, root: Path) -> ChecksumManifest:
-        """Hash every file under ``tasks/`` and ``data/`` and (re)write ``root/SHA256SUMS``."""
+        """Hash every file under ``tasks/`` and ``data/`` and (re)write ``root/SHA256SUMS``.
+
+        A symlink that leads out of the dataset is refused: its target would be published as ours.
+        """
         files = sorted(
             p for sub in _COVERED_DIRS if (root / sub).is_dir() for p in (root / sub).rglob("*") if p.is_file()
         )
-        manifest = cls(root=root, digests={p.relative_to(root).as_posix(): _sha256(p) for p in files})
+        manifest = cls(root=root)
+        for path in files:
+            rel = path.relative_to(root).as_posix()
+            manifest.digests[rel] = _sha256(manifest._inside(rel))
         lines = "".join(f"{digest}  {rel}\n" for rel, digest in sorted(manifest.digests.items()))
         atomic_write_text(root / CHECKSUM_FILE, lines)
         return manifest
@@ -58,17 +80,25 @@ class ChecksumManifest:
     def verify(self, paths: Iterable[Path]) -> None:
         """Check every listed file that lies under one of ``paths`` (files or directories).
 
-        Raises :class:`TaskLoadError` naming the first listed file that is missing or differs.
+        Raises :class:`TaskLoadError` naming the first listed file that is missing or differs. A
+        listed path that leads out of the dataset (through a symlink) is refused before it is
+        opened, with one message whether or not something exists out there.
         """
         prefixes = [self._relative(Path(p)) for p in paths]
         for rel, expected in sorted(self.digests.items()):
             if not any(rel == prefix or rel.startswith(prefix + "/") for prefix in prefixes):
                 continue
-            target = self.root / rel
+            target = self._inside(rel)
             if not target.is_file():
                 raise self._error(rel, f"SHA256SUMS lists {rel} but the file is missing")
             if _sha256(target) != expected:
                 raise self._error(rel, f"SHA256SUMS mismatch for {rel} (file changed after publication)")
+
+    def _inside(self, rel: str) -> Path:
+        try:
+            return resolve_inside(self.root, rel, where="the dataset")
+        except PathEscape as exc:
+            raise self._error(exc.culprit or rel, f"SHA256SUMS lists {rel}: {exc.reason}") from None
 
     def _relative(self, path: Path) -> str:
         try:

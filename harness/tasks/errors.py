@@ -53,7 +53,7 @@ class TaskLoadError(Exception):
         if self.field is not None:
             parts.append(self.field if self.value is NO_VALUE else f"{self.field} = {_short(self.value)}")
         parts.append(self.reason)
-        return ": ".join(parts)
+        return _printable_line(": ".join(parts))
 
 
 class DataNotFoundError(Exception):
@@ -62,6 +62,12 @@ class DataNotFoundError(Exception):
 
 class UnknownTaskError(LookupError):
     """A requested task id is not in the data source; the message lists the known ids."""
+
+
+def _printable_line(text: str) -> str:
+    """One line that any terminal can print: parsers' multi-line messages joined, lone surrogates
+    (from a package's JSON ``\\ud800``) escaped."""
+    return " ".join(text.splitlines()).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _short(value: Any, limit: int = 80) -> str:

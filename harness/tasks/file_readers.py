@@ -3,26 +3,26 @@
 All parse and validation failures become :class:`TaskLoadError` naming the package-relative file,
 the line (syntax errors, JSONL rows) or the field path (``a.b[0].c``) and the offending value.
 YAML is read with PyYAML's safe loader on purpose: YAML 1.1 typing (dates, yes/no booleans, floats)
-is part of the published format because grading compares Python values. The libyaml-backed
-``CSafeLoader`` is used when available: it resolves scalars with the same Python resolver (so the
-types are identical) and parses about ten times faster.
+is part of the published format because grading compares Python values. Sizes, nesting, aliases and
+duplicate keys are bounded by :mod:`.bounded_parse`; paths may not leave the package
+(:mod:`.contained_paths`).
 """
 
 from __future__ import annotations
 
-import json
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
+from .bounded_parse import ParseRefused, limits_for, parse_json, parse_yaml, read_bounded
+from .contained_paths import PathEscape, resolve_inside
 from .errors import NO_VALUE, TaskLoadError
-
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from .package_paths import TASK_FILE
 
 __all__ = ["PackageReader", "format_loc"]
 
@@ -37,55 +37,61 @@ class PackageReader:
     task_id: str
 
     def path(self, rel: str, *, key: str | None = None) -> Path:
-        """The absolute path of ``rel``; paths that leave the package are refused.
+        """The real path of ``rel``; paths that leave the package are refused.
 
         A path override such as ``knowledge_dir: ../other_task/grading`` would otherwise let a
-        public file (shown to the agent) be read from a hidden one.
+        public file (shown to the agent) be read from a hidden one. A path written to leave is the
+        fault of the field that wrote it (``task.yaml`` when ``key`` names an override); a symlink
+        that leads out, or loops, is the fault of the symlink.
         """
-        root = self.task_dir.resolve()
-        candidate = (root / rel).resolve()
-        if not candidate.is_relative_to(root):
+        try:
+            return resolve_inside(self.task_dir, rel)
+        except PathEscape as exc:
+            if exc.culprit is not None:
+                raise TaskLoadError(self.task_id, exc.culprit, exc.reason) from None
             raise TaskLoadError(
-                self.task_id, "task.yaml" if key else rel, "path leaves the task package",
-                field=key, value=rel,
-            )
-        return candidate
+                self.task_id, TASK_FILE if key else rel, exc.reason, field=key, value=rel
+            ) from None
 
     def exists(self, rel: str, *, key: str | None = None) -> bool:
-        return self.path(rel, key=key).is_file()
+        path = self.path(rel, key=key)
+        try:
+            return path.is_file()
+        except OSError as exc:  # e.g. a folder on the way that may not be searched
+            raise TaskLoadError(self.task_id, rel, f"cannot read: {exc.strerror}") from None
 
     def text(self, rel: str) -> str:
+        """The file's text, refused above the size limit of its kind (see :mod:`.bounded_parse`)."""
         try:
-            return self.path(rel).read_text(encoding="utf-8")
+            data = read_bounded(self.path(rel), limits_for(rel))
+        except ParseRefused as exc:
+            raise TaskLoadError(self.task_id, rel, exc.reason) from None
+        except OSError as exc:
+            raise TaskLoadError(self.task_id, rel, f"cannot read: {exc.strerror}") from None
+        try:
+            return data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise TaskLoadError(self.task_id, rel, f"not UTF-8 text ({exc.reason})") from None
 
     def yaml(self, rel: str) -> Any:
-        try:
-            return yaml.load(self.text(rel), Loader=_SAFE_LOADER)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            line = mark.line + 1 if mark is not None else None
-            raise TaskLoadError(self.task_id, rel, f"invalid YAML: {problem}", line=line) from None
+        return self._parsed(rel, parse_yaml, self.text(rel))
 
     def json(self, rel: str) -> Any:
-        try:
-            return json.loads(self.text(rel))
-        except json.JSONDecodeError as exc:
-            raise TaskLoadError(self.task_id, rel, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+        return self._parsed(rel, parse_json, self.text(rel))
 
     def jsonl(self, rel: str) -> list[tuple[int, Any]]:
         """``(line number, value)`` per non-blank line; a bad line names its number."""
         rows: list[tuple[int, Any]] = []
         for number, line in enumerate(self.text(rel).splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise TaskLoadError(self.task_id, rel, f"invalid JSON: {exc.msg}", line=number) from None
+            if line.strip():
+                rows.append((number, self._parsed(rel, parse_json, line, line=number)))
         return rows
+
+    def _parsed(self, rel: str, parse: Callable[[str], Any], text: str, *, line: int | None = None) -> Any:
+        try:
+            return parse(text)
+        except ParseRefused as exc:
+            raise TaskLoadError(self.task_id, rel, exc.reason, line=line or exc.line) from None
 
     def mapping(self, rel: str, data: Any, *, line: int | None = None) -> dict[str, Any]:
         """``data`` as a mapping; an empty YAML document counts as ``{}``."""

@@ -10,6 +10,7 @@ from typing import Any
 from harness.atomic_write import atomic_write_text
 
 from .bundle import TaskBundle
+from .file_readers import PackageReader
 
 __all__ = ["INDEX_FILE", "index_row", "write_index"]
 
@@ -68,7 +69,6 @@ def _value(member: Any) -> Any:
 
 def _bank_lines(bundle: TaskBundle) -> int:
     """Non-blank lines of the bank file (published count; duplicates included)."""
-    path = bundle.task_dir / bundle.task.realization_bank
-    if not path.is_file():
-        return 0
-    return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    reader = PackageReader(bundle.task_dir, bundle.task_id)  # within the package and its limits
+    rel = bundle.task.realization_bank
+    return len(reader.jsonl(rel)) if reader.exists(rel) else 0

@@ -17,6 +17,7 @@ from mcp_servers.public_models import InitialWorkspace, KnowledgeDocument, Knowl
 
 from .bundle import TaskBundle
 from .checksums import ChecksumManifest
+from .contained_paths import PathEscape, resolve_inside
 from .cross_checks import check_consistency
 from .errors import TaskLoadError
 from .file_readers import PackageReader
@@ -35,12 +36,14 @@ from .models import (
     UserState,
 )
 from .package_paths import (
+    AUDIO_DIR,
     AUDIO_INDEX_FILE,
     AUDIO_META_FILE,
     OBSERVER_FILE,
     POLICY_FILE,
     SOURCE_MANIFEST_FILE,
     TASK_FILE,
+    TASK_PATH_FIELDS,
     gold_file,
     knowledge_manifest_file,
 )
@@ -64,6 +67,8 @@ def load_task(task_dir: Path, *, checksums: ChecksumManifest | None = None) -> T
         checksums.verify([task_dir])
     task = reader.model(TaskSpec, TASK_FILE, reader.yaml(TASK_FILE))
     reader = PackageReader(task_dir, task.id)
+    for key in TASK_PATH_FIELDS:
+        reader.path(getattr(task, key), key=key)
 
     taxonomy_raw = _required(reader, task.taxonomy, "taxonomy", "missing taxonomy file")
     gold_rel = gold_file(task)
@@ -143,14 +148,10 @@ def _knowledge(reader: PackageReader, task: TaskSpec) -> list[KnowledgeDocument]
     for index, doc in enumerate(manifest.documents):
         update: dict[str, Any] = {"title": doc.title or doc.doc_id}
         if doc.path:
-            target = (base / doc.path).resolve()
-            if not target.is_relative_to(base):
-                raise TaskLoadError(
-                    reader.task_id, rel, "path leaves the knowledge directory",
-                    field=f"documents[{index}].path", value=doc.path,
-                )
-            if target.is_file():
-                update["text"] = reader.text(target.relative_to(reader.task_dir.resolve()).as_posix())
+            target = _inside(reader, base, doc.path, rel, f"documents[{index}].path", "the knowledge directory")
+            target_rel = target.relative_to(reader.task_dir.resolve()).as_posix()
+            if reader.exists(target_rel):
+                update["text"] = reader.text(target_rel)
         documents.append(doc.model_copy(update=update))
     return documents
 
@@ -167,6 +168,26 @@ def _realization_bank(reader: PackageReader, rel: str) -> dict[str, RealizationE
 
 
 def _audio_index(reader: PackageReader) -> list[AudioIndexRow] | None:
+    """The index rows; a clip ``file`` outside ``user/audio/`` is refused (the session would read it)."""
     if not reader.exists(AUDIO_INDEX_FILE):
         return None
-    return [reader.model(AudioIndexRow, AUDIO_INDEX_FILE, data, line=line) for line, data in reader.jsonl(AUDIO_INDEX_FILE)]
+    audio_dir = reader.path(AUDIO_DIR)
+    rows = []
+    for line, data in reader.jsonl(AUDIO_INDEX_FILE):
+        row = reader.model(AudioIndexRow, AUDIO_INDEX_FILE, data, line=line)
+        _inside(reader, audio_dir, row.file, AUDIO_INDEX_FILE, "file", AUDIO_DIR, line=line)
+        rows.append(row)
+    return rows
+
+
+def _inside(
+    reader: PackageReader, base: Path, path: str, rel: str, field: str, where: str, *, line: int | None = None
+) -> Path:
+    """``base/path`` resolved inside ``base``; an escape names the field that wrote it or the symlink."""
+    try:
+        return resolve_inside(base, path, where=where)
+    except PathEscape as exc:
+        if exc.culprit is None:
+            raise TaskLoadError(reader.task_id, rel, exc.reason, field=field, value=path, line=line) from None
+        blamed = (base / exc.culprit).relative_to(reader.task_dir.resolve()).as_posix()
+        raise TaskLoadError(reader.task_id, blamed, exc.reason) from None

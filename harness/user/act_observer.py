@@ -7,7 +7,7 @@ reveal rules and the ``agent_act_observed`` predicates of grading.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -69,6 +69,19 @@ class ActObserver:
                         value=groups.get("value"),
                     )
                 )
+        return acts
+
+    @property
+    def pattern_act_keys(self) -> set[str]:
+        """Keys the patterns can produce (``ACT:field``, or ``ACT`` when the field is a named group)."""
+        return {f"{p.act}:{p.field}" if p.field else p.act for p in self._patterns}
+
+    def observe_labels(self, labels: Iterable[str]) -> list[ObservedAct]:
+        """Acts an LLM classifier returned; logged as ``{kind: "llm_classify", labels}`` (published)."""
+        labels = list(labels)
+        acts = [ObservedAct(act=act, field=field or None, source="classifier")
+                for act, _, field in (label.partition(":") for label in labels)]
+        self._record({"kind": "llm_classify", "labels": labels}, acts)
         return acts
 
     def observe_tool(self, tool_name: str, result: Any) -> list[ObservedAct]:

@@ -101,6 +101,13 @@ class UserFlowEngine:
                 break
         return plans
 
+    @property
+    def agent_act_triggers(self) -> set[str]:
+        """Every ``agent_act`` a transition of the flow waits for."""
+        return {
+            t.when.agent_act for state in self._flow.states.values() for t in state.transitions if t.when.agent_act
+        }
+
     def barge_arming_events(self) -> set[str]:
         """Event ids whose flow transition answers with a barge-in or urgent override (§4.7)."""
         return {

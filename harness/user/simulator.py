@@ -74,6 +74,14 @@ class SimulatedUser:
     def hear_agent_text(self, text: str) -> list[ObservedAct]:
         return self._heard(self.observer.observe_text(text))
 
+    def hear_classified(self, labels: Iterable[str]) -> list[ObservedAct]:
+        """Acts an LLM classifier found in the agent's words (labels ``ACT:field`` or ``ACT``)."""
+        return self._heard(self.observer.observe_labels(labels))
+
+    def classifier_candidates(self) -> list[str]:
+        """Every act the classifier may label: pattern acts ∪ flow ``agent_act`` triggers (sorted)."""
+        return sorted({*self.observer.pattern_act_keys, *self.flow.agent_act_triggers})
+
     def acts_in(self, text: str) -> list[ObservedAct]:
         """Acts in a partial transcript, not yet counted as heard (see :meth:`hear_agent_text`)."""
         return self.observer.match_text(text)

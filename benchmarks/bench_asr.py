@@ -1,0 +1,133 @@
+"""Word error rate and real-time factor of the local recognizers on the demo suite's agent lines.
+
+Usage: python benchmarks/bench_asr.py [--max-lines N] [--recognizers whisper,pocketsphinx]
+Every reference-policy line of every demo task is spoken with the agent's espeak voice
+(``AGENT_VOICE``) and transcribed by each recognizer. Reference and hypothesis are normalised the
+same way (lower case, no punctuation, numbers as words) before the word-level edit distance.
+Real-time factor = decode seconds / audio seconds (model load reported separately).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import time
+
+import yaml
+
+from harness.audio import espeak
+from harness.audio.agent_asr import PocketsphinxRecognizer, Recognizer, WhisperRecognizer
+from harness.audio.frames import SAMPLE_RATE
+from harness.metrics.percentiles import percentile
+from harness.tasks.dataset import BUNDLED_DATA, resolve_data
+
+RECOGNIZERS = {"whisper": WhisperRecognizer, "pocketsphinx": PocketsphinxRecognizer}
+
+_ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen " \
+    "sixteen seventeen eighteen nineteen".split()
+_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+_ORDINAL = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth",
+            "nine": "ninth", "twelve": "twelfth"}
+_NUMBER = re.compile(r"\$?\d[\d,]*(?:\.\d+)?(?:st|nd|rd|th)?")
+
+
+def _cardinal(n: int) -> str:
+    if n < 20:
+        return _ONES[n]
+    if n < 100:
+        return _TENS[n // 10] + ("" if n % 10 == 0 else " " + _ONES[n % 10])
+    for size, word in ((1_000_000, "million"), (1000, "thousand"), (100, "hundred")):
+        if n >= size:
+            rest = n % size
+            return f"{_cardinal(n // size)} {word}" + (f" {_cardinal(rest)}" if rest else "")
+    raise AssertionError(n)
+
+
+def _ordinal(words: str) -> str:
+    head, _, last = words.rpartition(" ")
+    if last in _ORDINAL:
+        last = _ORDINAL[last]
+    elif last.endswith("y"):
+        last = last[:-1] + "ieth"
+    else:
+        last += "th"
+    return f"{head} {last}".strip()
+
+
+def _spell(match: re.Match[str]) -> str:
+    token = match.group(0)
+    dollars = token.startswith("$")
+    ordinal = token[-2:] in ("st", "nd", "rd", "th")
+    number = token.lstrip("$").rstrip("stndrh").replace(",", "")
+    whole, _, fraction = number.partition(".")
+    words = _cardinal(int(whole))
+    if ordinal:
+        words = _ordinal(words)
+    if fraction:
+        words += " point " + " ".join(_ONES[int(d)] for d in fraction)
+    return f" {words} dollars " if dollars else f" {words} "
+
+
+def normalise(text: str) -> list[str]:
+    text = _NUMBER.sub(_spell, text.lower().replace("-", " "))
+    return re.sub(r"[^a-z' ]+", " ", text).replace("'", "").split()
+
+
+def word_errors(reference: list[str], hypothesis: list[str]) -> int:
+    row = list(range(len(hypothesis) + 1))
+    for i, ref in enumerate(reference, 1):
+        previous, row[0] = row[0], i
+        for j, hyp in enumerate(hypothesis, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (ref != hyp))
+    return row[-1]
+
+
+def agent_lines(max_lines: int | None) -> list[str]:
+    lines: list[str] = []
+    for task_dir in resolve_data(BUNDLED_DATA).task_dirs:
+        policy = yaml.safe_load((task_dir / "reference" / "policy.yaml").read_text(encoding="utf-8"))
+        texts = [turn["text"] for turn in policy["turns"] if turn.get("text")]
+        lines.extend(texts[:max_lines])
+    return lines
+
+
+def measure(name: str, recognizer: Recognizer, clips: dict, lines: list[str]) -> None:
+    start = time.perf_counter()
+    recognizer.transcribe_sync(clips[lines[0]].pcm[: SAMPLE_RATE // 2])  # loads the model
+    load_s = time.perf_counter() - start
+    errors = words = 0
+    factors = []
+    worst = (0.0, "", "")
+    for text in lines:
+        clip = clips[text]
+        start = time.perf_counter()
+        heard = recognizer.transcribe_sync(clip.pcm)
+        factors.append((time.perf_counter() - start) / (clip.num_samples / SAMPLE_RATE))
+        reference = normalise(text)
+        line_errors = word_errors(reference, normalise(heard))
+        errors += line_errors
+        words += len(reference)
+        worst = max(worst, (line_errors / max(1, len(reference)), text, heard))
+    print(
+        f"{name:13s} WER {100 * errors / words:5.1f} % ({errors}/{words} words)  "
+        f"RTF p50 {percentile(factors, 0.5):.3f} p95 {percentile(factors, 0.95):.3f}  load {load_s:.2f} s"
+    )
+    print(f"{'':13s} worst line ({100 * worst[0]:.0f} %): {worst[1]!r} -> {worst[2]!r}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-lines", type=int, default=None, help="Lines per task (default: all).")
+    parser.add_argument("--recognizers", default="whisper,pocketsphinx")
+    args = parser.parse_args()
+    lines = agent_lines(args.max_lines)
+    clips = asyncio.run(espeak.synthesize(lines, espeak.AGENT_VOICE))
+    audio_s = sum(c.num_samples for c in clips.values()) / SAMPLE_RATE
+    print(f"{len(lines)} agent lines, {audio_s:.0f} s of {espeak.AGENT_VOICE} speech")
+    for name in args.recognizers.split(","):
+        measure(name, RECOGNIZERS[name](), clips, lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""Realtime-clock cost and pacing of N concurrent sessions on this machine.
+
+Each session runs a demo task on the realtime clock against a scripted agent (it answers every
+user utterance with 1.5 s of speech after 600 ms of silence), with the environment in-process.
+Printed per N: harness CPU per frame and per live session (share of one core), and frame-pacing
+jitter — p50/p99 of |wall gap between consecutive frames − 20 ms| as the agent received them.
+
+Usage: python benchmarks/bench_realtime_pacing.py [--sessions 1 8 16] [--seconds 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from harness.agents.realtime import ResponseDone, TranscriptDelta  # noqa: E402
+from harness.audio.espeak import user_voice  # noqa: E402
+from harness.audio.frames import FRAME_MS  # noqa: E402
+from harness.audio.speech_bank import open_speech_source  # noqa: E402
+from harness.session.duplex_runner import run_duplex_session  # noqa: E402
+from harness.session.environment_port import InProcessEnvironment  # noqa: E402
+from harness.tasks.dataset import resolve_data  # noqa: E402
+from harness.tasks.loader import load_task  # noqa: E402
+from tests.scripted_voice_agent import ScriptedVoiceAgent, say  # noqa: E402
+
+
+class PacedAgent(ScriptedVoiceAgent):
+    clock_mode = "realtime"
+
+    #: Process CPU at each session's first frame and at the first session's last frame.
+    cpu_marks: ClassVar[dict[str, float]] = {}
+
+    def __init__(self) -> None:
+        self.arrivals: list[int] = []
+        self.cpu_at_first_frame: float | None = None
+        super().__init__(self._answer)
+
+    @property
+    def cpu_in_steady_state(self) -> float:
+        return self.cpu_marks["end"] - (self.cpu_at_first_frame or 0.0)
+
+    async def send_audio(self, frame) -> None:
+        if self.cpu_at_first_frame is None:
+            self.cpu_at_first_frame = time.process_time()
+        self.arrivals.append(time.monotonic_ns())
+        await super().send_audio(frame)
+
+    async def close(self) -> None:
+        self.cpu_marks.setdefault("end", time.process_time())
+
+    @staticmethod
+    def _answer(heard):
+        if heard.user_voiced_ms >= 400 and heard.user_silence_ms == 600:
+            heard.user_voiced_ms = 0
+            # With a transcript, as providers give one (no local ASR in the measurement).
+            return [TranscriptDelta("Thanks, noted."), say(1500), ResponseDone()]
+        return []
+
+
+async def one_session(task_dir: Path, seconds: int) -> PacedAgent:
+    bundle = load_task(task_dir)
+    bundle.task.time_budget_s = seconds
+    speech = open_speech_source(task_dir, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
+    agent = PacedAgent()
+    await run_duplex_session(bundle, agent, InProcessEnvironment(bundle.public_bundle()), speech=speech, session_dir=None)
+    return agent
+
+
+async def run(n: int, task_dirs: list[Path], seconds: int) -> None:
+    PacedAgent.cpu_marks.clear()
+    wall0 = time.perf_counter()
+    agents = await asyncio.gather(*(one_session(task_dirs[i % len(task_dirs)], seconds) for i in range(n)))
+    wall = time.perf_counter() - wall0
+    # CPU and frames from the moment every session is streaming: set-up (task load, clip
+    # preparation, grading at the end) is left out, as it is not per-frame work.
+    last = max(range(n), key=lambda i: agents[i].arrivals[0])
+    steady_from_ns = agents[last].arrivals[0]
+    steady_until_ns = min(a.arrivals[-1] for a in agents)
+    cpu = agents[last].cpu_in_steady_state
+    frames = sum(sum(steady_from_ns <= t <= steady_until_ns for t in a.arrivals) for a in agents)
+    jitter = np.concatenate([np.abs(np.diff(a.arrivals) / 1e6 - FRAME_MS) for a in agents])
+    per_frame_us = 1e6 * cpu / frames
+    print(
+        f"  {n:>2} sessions: {frames} frames in {wall:5.1f} s wall; harness CPU {per_frame_us:5.0f} us/frame = "
+        f"{per_frame_us / (FRAME_MS * 10):.2f}% of a core per live session; "
+        f"pacing jitter p50 {np.percentile(jitter, 50):.2f} ms, p99 {np.percentile(jitter, 99):.2f} ms, "
+        f"max {jitter.max():.1f} ms"
+    )
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, nargs="+", default=[1, 8, 16])
+    parser.add_argument("--seconds", type=int, default=20)
+    args = parser.parse_args()
+    task_dirs = resolve_data(None).select(None)
+    print(f"realtime clock, scripted agent, {args.seconds} s per session (setup excluded from pacing):")
+    for n in args.sessions:
+        await run(n, task_dirs, args.seconds)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

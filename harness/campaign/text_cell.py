@@ -1,0 +1,102 @@
+"""One campaign cell in condition C0: the text session against the same sandboxed task server.
+
+The sandbox, tool bridge, grading and result layout are the C2 cell's (``SandboxedCellRunner``);
+only the session differs. The agent is a text agent: ``chat:MODEL`` as registered, or the text
+form of a built-in voice agent (the oracle replays the reference policy, the no-op agent hangs up).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness.agents.registry import ModelSpec
+from harness.agents.text_agents import NoOpAgent, ScriptedAgent, TextAgent
+from harness.results.result_record import ResultRecord
+from harness.session.mcp_environment import McpEnvironment
+from harness.session.text_runner import TextSessionResult, run_text_session
+from harness.tasks.bundle import TaskBundle
+from sandbox.backend import SandboxEnvironment
+
+from .campaign import CampaignCell
+from .sandboxed_cell import SandboxedCellRunner
+
+__all__ = ["TEXT_FORMS", "TextCellRunner", "condition_problem", "text_agent_for"]
+
+#: Built-in voice agents that have a C0 form.
+TEXT_FORMS: dict[str, Callable[[TaskBundle], TextAgent]] = {
+    "oracle": lambda bundle: ScriptedAgent.oracle(bundle.policy),
+    "noop": lambda bundle: NoOpAgent(),
+}
+
+
+def text_agent_for(spec: ModelSpec, bundle: TaskBundle) -> TextAgent:
+    """The C0 agent of ``spec``; ``ValueError`` names the model when it has no text form."""
+    if spec.interface == "text":
+        return spec.create_adapter()  # type: ignore[return-value]  # a TextAgent by its interface
+    if spec.key in TEXT_FORMS:
+        return TEXT_FORMS[spec.key](bundle)
+    raise ValueError(condition_problem(spec, "C0"))
+
+
+def condition_problem(spec: ModelSpec, condition: str) -> str | None:
+    """Why ``spec`` cannot run in ``condition`` (one line), or ``None`` when it can."""
+    if condition == "C0" and spec.interface != "text" and spec.key not in TEXT_FORMS:
+        return (
+            f"model {spec.key!r} is a realtime voice agent; --condition C0 needs a text agent "
+            f"(chat:MODEL, {', '.join(TEXT_FORMS)})"
+        )
+    if condition != "C0" and spec.interface == "text":
+        name = spec.key.partition(":")[2] or spec.key
+        return f"model {spec.key!r} is a text agent: use --condition C0, or cascade:{name} for voice"
+    return None
+
+
+class TextCellRunner(SandboxedCellRunner):
+    """A cell runner whose sessions are C0 text sessions."""
+
+    async def run_session(
+        self,
+        cell: CampaignCell,
+        bundle: TaskBundle,
+        env: McpEnvironment,
+        session_dir: Path,
+        run_id: str,
+        sandbox_env: SandboxEnvironment,
+    ) -> TextSessionResult:
+        agent = text_agent_for(self.model, bundle)
+        try:
+            session = await run_text_session(
+                bundle, agent, env, run_dir=session_dir.parent, judge=self.judge, seed=self.seed, run_id=run_id
+            )
+        finally:
+            close = getattr(agent, "aclose", None)
+            if close is not None:
+                await close()
+        metadata = getattr(agent, "metadata", None)
+        session.adapter_meta = {"model_id": agent.model_id, **(metadata() if metadata else {})}
+        return session
+
+    def record(
+        self, session: TextSessionResult, cell: CampaignCell, *, wall_s: float, sandbox: dict[str, Any]
+    ) -> ResultRecord:
+        return ResultRecord(
+            task_id=session.task_id,
+            rep=cell.rep,
+            model=self.model.key,
+            run_id=session.run_id,
+            condition="C0",
+            pts=session.pts,
+            components=dict(session.grade.components),
+            turns=session.turns,
+            outcome=session.outcome,
+            wall_s=round(wall_s, 1),
+            provider_model=session.adapter_meta.get("model"),
+            afa=session.grade.afa,
+            failed_predicates=list(session.grade.failed_predicates),
+            fields=list(session.grade.fields),
+            sandbox=dict(sandbox),
+            adapter=dict(session.adapter_meta),
+            explain=session.grade.explain(),
+        )

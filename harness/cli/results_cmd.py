@@ -1,0 +1,151 @@
+"""``apex-voice results RUNS_DIR... --out DIR``: the paper's tables and plots from campaign directories."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from harness.grading.judge import CachedVerdicts, SemanticJudge
+from harness.grading.judge_cache import JudgeCache
+from harness.results.analysis import Analysis, analyse
+from harness.results.run_tree import Campaign, find_campaigns, load_campaign
+from harness.results.task_facts import TaskFacts, load_task_facts
+from harness.tasks.dataset import BUNDLED_DATA, DATA_ENV_VAR, resolve_data
+
+from .data_option import DATA_HELP, open_data
+from .interrupts import run_interruptible
+
+__all__ = ["results"]
+
+
+def results(
+    runs_dirs: Annotated[list[Path] | None, typer.Argument(help="Campaign directories, one per model (as `run --out` writes them).")] = None,
+    runs_root: Annotated[Path | None, typer.Option("--runs-root", help="Use every campaign directory below this one.")] = None,
+    run: Annotated[list[str] | None, typer.Option("--run", "-r", help="KEY=DIR: add (or rename) a campaign.")] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where the tables and plots go.")] = Path("results"),
+    data: Annotated[Path | None, typer.Option("--data", "-d", help=DATA_HELP + " Needed for slices, correction uptake and tool ratios.")] = None,
+    repeats: Annotated[int | None, typer.Option("--repeats", help="k: repetitions per task counted for pass@k (default: the smallest repeat count the campaigns were run with).")] = None,
+    compare_keys: Annotated[tuple[str, str] | None, typer.Option("--compare", help="Paired per-task comparison of two model keys.")] = None,
+    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG plots (matplotlib).")] = True,
+) -> None:
+    """Aggregate campaigns into results.md, results.json, per_task.csv, tooluse_by_task.csv,
+    slices.csv and PNG plots, with the published definitions plus confidence intervals.
+
+    Exit code 0 when the files were written, 2 for a usage error.
+    """
+    if repeats is not None and repeats < 1:
+        _usage(f"--repeats must be at least 1, got {repeats}")
+    campaigns = _campaigns(runs_dirs or [], runs_root, run or [])
+    repeats = repeats or min(_repeats_of(c) for c in campaigns)
+    keys = [c.key for c in campaigns]
+    if compare_keys is not None:
+        unknown = [key for key in compare_keys if key not in keys]
+        if unknown:
+            _usage(f"--compare: no campaign named {', '.join(unknown)} (campaigns: {', '.join(keys)})")
+    facts, note = _facts(data, campaigns)
+    judge = SemanticJudge.from_env() or CachedVerdicts(JudgeCache())
+    analysis = run_interruptible(analyse(campaigns, repeats, facts=facts, judge=judge, compare_keys=compare_keys))
+    if note:
+        analysis.notes.append(note)
+    from harness.results.tables import write_tables
+
+    written = write_tables(analysis, out)
+    if plots:
+        written += _plots(analysis, out)
+    for path in written:
+        typer.echo(f"wrote {path}")
+    for campaign in campaigns:
+        for problem in campaign.problems:
+            typer.echo(f"warning: {problem}", err=True)
+    if judge.errors:
+        typer.echo(f"warning: {judge.errors} judge verdict(s) unavailable; those fields count as failed in the "
+                   "published re-grade", err=True)
+    _print_summary(analysis)
+
+
+def _plots(analysis: Analysis, out: Path) -> list[Path]:
+    try:
+        from harness.results.plots import write_plots
+
+        return write_plots(analysis, out)
+    except ImportError as exc:
+        typer.echo(f"warning: no plots ({exc.name} is not installed: pip install 'apex-voice[results]')", err=True)
+        return []
+
+
+def _repeats_of(campaign: Campaign) -> int:
+    """``repeats`` of its ``campaign.json``, else the highest repetition present plus one."""
+    stated = campaign.manifest.get("repeats")
+    if isinstance(stated, int) and stated >= 1:
+        return stated
+    return 1 + max(rep for reps in campaign.runs.values() for rep in reps)
+
+
+def _usage(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _campaigns(runs_dirs: list[Path], runs_root: Path | None, named: list[str]) -> list[Campaign]:
+    paths = list(runs_dirs)
+    if runs_root is not None:
+        if not runs_root.is_dir():
+            _usage(f"--runs-root {runs_root} is not a directory")
+        paths += find_campaigns(runs_root)
+    campaigns: dict[str, Campaign] = {}
+    for path in paths:
+        if not path.is_dir():
+            _usage(f"{path} is not a directory")
+        campaign = load_campaign(path)
+        campaigns[campaign.key] = campaign
+    for item in named:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            _usage(f"--run {item!r}: expected KEY=DIR")
+        if not Path(value).is_dir():
+            _usage(f"--run {item!r}: {value} is not a directory")
+        campaigns[key] = load_campaign(Path(value), key=key)
+    if not campaigns:
+        _usage("no campaigns: give campaign directories, --runs-root DIR or --run KEY=DIR")
+    empty = [key for key, c in campaigns.items() if not c.runs]
+    if empty:
+        _usage(f"no result.json under {', '.join(str(campaigns[k].path) for k in empty)} "
+               "(expected <task>/rep<k>/result.json)")
+    return list(campaigns.values())
+
+
+def _facts(data: Path | None, campaigns: list[Campaign]) -> tuple[dict[str, TaskFacts] | None, str | None]:
+    """Task facts from ``--data`` / ``$APEX_VOICE_DATA``, else from the bundled demo suite if it covers the runs."""
+    if data is not None or os.environ.get(DATA_ENV_VAR):
+        source, task_dirs = open_data(data, None)
+    else:
+        source = resolve_data(BUNDLED_DATA)
+        task_dirs = source.task_dirs
+        if not {t for c in campaigns for t in c.runs} <= set(source.task_ids):
+            return None, None
+    facts, problems = load_task_facts(task_dirs, source.checksums)
+    missing = sorted({t for c in campaigns for t in c.runs} - set(facts))
+    note = None
+    if missing:
+        note = (f"{len(missing)} task(s) of the runs are not in {source.root} (e.g. {missing[0]}): they are "
+                "left out of the slices and correction uptake.")
+    for problem in problems:
+        typer.echo(f"warning: {problem}", err=True)
+    return facts, note
+
+
+def _print_summary(analysis: Analysis) -> None:
+    k = analysis.k
+    table = Table("model", "n", "pass@1", f"pass@{k}", f"Reliable@{k}")
+    for m in analysis.models:
+        r = m.reliability
+        table.add_row(m.key, str(r.n), f"{r.pass1_mean:.1f}", str(r.pass_at_k), str(r.reliable_at_k))
+    console = Console()
+    console.print(table)
+    for note in analysis.notes:
+        console.print(f"note: {note}", highlight=False, soft_wrap=True)

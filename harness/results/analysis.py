@@ -1,0 +1,193 @@
+"""Everything ``apex-voice results`` reports, computed once from the campaigns (and the tasks, if given).
+
+The tables and plots only format what is here, so ``results.md``, ``results.json``, the CSVs and
+the PNGs can never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from harness import __version__
+from harness.grading.judge import FieldJudge
+from harness.grading.report import GATES
+
+from .aggregates import Aggregates, aggregate
+from .bootstrap import bootstrap_ci, ratio_ci
+from .committed_writes import reference_reading
+from .compare import PairedComparison, compare
+from .grading_inputs import GradingInputs
+from .leaderboard import Reliability, rank, reliability
+from .run_tree import Campaign
+from .slices import FieldOutcomes, correction_uptake, field_outcomes, slice_rows
+from .task_facts import TaskFacts
+
+__all__ = ["Analysis", "ModelSummary", "analyse"]
+
+
+@dataclass
+class ModelSummary:
+    campaign: Campaign
+    reliability: Reliability
+    aggregates: Aggregates
+    #: 95 % task-bootstrap intervals, in percent.
+    ci: dict[str, tuple[float, float] | None] = field(default_factory=dict)
+    uptake: dict[str, Any] | None = None
+    outcomes: dict[str, list[FieldOutcomes]] | None = None
+    #: Runs with refused writes after COMMITTED, and the reliability under the reference's reading.
+    committed_writes_runs: int = 0
+    reference_reading: Reliability | None = None
+
+    @property
+    def key(self) -> str:
+        return self.campaign.key
+
+    def model_json(self) -> dict[str, Any]:
+        """The published per-model keys of ``results.json``, then ours."""
+        rel, figures = self.reliability, self.aggregates.figures()
+        duplex = dict(figures.pop("duplex"))
+        for name in ("afa_corrected", "afa_other", "gap", "attrib_pct"):
+            duplex[name] = (self.uptake or {}).get(name)
+        return {
+            "display_name": self.campaign.display_name,
+            "reps": rel.k,
+            "n": rel.n,
+            "runs": figures.pop("runs"),
+            "rep_pass": rel.rep_pass,
+            "k_of_n": rel.k_of_n,
+            "distribution": rel.distribution,
+            "pass1_mean": rel.pass1_mean,
+            "pass_at_k": rel.pass_at_k,
+            "reliable_at_k": rel.reliable_at_k,
+            **figures,
+            "duplex": duplex,
+            # Ours.
+            "ci95": {name: list(ci) if ci else None for name, ci in self.ci.items()},
+            "incomplete_tasks": list(rel.incomplete),
+            "writes_after_committed": {
+                "runs": self.committed_writes_runs,
+                "pass1_mean_reference_reading": self.reference_reading.pass1_mean if self.reference_reading else None,
+                "pass_at_k_reference_reading": self.reference_reading.pass_at_k if self.reference_reading else None,
+            },
+            "problems": self.campaign.problems,
+        }
+
+
+@dataclass
+class Analysis:
+    k: int
+    models: list[ModelSummary]
+    facts: dict[str, TaskFacts] | None
+    slices: dict[str, list[dict[str, Any]]] | None = None
+    comparison: PairedComparison | None = None
+    notes: list[str] = field(default_factory=list)
+    #: Model keys in campaign order (``models`` is in ranked order), as published ``results.json`` lists them.
+    campaign_order: list[str] = field(default_factory=list)
+    generated_at: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
+
+    @property
+    def n_tasks(self) -> int:
+        if self.facts:
+            return len(self.facts)
+        return len({t for m in self.models for t in m.campaign.runs})
+
+    def _campaign_index(self, summary: ModelSummary) -> int:
+        return self.campaign_order.index(summary.key) if summary.key in self.campaign_order else len(self.campaign_order)
+
+    def results_json(self) -> dict[str, Any]:
+        return {
+            "apex_voice_version": __version__,
+            "generated_at": self.generated_at,
+            "reps": self.k,
+            "n_tasks": self.n_tasks,
+            "models": {m.key: m.model_json() for m in sorted(self.models, key=self._campaign_index)},
+            "slices": self.slices,
+            "compare": self.comparison.model_dump(mode="json") if self.comparison else None,
+            "notes": self.notes,
+        }
+
+
+def _intervals(rel: Reliability, campaign: Campaign) -> dict[str, tuple[float, float] | None]:
+    outcomes = np.array(list(rel.outcomes.values()), dtype=float).reshape(-1, rel.k)
+
+    def pct(stat):
+        return lambda rows: 100.0 * stat(rows)
+
+    ci: dict[str, tuple[float, float] | None] = {
+        "pass1_pct": bootstrap_ci(outcomes, pct(lambda r: r.mean(axis=(1, 2)))),
+        "pass_at_k_pct": bootstrap_ci(outcomes, pct(lambda r: r.max(axis=2).mean(axis=1))),
+        "reliable_at_k_pct": bootstrap_ci(outcomes, pct(lambda r: r.min(axis=2).mean(axis=1))),
+    }
+    for gate in GATES:
+        passes, totals = [], []
+        for reps in campaign.runs.values():
+            graded = [run.record.components[gate] for run in reps.values() if gate in run.record.components]
+            passes.append(sum(map(bool, graded)))
+            totals.append(len(graded))
+        found = ratio_ci(np.array(passes, dtype=float), np.array(totals, dtype=float))
+        ci[f"{gate}_pct"] = (100.0 * found[0], 100.0 * found[1]) if found else None
+    return ci
+
+
+async def _reference_reading(summary: ModelSummary, facts: dict[str, TaskFacts], judge: FieldJudge | None, k: int) -> None:
+    """Issue 15 item 2: pass rates again, with writes after COMMITTED accepted as the reference does."""
+    reread: dict[tuple[str, int], int | None] = {}
+    for run in summary.campaign.all_runs():
+        task = facts.get(run.task_id)
+        if task is None or run.pts is None or not run.record.run_id:
+            continue
+        try:
+            inputs = GradingInputs.read(run.rep_dir / run.record.run_id)
+        except (OSError, ValueError):
+            continue
+        reading = await reference_reading(inputs, task.gold, judge)
+        if reading.writes:
+            summary.committed_writes_runs += 1
+            reread[(run.task_id, run.rep)] = reading.pts
+    if reread:
+        summary.reference_reading = reliability(
+            summary.campaign, k, lambda run: reread.get((run.task_id, run.rep), run.pts)
+        )
+
+
+async def analyse(
+    campaigns: list[Campaign],
+    k: int,
+    *,
+    facts: dict[str, TaskFacts] | None = None,
+    judge: FieldJudge | None = None,
+    compare_keys: tuple[str, str] | None = None,
+) -> Analysis:
+    """Compute every table; ``facts`` (from ``--data``) enables tool ratios, slices and correction uptake."""
+    oracle = {t: f.oracle_tool_calls for t, f in (facts or {}).items()} if facts else None
+    summaries = {}
+    for campaign in campaigns:
+        rel = reliability(campaign, k)
+        agg = aggregate(campaign, oracle)
+        summaries[campaign.key] = ModelSummary(campaign, rel, agg, _intervals(rel, campaign))
+    analysis = Analysis(k=k, models=[summaries[key] for key in rank({k_: s.reliability for k_, s in summaries.items()})],
+                        facts=facts, campaign_order=[c.key for c in campaigns])
+    if facts:
+        for summary in analysis.models:
+            summary.outcomes = await field_outcomes(summary.campaign, facts, judge)
+            summary.uptake = correction_uptake(facts, summary.outcomes)
+            await _reference_reading(summary, facts, judge, k)
+        analysis.slices = slice_rows(facts, {m.key: m.outcomes or {} for m in analysis.models})
+    else:
+        analysis.notes.append(
+            "No task packages given (--data): tool ratios, taxonomy slices and correction uptake are left out."
+        )
+    if compare_keys is not None:
+        a, b = compare_keys
+        analysis.comparison = compare(a, summaries[a].reliability, b, summaries[b].reliability)
+    pending = sum(m.reliability.pending_runs for m in analysis.models)
+    if pending:
+        analysis.notes.append(
+            f"{pending} run(s) wait on pending judge verdicts: not yet graded, counted neither as passes nor as "
+            "failures (their tasks are left out of the leaderboard); run `apex-voice regrade` to fill them."
+        )
+    return analysis

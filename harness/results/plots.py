@@ -1,0 +1,136 @@
+"""PNG plots of an :class:`~harness.results.analysis.Analysis` with matplotlib's Agg backend (no display).
+
+matplotlib is imported here only, when plots are asked for, so ``apex-voice --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.atomic_write import atomic_path
+from harness.grading.report import GATES
+
+from .analysis import Analysis
+
+__all__ = ["write_plots"]
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(plt, fig, path: Path) -> None:
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120, format="png")
+    plt.close(fig)
+
+
+def _grouped_bars(plt, a: Analysis, path: Path, series: list[tuple[str, list[float], list[tuple[float, float] | None]]],
+                  *, ylabel: str, title: str) -> None:
+    """One group of bars per model, one bar per series (``label, values, intervals``), in percent."""
+    names = [m.campaign.display_name for m in a.models]
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(names) + 2), 4))
+    width = 0.8 / len(series)
+    for i, (label, values, intervals) in enumerate(series):
+        xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(names))]
+        low = [v - (ci or (v, v))[0] for v, ci in zip(values, intervals, strict=True)]
+        high = [(ci or (v, v))[1] - v for v, ci in zip(values, intervals, strict=True)]
+        has_ci = any(ci is not None for ci in intervals)
+        ax.bar(xs, values, width, label=label, yerr=[low, high] if has_ci else None, capsize=3)
+    ax.set_xticks(range(len(names)), names, rotation=15, ha="right")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 125)  # head room above 100 % for the legend, so it never hides a bar
+    ax.set_yticks(range(0, 101, 20))
+    ax.set_title(title)
+    ax.legend(ncols=len(series), loc="upper center")
+    _save(plt, fig, path)
+
+
+def _leaderboard(plt, a: Analysis, path: Path) -> None:
+    metrics = [("pass@1 %", "pass1_pct", lambda r: r.pct(r.pass1_mean)),
+               (f"pass@{a.k} %", "pass_at_k_pct", lambda r: r.pct(r.pass_at_k)),
+               (f"Reliable@{a.k} %", "reliable_at_k_pct", lambda r: r.pct(r.reliable_at_k))]
+    series = [(label, [value(m.reliability) or 0.0 for m in a.models], [m.ci.get(key) for m in a.models])
+              for label, key, value in metrics]
+    _grouped_bars(plt, a, path, series, ylabel="% of tasks", title="Leaderboard (95 % bootstrap intervals over tasks)")
+
+
+def _gates(plt, a: Analysis, path: Path) -> None:
+    series = [(gate, [m.aggregates.gate_rate(gate) or 0.0 for m in a.models], [None] * len(a.models))
+              for gate in GATES]
+    _grouped_bars(plt, a, path, series, ylabel="% of runs passing the gate", title="PTS gate pass rates (all runs)")
+
+
+def _afa_vs_pts(plt, a: Analysis, path: Path) -> None:
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    for m in a.models:
+        afa = m.aggregates.figures()["afa_mean"]
+        pass1 = m.reliability.pct(m.reliability.pass1_mean)
+        if afa is None or pass1 is None:
+            continue
+        ax.scatter([100 * afa], [pass1], s=60)
+        ax.annotate(m.campaign.display_name, (100 * afa, pass1), textcoords="offset points", xytext=(-5, 6),
+                    ha="right" if afa > 0.5 else "left", fontsize=8)
+    ax.set_xlabel("mean AFA % (artifact field accuracy)")
+    ax.set_ylabel("pass@1 % (PTS)")
+    ax.set_xlim(-5, 110)
+    ax.set_ylim(-5, 110)
+    ax.set_title("Field accuracy vs passing the whole task")
+    _save(plt, fig, path)
+
+
+def _slices(plt, a: Analysis, path: Path) -> bool:
+    if not a.slices:
+        return False
+    labels, grid = [], []
+    for axis, rows in a.slices.items():
+        for row in rows:
+            labels.append(f"{axis}: {row['label']} ({row['n']})")
+            grid.append([(row.get(m.key) or {}).get("success") for m in a.models])
+    if not labels:
+        return False
+    values = [[float("nan") if v is None else 100 * v for v in line] for line in grid]
+    fig, ax = plt.subplots(figsize=(2 + 1.5 * len(a.models), 1 + 0.3 * len(labels)))
+    image = ax.imshow(values, aspect="auto", cmap="viridis", vmin=0, vmax=100)
+    ax.set_xticks(range(len(a.models)), [m.campaign.display_name for m in a.models], rotation=20, ha="right")
+    ax.set_yticks(range(len(labels)), labels, fontsize=7)
+    fig.colorbar(image, ax=ax, label="success %")
+    ax.set_title("Taxonomy slices (success %)")
+    _save(plt, fig, path)
+    return True
+
+
+def _latency(plt, a: Analysis, path: Path) -> None:
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    names = [m.campaign.display_name for m in a.models]
+    left.boxplot([m.aggregates.rsl_medians or [float("nan")] for m in a.models], tick_labels=names)
+    left.set_ylabel("ms")
+    left.set_title("Response-start latency (per-run medians)")
+    right.boxplot([m.aggregates.stop_latency_ms or m.aggregates.isl_ms or [float("nan")] for m in a.models],
+                  tick_labels=names)
+    right.set_ylabel("ms")
+    right.set_title("Stop latency after a barge-in (audio; isl_ms if none)")
+    for ax in (left, right):
+        ax.tick_params(axis="x", labelrotation=15)
+    _save(plt, fig, path)
+
+
+def write_plots(a: Analysis, out_dir: Path) -> list[Path]:
+    """Write the PNGs into ``out_dir`` (the slices heatmap only when slices exist)."""
+    plt = _pyplot()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, draw in (("leaderboard.png", _leaderboard), ("gates.png", _gates), ("afa_vs_pts.png", _afa_vs_pts),
+                       ("latency.png", _latency)):
+        draw(plt, a, out_dir / name)
+        written.append(out_dir / name)
+    if _slices(plt, a, out_dir / "slices.png"):
+        written.append(out_dir / "slices.png")
+    return written

@@ -1,0 +1,47 @@
+"""The files of one session directory, written once the session is over.
+
+``events.jsonl`` is written live by the event bus; everything else is written here, atomically:
+``workspace/final_workspace.json`` and ``workspace/versions.jsonl`` (published layout),
+``grading_inputs.json`` (what ``apex-voice regrade`` grades from) and ``audio/`` (``stereo.wav``:
+L user, R agent, plus the two mono files).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.atomic_write import atomic_write_text
+from mcp_servers.records import EnvironmentSnapshot
+
+from .grading_inputs import GradingInputs
+
+if TYPE_CHECKING:
+    from harness.session.duplex_runner import DuplexSessionResult
+
+__all__ = ["write_session_files", "write_workspace_files"]
+
+
+def write_workspace_files(session_dir: Path, snapshot: EnvironmentSnapshot) -> None:
+    """``workspace/final_workspace.json`` and ``workspace/versions.jsonl`` in the published layout."""
+    final = {aid: art.model_dump(mode="json") for aid, art in snapshot.artifacts.items()}
+    atomic_write_text(
+        session_dir / "workspace" / "final_workspace.json", json.dumps(final, indent=2, default=str) + "\n"
+    )
+    lines = "".join(json.dumps(v.model_dump(mode="json"), default=str) + "\n" for v in snapshot.versions)
+    atomic_write_text(session_dir / "workspace" / "versions.jsonl", lines)
+
+
+async def write_session_files(session_dir: Path, session: DuplexSessionResult, *, gold_doc_ids: list[str] | None = None) -> None:
+    """Every file of a finished voice session but ``events.jsonl``, off the event loop."""
+
+    def write() -> None:
+        write_workspace_files(session_dir, session.snapshot)
+        GradingInputs(
+            snapshot=session.snapshot, observed_act_keys=session.observed_act_keys, gold_doc_ids=gold_doc_ids or []
+        ).write(session_dir)
+        session.recorder.write(session_dir / "audio")
+
+    await asyncio.to_thread(write)

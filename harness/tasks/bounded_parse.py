@@ -1,0 +1,239 @@
+"""Parsing untrusted YAML and JSON within limits: size, nesting, aliases, expanded size, duplicates.
+
+A task package is input from strangers. Without limits one YAML "billion laughs" (nine levels of ten
+aliases) expands to 10⁹ nodes as soon as anything walks it (validation, a JSON dump for the
+sandbox), a 200 MB ``initial_state.json`` is copied into every sandbox, and a document nested
+100,000 levels deep overflows the stack. Every limit here is checked *before* the value is built:
+YAML is scanned as a flat event stream (libyaml's parser is not recursive) that counts nesting,
+alias uses and the node count after expanding every alias, and stops at the first excess; JSON
+nesting is bounded by the decoder's own recursion guard and then measured without recursion.
+
+Duplicate keys are errors in both formats (the published loaders would silently keep the last one,
+so a reviewer reading the first would be misled). The module depends on the standard library and
+PyYAML only, so the sandboxed MCP server can use the same reader for the bundle it is handed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "JSON_LIMITS",
+    "JSONL_LIMITS",
+    "ParseRefused",
+    "ReadLimits",
+    "TEXT_LIMITS",
+    "YAML_LIMITS",
+    "limits_for",
+    "parse_json",
+    "parse_yaml",
+    "read_bounded",
+]
+
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """What one file of a kind may hold. ``max_aliases`` and ``max_nodes`` apply per YAML document."""
+
+    kind: str
+    max_bytes: int
+    max_depth: int = 64
+    max_aliases: int = 100
+    max_nodes: int = 200_000
+
+
+# The largest files of the ten demo tasks and the reference fixtures are 7.4 KB (YAML), 2.6 KB
+# (JSON), 65 KB (JSONL) and 1.5 KB (knowledge documents), nest 8 levels and use no alias at all:
+# the limits below leave two orders of magnitude of room for real tasks.
+YAML_LIMITS = ReadLimits("YAML", max_bytes=1 * _MIB)
+JSON_LIMITS = ReadLimits("JSON", max_bytes=8 * _MIB)
+JSONL_LIMITS = ReadLimits("JSONL", max_bytes=8 * _MIB)
+TEXT_LIMITS = ReadLimits("text", max_bytes=4 * _MIB)
+
+_BY_SUFFIX = {".yaml": YAML_LIMITS, ".yml": YAML_LIMITS, ".json": JSON_LIMITS, ".jsonl": JSONL_LIMITS}
+
+
+def limits_for(name: str) -> ReadLimits:
+    """The limits of a file, by its suffix (knowledge documents and anything else: text)."""
+    return _BY_SUFFIX.get(Path(name).suffix.lower(), TEXT_LIMITS)
+
+
+class ParseRefused(ValueError):
+    """A file exceeds a limit, holds a duplicate key or is not valid YAML/JSON; ``line`` when known."""
+
+    def __init__(self, reason: str, *, line: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+
+
+def read_bounded(path: Path, limits: ReadLimits) -> bytes:
+    """The bytes of the regular file ``path``, refused above ``limits.max_bytes`` before reading."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the loader
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ParseRefused("not a regular file")
+        if info.st_size > limits.max_bytes:
+            raise ParseRefused(_too_big(info.st_size, limits))
+        data = handle.read(limits.max_bytes + 1)  # the file may grow after fstat
+    if len(data) > limits.max_bytes:
+        raise ParseRefused(_too_big(len(data), limits))
+    return data
+
+
+def _too_big(size: int, limits: ReadLimits) -> str:
+    return f"file is {size / _MIB:.1f} MiB, the limit for {limits.kind} files is {limits.max_bytes // _MIB} MiB"
+
+
+# --- JSON ---------------------------------------------------------------------------------------
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKey(key)
+        result[key] = value
+    return result
+
+
+def _no_constant(name: str) -> Any:
+    raise ParseRefused(f"invalid JSON: {name} is not a JSON number")  # Python's json accepts it
+
+
+def parse_json(text: str, limits: ReadLimits = JSON_LIMITS) -> Any:
+    """Strict JSON: no duplicate keys, no ``NaN``/``Infinity``, at most ``limits.max_depth`` deep."""
+    try:
+        value = json.loads(text, object_pairs_hook=_unique_object, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise ParseRefused(f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+    except _DuplicateKey as exc:
+        raise ParseRefused(f"duplicate key {exc.key!r}") from None
+    except RecursionError:
+        raise ParseRefused(f"nested deeper than {limits.max_depth} levels") from None
+    except ParseRefused:
+        raise
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise ParseRefused(f"invalid JSON: {_first_clause(exc)}") from None
+    if _depth(value) > limits.max_depth:
+        raise ParseRefused(f"nested deeper than {limits.max_depth} levels")
+    return value
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of lists and objects, measured with an explicit stack (no recursion)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth + 1)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+# --- YAML ---------------------------------------------------------------------------------------
+
+
+class _UniqueKeyLoader(_SAFE_LOADER):  # type: ignore[misc, valid-type]
+    """The safe loader (same YAML 1.1 typing) that refuses a key repeated within one mapping.
+
+    Keys brought in by a merge (``<<: *base``) may be overridden: that is what merging is for.
+    """
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    continue
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    duplicate = key in seen
+                    seen.add(key)
+                except TypeError:  # unhashable: the base constructor reports it
+                    continue
+                if duplicate:
+                    raise ParseRefused(f"duplicate key {key!r}", line=key_node.start_mark.line + 1)
+        return super().construct_mapping(node, deep=deep)
+
+
+def parse_yaml(text: str, limits: ReadLimits = YAML_LIMITS) -> Any:
+    """One YAML document with the safe loader's types, within ``limits``; no duplicate keys."""
+    try:
+        _check_events(text, limits)
+        return yaml.load(text, Loader=_UniqueKeyLoader)
+    except yaml.reader.ReaderError as exc:  # a character YAML forbids (NUL, other controls)
+        raise ParseRefused(f"invalid YAML: {str(exc).splitlines()[0]}", line=text.count("\n", 0, exc.position) + 1) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ParseRefused(f"invalid YAML: {problem}", line=mark.line + 1 if mark is not None else None) from None
+    except ParseRefused:
+        raise
+    except (ValueError, TypeError, OverflowError) as exc:  # a constructor refused a scalar
+        raise ParseRefused(f"invalid YAML value: {_first_clause(exc)}") from None
+
+
+def _first_clause(exc: Exception) -> str:
+    """The message up to its first colon: Python's long explanations are not an author's concern."""
+    return str(exc).split(":")[0]
+
+
+@dataclass
+class _Open:
+    """A collection being scanned: its anchor and the expanded node count when it opened."""
+
+    anchor: str | None
+    nodes_before: int
+
+
+def _check_events(text: str, limits: ReadLimits) -> None:
+    """Walk the event stream once; refuse excess nesting, alias uses, expanded size, recursive aliases."""
+    sizes: dict[str, int] = {}  # expanded node count of each finished anchored node
+    stack: list[_Open] = []
+    aliases = nodes = 0
+    for event in yaml.parse(text, Loader=_SAFE_LOADER):
+        line = event.start_mark.line + 1 if event.start_mark is not None else None
+        if isinstance(event, yaml.DocumentStartEvent):
+            sizes, aliases, nodes = {}, 0, 0
+        elif isinstance(event, yaml.CollectionStartEvent):
+            stack.append(_Open(event.anchor, nodes))
+            nodes += 1
+            if len(stack) > limits.max_depth:
+                raise ParseRefused(f"nested deeper than {limits.max_depth} levels", line=line)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            closed = stack.pop()
+            if closed.anchor is not None:
+                sizes[closed.anchor] = nodes - closed.nodes_before
+        elif isinstance(event, yaml.ScalarEvent):
+            nodes += 1
+            if event.anchor is not None:
+                sizes[event.anchor] = 1
+        elif isinstance(event, yaml.AliasEvent):
+            aliases += 1
+            if aliases > limits.max_aliases:
+                raise ParseRefused(f"more than {limits.max_aliases} aliases in one document", line=line)
+            if any(item.anchor == event.anchor for item in stack):
+                raise ParseRefused(f"alias *{event.anchor} refers to a node that contains it", line=line)
+            nodes += sizes.get(event.anchor, 1)  # an undefined alias is the loader's error
+        if nodes > limits.max_nodes:
+            raise ParseRefused(f"more than {limits.max_nodes} nodes once aliases are expanded", line=line)

@@ -1,0 +1,66 @@
+"""Resolving a path named inside a package (or dataset) without ever leaving it.
+
+Every path the harness reads on a package's say-so goes through :func:`resolve_inside`: task.yaml
+overrides, knowledge documents, ``SHA256SUMS`` entries, audio-index ``file`` values. Escapes are
+refused *before* anything outside is touched, and the refusal never depends on whether the outside
+file exists, so a hostile package learns nothing about the machine it is loaded on.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+__all__ = ["PathEscape", "resolve_inside"]
+
+# Linux's NAME_MAX and PATH_MAX: longer names fail every system call (ENAMETOOLONG).
+_MAX_NAME_BYTES = 255
+_MAX_PATH_BYTES = 4096
+
+
+@dataclass
+class PathEscape(Exception):
+    """``rel`` cannot be used. ``culprit`` is the root-relative symlink to blame, or ``None`` when
+    the path as written is at fault (absolute, ``..`` out, NUL byte)."""
+
+    reason: str
+    culprit: str | None = None
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def resolve_inside(root: Path, rel: str, *, where: str = "the task package") -> Path:
+    """The real path of ``root/rel``; :class:`PathEscape` when it lies outside ``root``.
+
+    The path is checked one component at a time so the message blames the symlink that leads out
+    (or loops), not the file that happened to be reached through it.
+    """
+    if "\0" in rel:
+        raise PathEscape("path contains a NUL byte")
+    try:
+        encoded = os.fsencode(rel)
+    except UnicodeEncodeError:  # a lone surrogate: no file can have this name
+        raise PathEscape("path is not valid text") from None
+    if len(encoded) > _MAX_PATH_BYTES or any(len(part) > _MAX_NAME_BYTES for part in encoded.split(b"/")):
+        raise PathEscape("path or file name too long")
+    normalized = posixpath.normpath(rel) if rel else "."
+    if PurePosixPath(normalized).is_absolute() or normalized == ".." or normalized.startswith("../"):
+        raise PathEscape(f"path leaves {where}")
+    real_root = root.resolve()
+    current = real_root
+    walked: list[str] = []
+    for part in PurePosixPath(normalized).parts:
+        if part == ".":
+            continue
+        walked.append(part)
+        culprit = "/".join(walked)
+        try:
+            current = (current / part).resolve()
+        except (RuntimeError, OSError):  # a symlink loop (RuntimeError before Python 3.13)
+            raise PathEscape("symlink loop", culprit) from None
+        if not current.is_relative_to(real_root):
+            raise PathEscape(f"symlink points outside {where}", culprit)
+    return current

@@ -1,0 +1,151 @@
+"""A fake OpenAI-compatible chat-completions server on loopback that plays a task's reference policy.
+
+It speaks the real wire protocol (``POST /v1/chat/completions``, JSON bodies, bearer auth): every
+request body is validated against the ``openai`` package's request type, and every answer is
+built as an ``openai`` ``ChatCompletion``. Playing the policy: the conversation's turn is the
+number of assistant messages that ended a turn (no tool calls) so far; for a turn with tool calls
+it first answers with those calls, then, once the tool results are in, with the turn's words (and
+an ``end_call`` call when the policy hangs up). ``silent`` answers every request with nothing.
+``fail_with`` queues HTTP statuses to answer before playing (429, 500, 401...).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import uvicorn
+from openai.types.chat import ChatCompletion
+from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+from pydantic import TypeAdapter
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from harness.tasks.models import ReferencePolicy
+
+__all__ = ["FakeChatServer", "serve_fake_chat", "serve_fake_chat_in_thread"]
+
+_REQUEST = TypeAdapter(CompletionCreateParamsNonStreaming)
+API_KEY = "sk-fake-chat"
+
+
+@dataclass
+class FakeChatServer:
+    policy: ReferencePolicy | None = None
+    mode: Literal["policy", "silent"] = "policy"
+    fail_with: list[int] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    base_url: str = ""
+
+    async def completions(self, request: Request) -> JSONResponse:
+        if request.headers.get("authorization") != f"Bearer {API_KEY}":
+            return JSONResponse({"error": {"message": "invalid api key", "type": "invalid_request_error"}}, 401)
+        body = await request.json()
+        _validate(body)  # a malformed request fails the test through a 500
+        self.requests.append(body)
+        if self.fail_with:
+            status = self.fail_with.pop(0)
+            return JSONResponse({"error": {"message": f"fake {status}"}}, status, headers={"retry-after": "0"})
+        message = self._answer(body["messages"]) if self.mode == "policy" else {"role": "assistant", "content": ""}
+        completion = ChatCompletion.model_validate(
+            {
+                "id": f"chatcmpl-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": len(json.dumps(body)) // 4, "completion_tokens": 8, "total_tokens": 0},
+            }
+        )
+        return JSONResponse(completion.model_dump(mode="json", exclude_none=True))
+
+    def _answer(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        turns = self.policy.turns if self.policy is not None else []
+        index = sum(1 for m in messages if m["role"] == "assistant" and not m.get("tool_calls"))
+        if index >= len(turns):
+            return {"role": "assistant", "content": None, "tool_calls": [_call(f"call_{index}_end", "end_call", {})]}
+        turn = turns[index]
+        if messages[-1]["role"] != "tool" and turn.tool_calls:
+            calls = [_call(f"call_{index}_{j}", c.name, c.args) for j, c in enumerate(turn.tool_calls)]
+            return {"role": "assistant", "content": None, "tool_calls": calls}
+        answer: dict[str, Any] = {"role": "assistant", "content": turn.text}
+        if turn.end_call:
+            answer["tool_calls"] = [_call(f"call_{index}_end", "end_call", {})]
+        return answer
+
+
+def _validate(body: dict[str, Any]) -> None:
+    """Check ``body`` against the SDK's request type, all the way down: pydantic validates the
+    SDK's ``Iterable`` fields (messages, tool calls, content parts) lazily, as they are iterated."""
+
+    def drain(value: Any) -> None:
+        if isinstance(value, dict):
+            for item in value.values():
+                drain(item)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                drain(item)
+        elif hasattr(value, "__next__"):
+            for item in value:
+                drain(item)
+
+    drain(_REQUEST.validate_python(body))
+
+
+def _call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+def _server(fake: FakeChatServer, **config: object) -> uvicorn.Server:
+    app = Starlette(routes=[Route("/v1/chat/completions", fake.completions, methods=["POST"])])
+    return uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", **config))
+
+
+@asynccontextmanager
+async def serve_fake_chat(fake: FakeChatServer) -> AsyncIterator[FakeChatServer]:
+    """``fake`` served by uvicorn on a free loopback port, in this event loop; ``fake.base_url`` set."""
+    server = _server(fake, host="127.0.0.1", port=0)
+    serving = asyncio.create_task(server.serve())
+    while not server.started:
+        assert not serving.done(), "uvicorn stopped while starting"
+        await asyncio.sleep(0.01)
+    fake.base_url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}/v1"
+    try:
+        yield fake
+    finally:
+        server.should_exit = True
+        await serving
+
+
+@contextmanager
+def serve_fake_chat_in_thread(fake: FakeChatServer) -> Iterator[FakeChatServer]:
+    """``fake`` served from its own thread (for code under test that runs its own event loop)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = _server(fake)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started and thread.is_alive():
+        threading.Event().wait(0.01)
+    fake.base_url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    try:
+        yield fake
+    finally:
+        server.should_exit = True
+        thread.join()
+        sock.close()

@@ -1,0 +1,90 @@
+"""The LLM act observer: closed-list labels, cached, and a rerun of a C2 session that asks nothing."""
+
+from __future__ import annotations
+
+import json
+
+from harness.agents.oracle_voice import OracleVoiceAgent
+from harness.agents.realtime import TranscriptDelta
+from harness.audio.espeak import user_voice
+from harness.audio.speech_bank import open_speech_source
+from harness.chat_completions import ChatCompletions
+from harness.events import EventType
+from harness.locked_json_cache import LockedJsonCache
+from harness.session.duplex_runner import run_duplex_session
+from harness.session.environment_port import InProcessEnvironment
+from harness.tasks.loader import load_task
+from harness.user.llm_act_observer import LlmActClassifier, observer_prompt
+from tests.conftest import DEMO_DATA
+from tests.fakes.chat_completions import FakeError, serve_chat_completions
+from tests.scripted_voice_agent import TransformedAgent
+
+BENEFITS = DEMO_DATA / "tasks" / "demo_benefits_enrollment_001"
+
+
+def _classifier(fake, tmp_path) -> LlmActClassifier:
+    cache = LockedJsonCache(tmp_path / "observer.json", accept=lambda v: isinstance(v, list))
+    return LlmActClassifier(ChatCompletions(model="fake-4o", base_url=fake.base_url, api_key="k"), cache)
+
+
+def _candidates(body) -> list[str]:
+    prompt = body["messages"][0]["content"]
+    return json.loads(prompt.split("Acts: ", 1)[1].split("\n", 1)[0])
+
+
+async def test_labels_come_only_from_the_closed_list_and_are_cached(tmp_path):
+    with serve_chat_completions(lambda body: '["ASK:phone", "MADE_UP"]') as fake:
+        classifier = _classifier(fake, tmp_path)
+        assert await classifier.classify("How can we reach you?", ["ASK:phone", "ASK:email"]) == ["ASK:phone"]
+        assert await classifier.classify("How can we reach you?", ["ASK:email", "ASK:phone"]) == ["ASK:phone"]
+    assert classifier.calls == 1 and classifier.cache_hits == 1
+    body = fake.requests[0]
+    assert body["temperature"] == 0.0 and body["messages"][0]["content"] == observer_prompt(
+        ["ASK:email", "ASK:phone"], "How can we reach you?")
+
+
+async def test_an_outage_gives_no_labels_and_is_not_cached(tmp_path):
+    def down(body):
+        raise FakeError(503)
+
+    with serve_chat_completions(down) as fake:
+        classifier = _classifier(fake, tmp_path)
+        assert await classifier.classify("Your phone?", ["ASK:phone"]) == []
+        assert await classifier.classify("Your phone?", ["ASK:phone"]) == []
+    assert classifier.errors == 2 and len(classifier.cache) == 0
+
+
+async def _session(classifier, agent):
+    bundle = load_task(BENEFITS)
+    speech = open_speech_source(BENEFITS, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
+    return await run_duplex_session(bundle, agent, InProcessEnvironment(bundle.public_bundle()), speech=speech,
+                                    session_dir=None, privileged=True, observer=classifier)
+
+
+def _paraphrased(event):
+    """The oracle, but it asks for the phone number in words no pattern knows."""
+    if isinstance(event, TranscriptDelta) and "phone" in event.text.lower():
+        return [TranscriptDelta("And what number can we ring you on?")]
+    return [event]
+
+
+async def test_a_paraphrase_is_heard_through_the_classifier_and_a_rerun_asks_nothing(tmp_path):
+    def label(body):
+        prompt = body["messages"][0]["content"]
+        return '["ASK:phone"]' if "ring you on" in prompt and "ASK:phone" in _candidates(body) else "[]"
+
+    with serve_chat_completions(label) as fake:
+        classifier = _classifier(fake, tmp_path)
+        first = await _session(classifier, TransformedAgent(OracleVoiceAgent(), _paraphrased))
+        calls = len(fake.requests)
+        rerun = _classifier(fake, tmp_path)  # a fresh process would read the same cache file
+        second = await _session(rerun, TransformedAgent(OracleVoiceAgent(), _paraphrased))
+    assert calls > 0 and len(fake.requests) == calls and rerun.calls == 0
+    classified = [e for e in first.events.events if e.type == EventType.AGENT_ACT and e.payload["source"] == "classifier"]
+    assert [e.payload["act"] for e in classified] == ["ASK:phone"]
+    assert first.events.events[0].payload["observer"] == "llm:fake-4o"
+
+    def stream(result):
+        return [(e.type, e.media_time_ms, e.payload) for e in result.events.events]
+
+    assert stream(first) == stream(second)
