@@ -150,6 +150,14 @@ def test_artifact_mutation_events_write_and_mark_stale():
     assert (field.value, field.stale, field.t_ms) == (1, True, 100)
 
 
+def test_a_mutation_record_without_its_value_keeps_the_value_the_call_wrote():
+    view = reduce_all(events(
+        *_artifact_specs(),
+        (E.ARTIFACT_MUTATION, 100, {"artifact_id": "form_1", "path": "name", "cause": "call #1"}),
+    ))
+    assert view.artifact("form_1").field("name").value == "Ann"
+
+
 def test_duplex_deliveries_mark_barge_ins_and_back_channels():
     view = reduce_all(events(
         (E.DUPLEX_EVENT, 1000, {"event_id": "e1", "type": "MID_SPEECH_CORRECTION"}),

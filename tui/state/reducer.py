@@ -370,7 +370,8 @@ def _artifact_mutation(view: SessionView, event: RunEvent, p: dict[str, Any]) ->
     if str(p.get("cause") or "").startswith("stale"):
         marked = evolve(previous, stale=True) if previous else ArtifactField(name, None, event.media_time_ms, True)
         return _with_artifact(view, _with_field(artifact, marked))
-    return _with_artifact(view, _with_field(artifact, ArtifactField(name, p.get("new"), event.media_time_ms)))
+    value = p["new"] if "new" in p else (previous.value if previous else None)  # a record may omit values
+    return _with_artifact(view, _with_field(artifact, ArtifactField(name, value, event.media_time_ms)))
 
 
 def _gate_status(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:

@@ -97,7 +97,7 @@ def render_artifacts(view: SessionView) -> RenderableType:
 
 def render_gates(view: SessionView) -> Text:
     """Two lines: clock, status and the four gates; then the verdict or the first failing check."""
-    text = Text()
+    text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"⏱ {media_time(view.clock_ms)} ", style="bold")
     text.append(f"{view.status} ", style=STATUS_STYLE.get(view.status, ""))
     for gate in GATES:

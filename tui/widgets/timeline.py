@@ -20,12 +20,12 @@ from textual.widget import Widget
 from ..state.session_view import ChannelView, Segment, SessionView
 from .formatting import media_time
 
-__all__ = ["ZOOM_LEVELS", "Timeline", "render_timeline"]
+__all__ = ["BARS", "ZOOM_LEVELS", "Timeline", "render_timeline"]
 
 #: Milliseconds per column, from closest to widest.
 ZOOM_LEVELS = (50, 100, 250, 500, 1000, 2000, 5000)
 LABEL_WIDTH = 6
-_BARS = "▁▂▃▄▅▆▇█"
+BARS = "▁▂▃▄▅▆▇█"
 _FLOOR_DB = -60.0
 
 
@@ -63,7 +63,7 @@ def _lane(name: str, channel: ChannelView, start: int, ms: int, width: int, now:
             index = bisect.bisect_right(times, start + (col + 1) * ms) - 1
             if index >= 0:
                 share = (channel.levels[index].dbfs - _FLOOR_DB) / -_FLOOR_DB
-                char = _BARS[max(0, min(len(_BARS) - 1, round(share * (len(_BARS) - 1))))]
+                char = BARS[max(0, min(len(BARS) - 1, round(share * (len(BARS) - 1))))]
         cells.append((char, overlap_style if overlap[col] else style))
     return _runs(Text(f"{name:<{LABEL_WIDTH}}", style="bold " + style), cells)
 
