@@ -30,6 +30,8 @@ COMMANDS: dict[str, LazyCommand] = {
     "run": LazyCommand("harness.cli.run_cmd:run", "Run a campaign (resumable), then print its results table."),
     "models": LazyCommand("harness.cli.models_cmd:models", "List the agents --model can name, and missing credentials."),
     "render-audio": LazyCommand("harness.cli.render_audio_cmd:render_audio", "Render a task's user speech clips."),
+    "watch": LazyCommand("harness.cli.watch_cmd:watch", "Watch a campaign another process is running, in the terminal UI."),
+    "replay": LazyCommand("harness.cli.replay_cmd:replay", "Replay a finished session in the terminal UI."),
     "regrade": LazyCommand("harness.cli.regrade_cmd:regrade", "Re-grade saved sessions with the current graders."),
     "results": LazyCommand("harness.cli.results_cmd:results", "Aggregate campaigns into the published tables and plots."),
     "download": LazyCommand("harness.cli.download_cmd:download", "Download and verify a dataset snapshot."),

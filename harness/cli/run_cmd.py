@@ -131,6 +131,7 @@ def run(
     env_file: Annotated[
         Path | None, typer.Option("--env-file", help="Read provider keys from this file (default: ./.env when present).")
     ] = None,
+    tui: Annotated[bool, typer.Option("--tui", help="Watch the sessions live in the terminal UI.")] = False,
 ) -> None:
     """Run a campaign (resumable: cells that already have a result are loaded, not re-run).
 
@@ -201,13 +202,20 @@ def run(
     )
     golds = {b.task_id: b.gold for b in bundles}
     try:
-        result = run_interruptible(
-            _run_with_progress(
-                settings, [b.task_id for b in bundles], runner, backend, quiet=json_output,
-                task_versions={b.task_id: b.task.version for b in bundles},
-                regrade=pending_regrader(golds.get, judge or CachedVerdicts(JudgeCache())),
+        campaign_options: dict[str, Any] = {
+            "task_versions": {b.task_id: b.task.version for b in bundles},
+            "regrade": pending_regrader(golds.get, judge or CachedVerdicts(JudgeCache())),
+        }
+        if tui:
+            from tui.live import run_campaign_in_tui
+
+            result = run_campaign_in_tui(settings, [b.task_id for b in bundles], runner, backend, **campaign_options)
+        else:
+            result = run_interruptible(
+                _run_with_progress(
+                    settings, [b.task_id for b in bundles], runner, backend, quiet=json_output, **campaign_options
+                )
             )
-        )
     except CampaignLockedError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None

@@ -1,0 +1,94 @@
+"""The app that follows a campaign: the table of cells, and any one session opened from it.
+
+Sources (a tailing thread, a campaign's bus) only append :mod:`~tui.state.updates` to the inbox,
+from any thread; the UI thread folds them into the campaign view :data:`REFRESH_S` times a second
+and hands the result to the visible screen, so a burst of events costs one redraw.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from pathlib import Path
+
+from textual.app import App
+from textual.worker import get_current_worker
+
+from .screens import CampaignScreen, SessionScreen
+from .sources.runs_dir import RunsDirWatcher
+from .state.campaign_view import CampaignView
+from .state.updates import Update, apply_update
+from .widgets.campaign_table import CampaignTable
+
+__all__ = ["REFRESH_S", "MonitorApp", "WatchApp"]
+
+#: Seconds between redraws of a session (updates arriving in between are folded into one).
+REFRESH_S = 0.1
+#: Seconds between redraws of the campaign table: its finest column is whole seconds, and a
+#: DataTable redraw costs far more than a session's.
+TABLE_REFRESH_S = 1.0
+#: Seconds of UI-thread time one redraw may spend folding updates in; the rest wait for the next
+#: (attaching to a large finished campaign must not freeze the keys).
+FOLD_BUDGET_S = 0.05
+#: Seconds the tailing thread sleeps when a poll found nothing new.
+IDLE_POLL_S = 0.05
+
+
+class MonitorApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "apex-voice"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.campaign = CampaignView()
+        #: Updates from the sources; ``deque.append``/``popleft`` are thread-safe.
+        self.inbox: deque[Update] = deque()
+        self._drawn: tuple[object, float] = (None, 0.0)  # the screen drawn last, and when
+
+    def on_mount(self) -> None:
+        self.push_screen(CampaignScreen())
+        self.set_interval(REFRESH_S, self.flush)
+        self.start_source()
+
+    def start_source(self) -> None:
+        """Start the worker that feeds :attr:`inbox` (subclasses)."""
+
+    def flush(self) -> None:
+        deadline = time.monotonic() + FOLD_BUDGET_S
+        while self.inbox and time.monotonic() < deadline:
+            self.campaign = apply_update(self.campaign, self.inbox.popleft())
+        self.draw()
+
+    def draw(self) -> None:
+        screen, now = self.screen, time.monotonic()
+        last_screen, last_time = self._drawn
+        if isinstance(screen, CampaignScreen):
+            if screen is last_screen and now - last_time < TABLE_REFRESH_S:
+                return
+            screen.show(self.campaign)
+        elif isinstance(screen, SessionScreen):
+            screen.show(self.campaign.session(screen.key))
+        self._drawn = (screen, now)
+
+    def on_campaign_table_cell_chosen(self, message: CampaignTable.CellChosen) -> None:
+        self.push_screen(SessionScreen(message.key), callback=None)
+        self.call_after_refresh(self.draw)
+
+
+class WatchApp(MonitorApp):
+    """``apex-voice watch RUNS_DIR``: a campaign another process is running (or ran)."""
+
+    def __init__(self, runs_dir: Path) -> None:
+        super().__init__()
+        self.runs_dir = Path(runs_dir)
+        self.sub_title = str(self.runs_dir)
+
+    def start_source(self) -> None:
+        self.run_worker(self._tail, thread=True, exit_on_error=False, name="tail", group="source")
+
+    def _tail(self) -> None:
+        watcher = RunsDirWatcher(self.runs_dir, self.inbox.append)
+        worker = get_current_worker()
+        while not worker.is_cancelled:
+            if not watcher.poll():
+                time.sleep(IDLE_POLL_S)

@@ -1,0 +1,421 @@
+"""The one reducer: ``reduce(view, event) -> view``, the same for a live bus, a tailed file and a replay.
+
+Each event type has a handler in :data:`HANDLERS`; a type without one (a newer harness's, or one
+the view does not draw) only advances the clock. Payload keys are read with defaults, so the
+``events.jsonl`` of an older run, missing keys added since, still reduces.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from harness.events import RunEvent
+
+from .session_view import (
+    LEVEL_HISTORY,
+    Approval,
+    ArtifactField,
+    ArtifactView,
+    ChannelView,
+    DuplexMark,
+    Gates,
+    LevelSample,
+    Segment,
+    SessionView,
+    ToolCallView,
+    TranscriptLine,
+    Verdict,
+    evolve,
+)
+
+__all__ = ["HANDLERS", "event_type", "reduce", "reduce_all"]
+
+Handler = Callable[[SessionView, RunEvent, dict[str, Any]], SessionView]
+
+#: ``"<gate>: enrollment_1.fsa_per_paycheck: stale ..."`` or ``"... enrollment_1.fsa stale"``.
+_STALE = re.compile(r"([A-Za-z0-9_\-]+)\.([^\s:]+):?\s+stale")
+#: Tool results that move an artifact out of these states leave it a draft (as the server does).
+_DRAFTING = ("EMPTY", "PARTIAL")
+#: Agent acts kept as tags on the agent's transcript line.
+_MAX_ACT_TAGS = 4
+
+
+def event_type(event: RunEvent) -> str:
+    """The type's name, also for an event built from a line whose type this harness does not know."""
+    return getattr(event.type, "value", None) or str(event.type)
+
+
+def reduce(view: SessionView, event: RunEvent) -> SessionView:
+    """``view`` after ``event``: a new value, ``view`` itself is never changed."""
+    payload = event.payload if isinstance(event.payload, dict) else {}
+    view = evolve(
+        view,
+        clock_ms=max(view.clock_ms, event.media_time_ms),
+        events=view.events + 1,
+        last_seq=event.seq,
+        run_id=view.run_id or event.run_id,
+    )
+    handler = HANDLERS.get(event_type(event))
+    return handler(view, event, payload) if handler else view
+
+
+def reduce_all(events, view: SessionView | None = None) -> SessionView:
+    view = view or SessionView()
+    for event in events:
+        view = reduce(view, event)
+    return view
+
+
+# --- session lifecycle -----------------------------------------------------------------------
+
+
+def _run_start(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    return evolve(
+        view,
+        task_id=p.get("task_id", view.task_id),
+        model_id=p.get("model_id", view.model_id),
+        clock=p.get("clock", view.clock),
+        status="running",
+    )
+
+
+def _run_end(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    pts = p.get("pts")
+    status = "passed" if pts == 1 else ("infra error" if view.status == "infra error" else "failed")
+    verdict = Verdict(outcome=str(p.get("outcome", "")), pts=pts, reason=p.get("reason"), explain=view.gates.failing)
+    return evolve(view, status=status, verdict=verdict)
+
+
+def _failure(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    error = str(p.get("error", "error"))
+    status = "infra error" if p.get("transient") and view.status != "passed" else view.status
+    line = TranscriptLine(event.media_time_ms, "event", f"error: {error}", tags=("error",))
+    return evolve(view, errors=(*view.errors, error), status=status, transcript=(*view.transcript, line))
+
+
+# --- the two channels ------------------------------------------------------------------------
+
+
+def _opened(segments: tuple[Segment, ...], t: int) -> tuple[Segment, ...]:
+    if segments and segments[-1].end_ms is None:
+        return segments
+    return (*segments, Segment(t))
+
+
+def _closed(segments: tuple[Segment, ...], t: int) -> tuple[Segment, ...]:
+    if not segments or segments[-1].end_ms is not None:
+        return segments
+    return (*segments[:-1], Segment(segments[-1].start_ms, max(t, segments[-1].start_ms)))
+
+
+def _with_channel(view: SessionView, name: str, channel: ChannelView, t: int) -> SessionView:
+    """Set a channel, then open or close the overlap the two channels now make."""
+    view = evolve(view, **{name: channel})
+    both = view.user.speaking and view.agent.speaking
+    overlaps = _opened(view.overlaps, t) if both else _closed(view.overlaps, t)
+    return evolve(view, overlaps=overlaps) if overlaps is not view.overlaps else view
+
+
+def _floor_change(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    name = p.get("channel")
+    if name not in ("user", "agent"):
+        return view
+    channel: ChannelView = getattr(view, name)
+    t = event.media_time_ms
+    speech = _opened(channel.speech, t) if p.get("speaking") else _closed(channel.speech, t)
+    return _with_channel(view, name, evolve(channel, speech=speech), t)
+
+
+def _utterance(name: str, start: bool) -> Handler:
+    def handle(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+        channel: ChannelView = getattr(view, name)
+        t = event.media_time_ms
+        utterances = _opened(channel.utterances, t) if start else _closed(channel.utterances, t)
+        return _with_channel(view, name, evolve(channel, utterances=utterances), t)
+
+    return handle
+
+
+def _audio_level(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    t = event.media_time_ms
+    changes = {}
+    for name in ("user", "agent"):
+        dbfs = p.get(f"{name}_dbfs")
+        if isinstance(dbfs, int | float):
+            channel: ChannelView = getattr(view, name)
+            levels = (*channel.levels[-(LEVEL_HISTORY - 1):], LevelSample(t, float(dbfs)))
+            changes[name] = evolve(channel, levels=levels)
+    return evolve(view, **changes) if changes else view
+
+
+# --- transcript --------------------------------------------------------------------------------
+
+
+_USER_FLAGS = ("barge", "backchannel", "recovered", "closing", "nudge")
+
+
+def _user_audio_start(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    view = _utterance("user", True)(view, event, p)
+    tags = tuple(flag for flag in _USER_FLAGS if p.get(flag))
+    line = TranscriptLine(event.media_time_ms, "user", str(p.get("text", "")), tags=tags)
+    return evolve(view, transcript=(*view.transcript, line))
+
+
+def _user_text(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    """A typed user turn (the text condition, C0)."""
+    line = TranscriptLine(event.media_time_ms, "user", str(p.get("text", "")))
+    return evolve(view, transcript=(*view.transcript, line))
+
+
+def _agent_line_index(view: SessionView, response_id: str | None) -> int | None:
+    """The transcript line of ``response_id`` (searched from the end), if it has one."""
+    if response_id is None:
+        return None
+    for index in range(len(view.transcript) - 1, -1, -1):
+        line = view.transcript[index]
+        if line.speaker == "agent" and line.response_id == response_id:
+            return index
+    return None
+
+
+def _with_line(view: SessionView, index: int | None, line: TranscriptLine) -> SessionView:
+    lines = view.transcript
+    lines = (*lines, line) if index is None else (*lines[:index], line, *lines[index + 1:])
+    return evolve(view, transcript=lines)
+
+
+def _response_id(p: dict[str, Any]) -> str | None:
+    value = p.get("response_id")
+    return None if value is None else str(value)
+
+
+def _agent_text(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    response_id = _response_id(p)
+    index = _agent_line_index(view, response_id)
+    text = str(p.get("text", ""))
+    if index is None:
+        return _with_line(view, None, TranscriptLine(event.media_time_ms, "agent", text, response_id))
+    return _with_line(view, index, evolve(view.transcript[index], text=text, partial=False))
+
+
+def _agent_partial(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    """Partials may be deltas or the text so far; either way the line shows the text so far."""
+    response_id = _response_id(p)
+    index = _agent_line_index(view, response_id)
+    text = str(p.get("text", ""))
+    if index is None:
+        return _with_line(view, None, TranscriptLine(event.media_time_ms, "agent", text, response_id, partial=True))
+    line = view.transcript[index]
+    if not line.partial:
+        return view  # the final text is already in
+    so_far = text if text.startswith(line.text) else line.text + text
+    return _with_line(view, index, evolve(line, text=so_far))
+
+
+def _tagged(view: SessionView, index: int | None, tag: str, limit: int | None = None) -> SessionView:
+    if index is None or tag in view.transcript[index].tags:
+        return view
+    line = view.transcript[index]
+    if limit is not None and len(line.tags) >= limit:
+        return view
+    return _with_line(view, index, evolve(line, tags=(*line.tags, tag)))
+
+
+def _agent_audio_end(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    view = _utterance("agent", False)(view, event, p)
+    if not p.get("truncated"):
+        return view
+    return _tagged(view, _agent_line_index(view, _response_id(p)), "truncated")
+
+
+def _agent_act(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    index = next((i for i in range(len(view.transcript) - 1, -1, -1) if view.transcript[i].speaker == "agent"), None)
+    return _tagged(view, index, str(p.get("act", "")), limit=_MAX_ACT_TAGS)
+
+
+# --- duplex events and approvals ----------------------------------------------------------------
+
+
+def _duplex_event(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    if p.get("onset_ms") is None:
+        return view  # the firing; its delivery record follows
+    mark = DuplexMark(
+        event_id=str(p.get("event_id") or "?"),
+        type=str(p.get("type") or "DUPLEX"),
+        onset_ms=int(p["onset_ms"]),
+        delivery=p.get("delivery"),
+        expected=p.get("expected_floor_action"),
+        stop_latency_ms=p.get("stop_latency_ms", p.get("isl_ms")),
+        max_stop_latency_ms=p.get("max_stop_latency_ms"),
+        yielded=p.get("agent_yielded"),
+        agent_speaking_at_onset=p.get("agent_speaking_at_onset"),
+    )
+    line = TranscriptLine(mark.onset_ms, "event", _duplex_text(mark), tags=(mark.kind,))
+    return evolve(view, duplex=(*view.duplex, mark), transcript=(*view.transcript, line))
+
+
+def _duplex_text(mark: DuplexMark) -> str:
+    if mark.yielded:
+        did = f"yielded in {mark.stop_latency_ms} ms"
+    elif mark.yielded is False:
+        did = "kept talking" if mark.stop_latency_ms is None else f"stopped late ({mark.stop_latency_ms} ms)"
+    else:
+        did = "not measured"
+    verdict = {True: "ok", False: "WRONG", None: ""}[mark.correct]
+    return f"{mark.kind} {mark.event_id}: {did} {verdict}".rstrip()
+
+
+def _approval(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    granted = p.get("granted")
+    action = granted or p.get("revoked") or "?"
+    approval = Approval(event.media_time_ms, str(p.get("target_id", "?")), str(action), granted is not None)
+    word = "granted" if approval.granted else "revoked"
+    line = TranscriptLine(event.media_time_ms, "event", f"approval {word}: {action} on {approval.target_id}", tags=(word,))
+    return evolve(view, approvals=(*view.approvals, approval), transcript=(*view.transcript, line))
+
+
+# --- tools and the artifact ------------------------------------------------------------------
+
+
+def _tool_call(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    call = ToolCallView(p.get("call_id"), str(p.get("tool", "?")), p.get("args"), event.media_time_ms)
+    return evolve(view, tools=(*view.tools, call))
+
+
+def _pending_call(view: SessionView, p: dict[str, Any]) -> int | None:
+    call_id = p.get("call_id")
+    for index in range(len(view.tools) - 1, -1, -1):
+        call = view.tools[index]
+        if call_id is not None and call.call_id == call_id:
+            return index
+        if call_id is None and not call.done and call.tool == p.get("tool"):
+            return index
+    return None
+
+
+def _tool_result(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    index = _pending_call(view, p)
+    t = event.media_time_ms
+    call = view.tools[index] if index is not None else ToolCallView(
+        p.get("call_id"), str(p.get("tool", "?")), p.get("args"), p.get("called_at_ms", t)
+    )
+    is_error = bool(p.get("is_error", not p.get("ok", True))) or bool(p.get("cancelled"))
+    error = p.get("error") or ("cancelled" if p.get("cancelled") else None)
+    latency = p.get("latency_ms")
+    done = evolve(
+        call,
+        args=call.args if call.args is not None else p.get("args"),
+        result=p.get("result"),
+        done=True,
+        is_error=is_error,
+        error=error,
+        auth_decision=p.get("auth_decision"),
+        latency_ms=latency if latency is not None else t - call.called_ms,
+        mutations=tuple(str(m) for m in p.get("mutations") or ()),
+    )
+    tools = (*view.tools, done) if index is None else (*view.tools[:index], done, *view.tools[index + 1:])
+    view = evolve(view, tools=tools)
+    return view if is_error else _apply_to_artifacts(view, done, t)
+
+
+def _apply_to_artifacts(view: SessionView, call: ToolCallView, t: int) -> SessionView:
+    """What a successful call did to an artifact: fields written, lifecycle moved."""
+    result = call.result if isinstance(call.result, dict) else {}
+    args = call.args if isinstance(call.args, dict) else {}
+    artifact_id = result.get("artifact_id") or args.get("artifact_id")
+    if artifact_id is None and "committed" in result:
+        artifact_id = result.get("target_id")  # a commit names its artifact as the target
+    if not isinstance(artifact_id, str):
+        return view
+    written = [m.partition(".")[2] for m in call.mutations if m.startswith(f"{artifact_id}.")]
+    written = written or [str(name) for name in result.get("updated") or ()]
+    values = args.get("fields") if isinstance(args.get("fields"), dict) else {}
+    artifact = view.artifact(artifact_id) or ArtifactView(artifact_id)
+    for name in written:
+        previous = artifact.field(name)
+        value = values.get(name, previous.value if previous else None)
+        artifact = _with_field(artifact, ArtifactField(name, value, t))
+    lifecycle = result.get("lifecycle")
+    if result.get("committed") is True:
+        lifecycle = "COMMITTED"
+    elif lifecycle is None and written and artifact.lifecycle in _DRAFTING:
+        lifecycle = "DRAFT"
+    if isinstance(lifecycle, str):
+        artifact = evolve(artifact, lifecycle=lifecycle)
+    return _with_artifact(view, artifact)
+
+
+def _with_field(artifact: ArtifactView, new: ArtifactField) -> ArtifactView:
+    fields = artifact.fields
+    index = next((i for i, f in enumerate(fields) if f.name == new.name), None)
+    fields = (*fields, new) if index is None else (*fields[:index], new, *fields[index + 1:])
+    return evolve(artifact, fields=fields)
+
+
+def _with_artifact(view: SessionView, artifact: ArtifactView) -> SessionView:
+    items = view.artifacts
+    index = next((i for i, a in enumerate(items) if a.artifact_id == artifact.artifact_id), None)
+    items = (*items, artifact) if index is None else (*items[:index], artifact, *items[index + 1:])
+    return evolve(view, artifacts=items)
+
+
+def _artifact_mutation(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    artifact_id, name = p.get("artifact_id"), p.get("path")
+    if not isinstance(artifact_id, str) or not isinstance(name, str):
+        return view
+    artifact = view.artifact(artifact_id) or ArtifactView(artifact_id)
+    previous = artifact.field(name)
+    if str(p.get("cause") or "").startswith("stale"):
+        marked = evolve(previous, stale=True) if previous else ArtifactField(name, None, event.media_time_ms, True)
+        return _with_artifact(view, _with_field(artifact, marked))
+    value = p["new"] if "new" in p else (previous.value if previous else None)  # a record may omit values
+    return _with_artifact(view, _with_field(artifact, ArtifactField(name, value, event.media_time_ms)))
+
+
+def _gate_status(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    failing = tuple(str(reason) for reason in p.get("failing") or ())
+    gates = Gates(p.get("GS"), p.get("PC"), p.get("RA"), p.get("WA"), p.get("pts"), failing)
+    view = evolve(view, gates=gates)
+    return _marked_stale(view, failing) if "failing" in p else view
+
+
+def _marked_stale(view: SessionView, failing: tuple[str, ...]) -> SessionView:
+    """Stale markers as the latest grade sees them (its ``failing`` lists every stale field)."""
+    stale = {match.groups() for reason in failing for match in _STALE.finditer(reason)}
+    artifacts = {
+        a.artifact_id: evolve(a, fields=tuple(
+            f if f.stale == ((a.artifact_id, f.name) in stale) else evolve(f, stale=not f.stale) for f in a.fields
+        ))
+        for a in view.artifacts
+    }
+    for artifact_id, name in sorted(stale):  # stale before this view saw it written
+        artifact = artifacts.get(artifact_id) or ArtifactView(artifact_id)
+        if artifact.field(name) is None:
+            artifacts[artifact_id] = _with_field(artifact, ArtifactField(name, None, view.clock_ms, stale=True))
+    return evolve(view, artifacts=tuple(artifacts.values()))
+
+
+HANDLERS: dict[str, Handler] = {
+    "RUN_START": _run_start,
+    "RUN_END": _run_end,
+    "INFRA_FAILURE": _failure,
+    "HARNESS_ERROR": _failure,
+    "FLOOR_CHANGE": _floor_change,
+    "AUDIO_LEVEL": _audio_level,
+    "USER_TEXT": _user_text,
+    "USER_AUDIO_START": _user_audio_start,
+    "USER_AUDIO_END": _utterance("user", False),
+    "AGENT_AUDIO_START": _utterance("agent", True),
+    "AGENT_AUDIO_END": _agent_audio_end,
+    "AGENT_TEXT": _agent_text,
+    "AGENT_TRANSCRIPT_PARTIAL": _agent_partial,
+    "AGENT_ACT": _agent_act,
+    "DUPLEX_EVENT": _duplex_event,
+    "APPROVAL_EVENT": _approval,
+    "TOOL_CALL": _tool_call,
+    "TOOL_RESULT": _tool_result,
+    "ARTIFACT_MUTATION": _artifact_mutation,
+    "GATE_STATUS": _gate_status,
+}

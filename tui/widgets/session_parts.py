@@ -1,0 +1,126 @@
+"""What the session view's panes show, as pure functions of the view (tested without a terminal)."""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from ..state.session_view import GATES, Approval, SessionView, ToolCallView
+from .formatting import STATUS_STYLE, gate_mark, media_time, preview
+
+__all__ = ["render_artifacts", "render_gates", "render_tools", "render_transcript"]
+
+_SPEAKER_STYLE = {"user": "bold cyan", "agent": "bold magenta", "event": "bold yellow"}
+_TAG_STYLE = {"WRONG": "red", "truncated": "red", "revoked": "magenta", "error": "red"}
+
+
+def _grid() -> Table:
+    """Time, then who or what, then text wrapped under itself (not under the time)."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(justify="right", style="dim", no_wrap=True)
+    grid.add_column(no_wrap=True)
+    grid.add_column(ratio=1)
+    return grid
+
+
+def render_transcript(view: SessionView) -> RenderableType:
+    """User and agent turns, duplex events and approvals, in media-time order."""
+    if not view.transcript:
+        return Text("(nothing said yet)", style="dim")
+    grid = _grid()
+    for line in sorted(view.transcript, key=lambda line: line.t_ms):
+        body_style = "italic" if line.partial else ("yellow" if line.speaker == "event" else "")
+        body = Text(line.text + ("…" if line.partial else ""), style=body_style)
+        for tag in line.tags:
+            body.append(f" [{tag}]", style=_TAG_STYLE.get(tag, "dim"))
+        grid.add_row(media_time(line.t_ms), Text(line.speaker, style=_SPEAKER_STYLE[line.speaker]), body)
+    return grid
+
+
+def _call_row(call: ToolCallView) -> tuple[Text, Text]:
+    if not call.done:
+        state = Text("…", style="yellow")
+    elif call.is_error:
+        state = Text("✗", style="bold red")
+    else:
+        state = Text("✓", style="green")
+    body = Text(call.tool, style="bold")
+    body.append(f"({preview(call.args, 80)})")
+    if call.latency_ms is not None:
+        body.append(f" {call.latency_ms} ms", style="dim")
+    if call.done:
+        outcome = call.error if call.is_error and call.error else preview(call.result, 80)
+        body.append(f"\n→ {outcome}", style="red" if call.is_error else "dim")
+        if call.auth_decision:
+            body.append(f" [{call.auth_decision}]", style="cyan" if call.auth_decision == "AUTHORIZED" else "red")
+    return state, body
+
+
+def _approval_row(approval: Approval) -> tuple[Text, Text]:
+    word = "granted" if approval.granted else "revoked"
+    style = "cyan" if approval.granted else "magenta"
+    return Text("A" if approval.granted else "R", style=style), Text(
+        f"approval {word}: {approval.action} on {approval.target_id}", style=style
+    )
+
+
+def render_tools(view: SessionView) -> RenderableType:
+    """Tool calls (arguments, result or error, latency, authorization) and approvals, by time."""
+    entries = [(call.called_ms, _call_row(call)) for call in view.tools]
+    entries += [(approval.t_ms, _approval_row(approval)) for approval in view.approvals]
+    if not entries:
+        return Text("(no tool calls yet)", style="dim")
+    grid = _grid()
+    for t_ms, (state, body) in sorted(entries, key=lambda entry: entry[0]):
+        grid.add_row(media_time(t_ms), state, body)
+    return grid
+
+
+def render_artifacts(view: SessionView) -> RenderableType:
+    """Each artifact's lifecycle, then its fields (stale ones marked) as last written."""
+    if not view.artifacts:
+        return Text("(no artifact written yet)", style="dim")
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True, max_width=24)
+    grid.add_column(ratio=1)
+    for artifact in view.artifacts:
+        lifecycle_style = "green" if artifact.lifecycle == "COMMITTED" else "yellow"
+        grid.add_row(Text(artifact.artifact_id, style="bold"), Text(artifact.lifecycle, style=lifecycle_style))
+        for field in artifact.fields:
+            value = Text(preview(field.value, 80) or "–")
+            if field.stale:
+                value.append(" [stale]", style="bold red")
+            grid.add_row(Text(f" {field.name}", style="red" if field.stale else "", overflow="ellipsis"), value)
+    return grid
+
+
+def render_gates(view: SessionView) -> Text:
+    """Two lines: clock, status and the four gates; then the verdict or the first failing check."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(f"⏱ {media_time(view.clock_ms)} ", style="bold")
+    text.append(f"{view.status} ", style=STATUS_STYLE.get(view.status, ""))
+    for gate in GATES:
+        text.append_text(gate_mark(gate, view.gates.of(gate)))
+        text.append(" ")
+    if view.gates.pts is not None:
+        text.append(f"pts {view.gates.pts} ", style="bold")
+    text.append(f" {view.task_id} · {view.model_id}", style="dim")
+    text.append("\n")
+    verdict = view.verdict
+    if verdict is not None:
+        style = "bold green" if verdict.pts == 1 else "bold red"
+        text.append(f"verdict {verdict.outcome} pts {verdict.pts}", style=style)
+        if verdict.reason:
+            text.append(f" ({verdict.reason})", style="dim")
+        if verdict.afa is not None:
+            text.append(f" AFA {verdict.afa:.2f}")
+        if verdict.explain:
+            text.append(f"  {verdict.explain[0]}", style="red")
+    elif view.gates.failing:
+        text.append(f"failing: {view.gates.failing[0]}", style="red")
+        if len(view.gates.failing) > 1:
+            text.append(f" (+{len(view.gates.failing) - 1})", style="dim")
+    else:
+        text.append("no verdict yet", style="dim")
+    return text
