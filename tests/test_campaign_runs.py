@@ -204,6 +204,16 @@ async def test_parallel_bounds_the_cells_running_at_once(tmp_path, parallel):
     assert runner.calls[:3] == [("task_a", 0), ("task_b", 0), ("task_c", 0)]
 
 
+async def test_a_providers_session_limit_caps_parallel(tmp_path):
+    from dataclasses import replace
+
+    runner = ScriptedCells()
+    settings = _settings(tmp_path, parallel=4)
+    settings = replace(settings, model=replace(settings.model, max_concurrent_sessions=2))
+    await run_campaign(settings, TASKS + ["task_c"], runner)
+    assert runner.max_active == 2
+
+
 def test_settings_reject_nonsense():
     with pytest.raises(ValueError, match="parallel must be at least 1, got 0"):
         _settings(Path("x"), parallel=0)

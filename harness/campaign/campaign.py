@@ -212,7 +212,8 @@ async def run_campaign(
             for cell in cells
         }
         write_manifest(settings.out_dir, manifest)
-        limit = asyncio.Semaphore(settings.parallel)
+        # A provider's own limit on concurrent sessions (its rate limits) caps --parallel.
+        limit = asyncio.Semaphore(min(settings.parallel, settings.model.max_concurrent_sessions or settings.parallel))
         stop = asyncio.Event()
 
         async def settle(cell: CampaignCell) -> CellOutcome:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from harness.agents.pricing import session_cost
+from harness.agents.realtime import Usage
 from harness.events import RunEvent
 from harness.metrics.duplex_metrics import duplex_metrics
 from harness.metrics.latency import latency_metrics
@@ -61,7 +63,17 @@ def record_from_session(
         observer=adapter.get("observer"),
         acoustics=adapter.get("acoustics"),
         usage=_usage(session.usage),
+        cost_usd=_cost(adapter.get("provider_model") or adapter.get("model"), session),
     )
+
+
+def _cost(provider_model: Any, session: DuplexSessionResult) -> float | None:
+    """USD from the versioned price table; ``None`` (never 0) for an unpriced model or no usage."""
+    if not provider_model:
+        return None
+    usages = [Usage(**{k: v for k, v in row.items() if k in Usage.__slots__}) for row in session.usage]
+    media_ms = session.events.events[-1].media_time_ms if session.events.events else 0
+    return session_cost(str(provider_model), usages, session_minutes=media_ms / 60_000)
 
 
 def _usage(responses: list[dict[str, Any]]) -> dict[str, Any] | None:

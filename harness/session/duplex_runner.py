@@ -498,8 +498,10 @@ class _DuplexSession:
         self.log.emit(EventType.USER_TRANSCRIPT_PARTIAL, "agent", t, {"text": event.text, "item_id": event.item_id})
 
     async def _on_response_done(self, event: ResponseDone, t: int) -> None:
-        self.awaiting_followup_since = None
         response = self._response(event.response_id)
+        if response.audio or response.transcript:
+            # A response that only made calls is not the answer: its continuation is still owed.
+            self.awaiting_followup_since = None
         response.done = True
         if event.usage is not None:
             usage = {k: v for k, v in _fields(event.usage).items() if v is not None}

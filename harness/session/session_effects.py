@@ -179,6 +179,10 @@ class SessionEffects:
         )
         for event in fired:
             self.log.emit(EventType.DUPLEX_EVENT, "user", t, {"event_id": event.event_id, "type": event.type})
+            for key in event.stale_fields:
+                artifact_id, _, path = key.partition(".")
+                self.log.emit(EventType.ARTIFACT_MUTATION, "environment", t,
+                              {"artifact_id": artifact_id, "path": path, "cause": f"stale:{event.event_id}"})
             for path, value in event.world_updates.items():
                 self.log.emit(EventType.WORLD_MUTATION, "environment", t, {"path": path, "new": value,
                                                                              "cause": event.event_id})
