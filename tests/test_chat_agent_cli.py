@@ -43,4 +43,4 @@ def test_condition_and_model_mismatches_are_usage_errors():
     voice_in_c0 = _run("--condition", "C0", "--model", "cascade:gpt-x")
     assert voice_in_c0.exit_code == 2 and "--condition C0 needs a text agent (chat:MODEL, oracle, noop)" in voice_in_c0.output
     endpoint_for_oracle = _run("--model", "oracle", "--endpoint", "http://127.0.0.1:1/v1")
-    assert endpoint_for_oracle.exit_code == 2 and "apply to chat:MODEL and cascade:MODEL" in endpoint_for_oracle.output
+    assert endpoint_for_oracle.exit_code == 2 and "takes no --endpoint or --provider-model" in endpoint_for_oracle.output

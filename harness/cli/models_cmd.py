@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from pydantic import BaseModel
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from harness.agents.registry import (
     ENTRY_POINT_GROUP,
@@ -70,7 +70,10 @@ def models(
         for row in rows:
             typer.echo(row.model_dump_json())
         return
-    table = Table("key", "provider", "provider model", "clock", "tools", "missing credentials")
+    # Keys and model ids are what a user types: they never fold; the credentials column does.
+    keys = Column("key", no_wrap=True, min_width=max((len(r.key) for r in rows), default=3))
+    model_ids = Column("provider model", no_wrap=True, min_width=max((len(r.provider_model or "") for r in rows), default=5))
+    table = Table(keys, "provider", model_ids, "clock", "tools", "missing credentials")
     for row in rows:
         missing = " or ".join(row.missing_credentials)
         table.add_row(row.key, row.provider, row.provider_model or "–", row.clock, ", ".join(row.tool_modes),
