@@ -10,11 +10,11 @@ without a verdict) raises :class:`~harness.session.errors.JudgeUnavailable`: the
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any, Protocol
 
 import httpx
 
+from harness.chat_completions import DEFAULT_BASE_URL, ChatCompletions
 from harness.session.errors import JudgeUnavailable
 
 from .judge_cache import JudgeCache, judge_cache_key
@@ -22,7 +22,6 @@ from .judge_prompt import JUDGE_VERSION, build_judge_prompt, parse_verdict
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MODEL", "JUDGE_VERSION", "CachedVerdicts", "FieldJudge", "SemanticJudge"]
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
 _TIMEOUT_S = 45.0
 _MAX_TOKENS = 120
@@ -77,11 +76,12 @@ class SemanticJudge:
         cache: JudgeCache | None = None,
         client: httpx.AsyncClient | None = None,
     ) -> None:
-        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self._llm = ChatCompletions(model=model, base_url=base_url, api_key=api_key, timeout_s=_TIMEOUT_S,
+                                    client=client)
+        self.base_url = self._llm.base_url
         self.api_key = api_key
         self.model = model
         self.cache = cache
-        self._client = client
         self.errors = 0
         self.calls = 0
         self.cache_hits = 0
@@ -89,11 +89,10 @@ class SemanticJudge:
     @classmethod
     def from_env(cls) -> SemanticJudge | None:
         """A judge configured from the environment, or ``None`` when no API key is set."""
-        api_key = os.environ.get("APEX_VOICE_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
-        if not api_key:
+        llm = ChatCompletions.from_env(DEFAULT_MODEL)
+        if llm is None:
             return None
-        base_url = os.environ.get("APEX_VOICE_LLM_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-        return cls(base_url=base_url, api_key=api_key, cache=JudgeCache())
+        return cls(base_url=llm.base_url, api_key=llm.api_key, cache=JudgeCache())
 
     async def __call__(self, field: str, pred: Any, gold: Any, context: str) -> bool:
         """PASS/FAIL for ``pred`` against ``gold``; cache first, blank values fail without a call.
@@ -120,18 +119,4 @@ class SemanticJudge:
         return verdict
 
     async def _complete(self, prompt: str) -> str:
-        body = {
-            "model": self.model,
-            "messages": [{"role": "user", "content": prompt}],
-            "temperature": 0.0,
-            "max_tokens": _MAX_TOKENS,
-        }
-        headers = {"Authorization": f"Bearer {self.api_key or ''}"}
-        url = f"{self.base_url}/chat/completions"
-        if self._client is not None:
-            response = await self._client.post(url, json=body, headers=headers, timeout=_TIMEOUT_S)
-        else:
-            async with httpx.AsyncClient(timeout=_TIMEOUT_S) as client:
-                response = await client.post(url, json=body, headers=headers)
-        response.raise_for_status()
-        return response.json()["choices"][0]["message"]["content"]
+        return await self._llm.complete(prompt, max_tokens=_MAX_TOKENS)

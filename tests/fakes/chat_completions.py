@@ -6,18 +6,17 @@
 
 from __future__ import annotations
 
-import socket
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from tests.loopback import serve_on_loopback
 
 
 class FakeError(Exception):
@@ -47,16 +46,6 @@ class ChatCompletionsFake:
 def serve_chat_completions(handler: Callable[[dict[str, Any]], str]) -> Iterator[ChatCompletionsFake]:
     fake = ChatCompletionsFake(handler)
     app = Starlette(routes=[Route("/v1/chat/completions", fake._completions, methods=["POST"])])
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started and thread.is_alive():
-        threading.Event().wait(0.01)
-    fake.base_url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
-    try:
+    with serve_on_loopback(app) as base:
+        fake.base_url = f"{base}/v1"
         yield fake
-    finally:
-        server.should_exit = True
-        thread.join(timeout=5)

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -31,6 +29,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from harness.tasks.models import ReferencePolicy
+from tests.loopback import serve_on_loopback
 
 __all__ = ["FakeChatServer", "serve_fake_chat", "serve_fake_chat_in_thread"]
 
@@ -111,9 +110,12 @@ def _call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
 
 
+def _app(fake: FakeChatServer) -> Starlette:
+    return Starlette(routes=[Route("/v1/chat/completions", fake.completions, methods=["POST"])])
+
+
 def _server(fake: FakeChatServer, **config: object) -> uvicorn.Server:
-    app = Starlette(routes=[Route("/v1/chat/completions", fake.completions, methods=["POST"])])
-    return uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", **config))
+    return uvicorn.Server(uvicorn.Config(_app(fake), log_level="warning", lifespan="off", **config))
 
 
 @asynccontextmanager
@@ -135,17 +137,6 @@ async def serve_fake_chat(fake: FakeChatServer) -> AsyncIterator[FakeChatServer]
 @contextmanager
 def serve_fake_chat_in_thread(fake: FakeChatServer) -> Iterator[FakeChatServer]:
     """``fake`` served from its own thread (for code under test that runs its own event loop)."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = _server(fake)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started and thread.is_alive():
-        threading.Event().wait(0.01)
-    fake.base_url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
-    try:
+    with serve_on_loopback(_app(fake)) as base:
+        fake.base_url = f"{base}/v1"
         yield fake
-    finally:
-        server.should_exit = True
-        thread.join()
-        sock.close()
