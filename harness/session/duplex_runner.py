@@ -223,6 +223,7 @@ class _DuplexSession:
         self.agent_channel = AgentChannel()
         self.recorder = StereoRecorder()
         self.levels = LevelMeter(self.recorder)
+        self._last_levels: tuple[float, float] | None = None
         self.user_vad = FrameVad()
         self.agent_speech = AgentSpeechMeter()
         self.deliveries = DeliveryTracker(bundle.events, bus)
@@ -318,7 +319,9 @@ class _DuplexSession:
         self._agent_played(played, agent_pcm, t)
         self.recorder.append(user_pcm, agent_pcm)
         levels = self.levels.frame_recorded()
-        if levels is not None:
+        if levels is not None and levels != self._last_levels:
+            # Only changes are sent (a silent stretch is one event); a consumer holds the last level.
+            self._last_levels = levels
             self.log.emit(EventType.AUDIO_LEVEL, "harness", t + FRAME_MS - self.levels.window_ms,
                           {"window_ms": self.levels.window_ms, "user_dbfs": levels[0], "agent_dbfs": levels[1]})
         user_speaking = self.user_vad.update(user_pcm)
