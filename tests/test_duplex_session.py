@@ -293,7 +293,7 @@ async def test_native_oracle_through_a_real_mcp_server_in_a_local_sandbox(tmp_pa
         async with McpEnvironment(sandbox) as env:
             agent = NativeOracleAgent()
             result = await run_duplex_session(bundle, agent, env, speech=speech, session_dir=None, privileged=True,
-                                              tool_mode="native", mcp_endpoint=McpEndpoint(url=sandbox.mcp_url))
+                                              tool_mode="native", mcp_endpoint=McpEndpoint(url=sandbox.mcp_url, headers=sandbox.mcp_headers()))
     assert result.pts == 1, result.grade.explain()
     observed = _events(result, EventType.TOOL_CALL)
     assert len(observed) == agent.calls_made == len(result.snapshot.call_log)
