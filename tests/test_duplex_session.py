@@ -275,7 +275,7 @@ async def test_native_tool_mode_observes_the_agents_own_calls_at_the_server_and_
         return [(c.name, c.args, c.ok, c.auth_decision) for c in result.snapshot.call_log]
 
     assert call_log(native) == call_log(bridge)
-    assert native.adapter_meta["tool_path"] == "native" and bridge.adapter_meta["tool_path"] == "bridge"
+    assert native.adapter_meta["tool_path"] == "mcp-agent" and bridge.adapter_meta["tool_path"] == "bridge"
 
 
 async def test_native_oracle_through_a_real_mcp_server_in_a_local_sandbox(tmp_path):
