@@ -15,7 +15,7 @@ URL = "https://tunnel.example/mcp"
     ("args", "problem"),
     [
         (["--model", "ws://127.0.0.1:9/v1/realtime"], "is for --tool-mode native"),
-        (["--model", "native-oracle", "--tool-mode", "native"], "native-oracle calls the tools with its own client"),
+        (["--model", "native-oracle", "--tool-mode", "native"], "is for a cloud provider's MCP client; native-oracle calls the tools with its own client"),
         (["--model", "ws://127.0.0.1:9/v1/realtime", "--tool-mode", "native", "--parallel", "2"], "needs --parallel 1"),
     ],
 )
