@@ -27,6 +27,7 @@ from harness.agents.realtime import (
     AdapterInfo,
     AudioDelta,
     CallEnded,
+    McpCallReported,
     McpEndpoint,
     PlaybackReport,
     PlayoutCleared,
@@ -41,6 +42,7 @@ from harness.agents.realtime import (
     TranscriptDelta,
     TranscriptDone,
     UserTranscript,
+    tool_path,
 )
 from harness.agents.system_prompt import agent_instructions
 from harness.audio.acoustics import AcousticChain
@@ -287,6 +289,7 @@ class _DuplexSession:
                 "user_audio": _speech_name(self.speech),
                 "schema_version": SCHEMA_VERSION,
                 "tool_mode": config.tool_mode,
+                "tool_path": tool_path(self.tool_mode, self.adapter),
                 "tool_latency_ms": self.tool_latency_ms,
                 "privileged": self.privileged,
                 "observer": self._observer_name,
@@ -565,6 +568,13 @@ class _DuplexSession:
         self.agent_hung_up = True
         self._signal("call_ended", t)
 
+    async def _on_mcp_call_reported(self, event: McpCallReported, t: int) -> None:
+        # The provider's account of its own MCP call: a diagnostic; the server's stream is the record.
+        detail = {"call_id": event.call_id, "name": event.name, **({"error": event.error} if event.error else {})}
+        self._signal(f"mcp_call_{event.status}", t, response_id=event.response_id, detail=detail)
+        # As in bridge mode, an agent running a tool owes its answer: the user waits for it.
+        self.awaiting_followup_since = t
+
     async def _on_adapter_info(self, event: AdapterInfo, t: int) -> None:
         self.log.emit(EventType.ADAPTER_INFO, "agent", t, {"metadata": dict(event.metadata)})
 
@@ -583,6 +593,7 @@ class _DuplexSession:
         TranscriptDone: _on_transcript_done,
         ToolCallRequested: _on_tool_call,
         ToolCallCancelled: _on_tool_cancelled,
+        McpCallReported: _on_mcp_call_reported,
         PlayoutCleared: _on_playout_cleared,
         SpeechStarted: _on_speech_started,
         SpeechStopped: _on_speech_stopped,
@@ -859,7 +870,7 @@ class _DuplexSession:
             session_dir=None,
             recorder=self.recorder,
             observed_act_keys=sorted(self.user.observed_act_keys),
-            adapter_meta={**metadata, "privileged": self.privileged, "tool_path": self.tool_mode,
+            adapter_meta={**metadata, "privileged": self.privileged, "tool_path": tool_path(self.tool_mode, self.adapter),
                           "observer": self._observer_name,
                           **({"acoustics": self._acoustics_spec} if self.acoustics is not None else {})},
             infra_errors=self.infra_errors,
