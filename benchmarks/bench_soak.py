@@ -132,13 +132,17 @@ async def soak(
     repeats = math.ceil(sessions / len(tasks))
     bundles = [load_task(d) for d in tasks]
     speech = {
-        b.task_id: open_speech_source(b.task_dir, "auto", voice=user_voice(b.persona.get("voice_id")), task_id=b.task_id)
+        b.task_id: open_speech_source(
+            b.task_dir, "auto", voice=user_voice(b.persona.get("voice_id")), task_id=b.task_id
+        )
         for b in bundles
     }
     backend = DockerBackend()
     await asyncio.to_thread(backend.prepare)
     runner = MeasuringRunner(
-        model=spec, backend=backend, task_dirs={b.task_id: b.task_dir for b in bundles},
+        model=spec,
+        backend=backend,
+        task_dirs={b.task_id: b.task_dir for b in bundles},
         speech=lambda bundle: speech[bundle.task_id],
     )
     settings = CampaignSettings(
@@ -146,7 +150,9 @@ async def soak(
     )
     rss: list[tuple[int, int]] = [(0, rss_bytes())]
     settled: list[CellOutcome] = []
-    print(f"\n[{name}] {len(tasks) * repeats} sessions ({len(tasks)} tasks x {repeats}), {parallel} in parallel")
+    print(
+        f"\n[{name}] {len(tasks) * repeats} sessions ({len(tasks)} tasks x {repeats}), {parallel} in parallel"
+    )
     print(f"  harness RSS at start: {rss[0][1] / MIB:.1f} MiB")
 
     def on_cell(outcome: CellOutcome) -> None:
@@ -165,7 +171,11 @@ async def soak(
         rss.append((len(settled), rss_bytes()))
     rows = result.rows
     walls = [r.wall_s for r in rows]
-    ready = [r.sandbox["timings"]["start_to_ready_s"] for r in rows if "start_to_ready_s" in r.sandbox.get("timings", {})]
+    ready = [
+        r.sandbox["timings"]["start_to_ready_s"]
+        for r in rows
+        if "start_to_ready_s" in r.sandbox.get("timings", {})
+    ]
     warm = sum(bool(r.sandbox.get("warm")) for r in rows)
     peaks = [p / MIB for p in runner.container_peaks]
     statuses = {s: sum(o.status == s for o in result.outcomes) for s in {o.status for o in result.outcomes}}
@@ -177,7 +187,9 @@ async def soak(
         f"  ({warm}/{len(rows)} warm)"
     )
     if peaks:
-        print(f"  MCP server container memory ({runner.peak_source}): p50 {pct(peaks, 0.5):.1f} MiB  max {max(peaks):.1f} MiB")
+        print(
+            f"  MCP server container memory ({runner.peak_source}): p50 {pct(peaks, 0.5):.1f} MiB  max {max(peaks):.1f} MiB"
+        )
     print(
         f"  harness RSS: start {rss[0][1] / MIB:.1f} MiB, end {rss[-1][1] / MIB:.1f} MiB; slope "
         f"{slope_per_100(rss[1:]):+.2f} MiB/100 sessions after the first {every} (all points {slope_per_100(rss):+.2f})"
@@ -190,8 +202,12 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=200, help="back-to-back sessions (phase a)")
     parser.add_argument("--parallel", type=int, default=16, help="sessions at once (phase b)")
-    parser.add_argument("--parallel-sessions", type=int, default=None, help="sessions in phase b (default 2 x --parallel)")
-    parser.add_argument("--every", type=int, default=20, help="sample the harness RSS every this many sessions")
+    parser.add_argument(
+        "--parallel-sessions", type=int, default=None, help="sessions in phase b (default 2 x --parallel)"
+    )
+    parser.add_argument(
+        "--every", type=int, default=20, help="sample the harness RSS every this many sessions"
+    )
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--only", action="append", default=None)
     parser.add_argument("--skip", choices=("back-to-back", "parallel"), default=None)
@@ -202,7 +218,9 @@ async def main() -> None:
             await soak("back-to-back", task_dirs, args.sessions, 1, args.every, Path(out_root))
         if args.skip != "parallel":
             n = args.parallel_sessions or 2 * args.parallel
-            await soak("parallel", task_dirs, n, args.parallel, max(1, min(args.every, n // 4)), Path(out_root))
+            await soak(
+                "parallel", task_dirs, n, args.parallel, max(1, min(args.every, n // 4)), Path(out_root)
+            )
 
 
 if __name__ == "__main__":

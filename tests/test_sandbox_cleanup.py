@@ -68,3 +68,18 @@ async def test_the_local_backend_sweeps_a_killed_harness_folders(toy_public_dir,
     leftovers = list(tmp_path.glob("apexvoice-local-*"))
     scratch.cleanup()
     assert not left.exists() and not leftovers
+
+
+def test_a_killed_harness_public_copies_are_swept(tmp_path):
+    """A harness that dies inside ``owned_temp_dir`` (no cleanup runs) leaves a folder the sweep removes."""
+    script = (
+        "import os, sys, tempfile; tempfile.tempdir = sys.argv[1]\n"
+        "from sandbox.session_files import owned_temp_dir\n"
+        "with owned_temp_dir('apexvoice-public-') as root:\n"
+        "    (root / 'task').mkdir(); os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True, cwd=Path(__file__).resolve().parents[1])
+    left = list(tmp_path.glob("apexvoice-public-*"))
+    assert len(left) == 1 and (left[0] / "task").is_dir()
+    assert sweep_orphaned_files(tmp_path) == left
+    assert not left[0].exists()
