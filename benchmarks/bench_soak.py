@@ -32,6 +32,7 @@ import os
 import statistics
 import tempfile
 import time
+import tracemalloc
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,12 +125,32 @@ def leftovers(client: Any, pid: int) -> list[str]:
     return found
 
 
+def task_split(sessions: int, n_tasks: int) -> tuple[int, int]:
+    """``(tasks, repeats)`` with ``tasks × repeats == sessions`` exactly, using as many tasks as divide it."""
+    tasks = max(d for d in range(1, min(sessions, n_tasks) + 1) if sessions % d == 0)
+    return tasks, sessions // tasks
+
+
+def print_growth(before: tracemalloc.Snapshot, top: int) -> None:
+    """The allocation sites that grew most since ``before`` (what a rising RSS slope is made of)."""
+    diff = tracemalloc.take_snapshot().compare_to(before, "lineno")
+    print(f"  largest growth since the first RSS sample (tracemalloc, top {top}):")
+    for stat in diff[:top]:
+        print(f"    {stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d} blocks  {stat.traceback[0]}")
+
+
 async def soak(
-    name: str, task_dirs: list[Path], sessions: int, parallel: int, every: int, out_root: Path
+    name: str,
+    task_dirs: list[Path],
+    sessions: int,
+    parallel: int,
+    every: int,
+    out_root: Path,
+    trace_top: int = 0,
 ) -> None:
     spec = get_model("oracle")
-    tasks = task_dirs[: min(sessions, len(task_dirs))]
-    repeats = math.ceil(sessions / len(tasks))
+    n_tasks, repeats = task_split(sessions, len(task_dirs))
+    tasks = task_dirs[:n_tasks]
     bundles = [load_task(d) for d in tasks]
     speech = {
         b.task_id: open_speech_source(
@@ -150,6 +171,9 @@ async def soak(
     )
     rss: list[tuple[int, int]] = [(0, rss_bytes())]
     settled: list[CellOutcome] = []
+    traced: list[tracemalloc.Snapshot] = []
+    if trace_top:
+        tracemalloc.start()
     print(
         f"\n[{name}] {len(tasks) * repeats} sessions ({len(tasks)} tasks x {repeats}), {parallel} in parallel"
     )
@@ -160,6 +184,8 @@ async def soak(
         if len(settled) % every == 0:
             rss.append((len(settled), rss_bytes()))
             print(f"  after {len(settled):4d} sessions: RSS {rss[-1][1] / MIB:.1f} MiB", flush=True)
+            if trace_top and not traced:
+                traced.append(tracemalloc.take_snapshot())
 
     t0 = time.perf_counter()
     try:
@@ -194,6 +220,9 @@ async def soak(
         f"  harness RSS: start {rss[0][1] / MIB:.1f} MiB, end {rss[-1][1] / MIB:.1f} MiB; slope "
         f"{slope_per_100(rss[1:]):+.2f} MiB/100 sessions after the first {every} (all points {slope_per_100(rss):+.2f})"
     )
+    if traced:
+        print_growth(traced[0], trace_top)
+        tracemalloc.stop()
     left = await asyncio.to_thread(leftovers, backend.client, os.getpid())
     print("  LEAKS: 0" if not left else f"  LEAKS: {len(left)}\n    " + "\n    ".join(left))
 
@@ -211,15 +240,30 @@ async def main() -> None:
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--only", action="append", default=None)
     parser.add_argument("--skip", choices=("back-to-back", "parallel"), default=None)
+    parser.add_argument(
+        "--trace-growth",
+        type=int,
+        default=0,
+        metavar="TOP",
+        help="trace allocations (slower) and print the TOP sites that grew after the first RSS sample",
+    )
     args = parser.parse_args()
     task_dirs = resolve_data(args.data).select(args.only)
     with tempfile.TemporaryDirectory(prefix="soak-runs-") as out_root:
         if args.skip != "back-to-back":
-            await soak("back-to-back", task_dirs, args.sessions, 1, args.every, Path(out_root))
+            await soak(
+                "back-to-back", task_dirs, args.sessions, 1, args.every, Path(out_root), args.trace_growth
+            )
         if args.skip != "parallel":
             n = args.parallel_sessions or 2 * args.parallel
             await soak(
-                "parallel", task_dirs, n, args.parallel, max(1, min(args.every, n // 4)), Path(out_root)
+                "parallel",
+                task_dirs,
+                n,
+                args.parallel,
+                max(1, min(args.every, n // 4)),
+                Path(out_root),
+                args.trace_growth,
             )
 
 
