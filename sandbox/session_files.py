@@ -13,7 +13,8 @@ own tmpfs.)
 Each directory holds an ``owner`` file (pid, host, boot id of the harness that made it): when the
 harness is SIGKILLed its directories stay behind, and :func:`sweep_orphaned_files` (run by the
 first session of the next harness and by ``apex-voice sandbox cleanup``) removes those whose owner
-is gone.
+is gone. :func:`owned_temp_dir` gives the harness's other per-session folders (the public copy of a
+task served to a sandbox) the same owner file, so a kill leaves nothing the sweep does not find.
 """
 
 from __future__ import annotations
@@ -23,13 +24,21 @@ import os
 import secrets
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .errors import SandboxUnavailableError
 from .ownership import Owner, current_owner
 
-__all__ = ["CONTROL_SOCKET_NAME", "PRIVATE_DIR_PREFIX", "SessionFiles", "sweep_orphaned_files"]
+__all__ = [
+    "CONTROL_SOCKET_NAME",
+    "PRIVATE_DIR_PREFIX",
+    "SessionFiles",
+    "owned_temp_dir",
+    "sweep_orphaned_files",
+]
 
 STATE_FILE_NAME = "state.jsonl"
 CONTROL_SOCKET_NAME = "control.sock"
@@ -60,15 +69,12 @@ class SessionFiles:
 
     @classmethod
     def create(cls, prefix: str, *, for_container: bool) -> SessionFiles:
-        if not prefix.startswith(PRIVATE_DIR_PREFIX):
-            raise ValueError(f"private directories are named {PRIVATE_DIR_PREFIX}*, got {prefix!r}")
         parent = tempfile.gettempdir()
         if len(os.fsencode(parent)) + len(prefix) + 40 > _MAX_SOCKET_PATH:
             raise SandboxUnavailableError(
                 f"the temporary directory {parent} is too long for a unix socket path; set TMPDIR to a shorter one"
             )
-        root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
-        (root / _OWNER_FILE).write_text(json.dumps(asdict(current_owner())), encoding="utf-8")
+        root = _owned_mkdtemp(prefix, parent)
         token, token_file = _write_token(root / "token")
         agent_token, agent_token_file = _write_token(root / "agent-token")
         state_dir = root / "state"
@@ -95,6 +101,25 @@ def _write_token(path: Path) -> tuple[str, Path]:
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(token)
     return token, path
+
+
+def _owned_mkdtemp(prefix: str, parent: str | None = None) -> Path:
+    """A new 0700 ``apexvoice-*`` directory stamped with this harness as its owner."""
+    if not prefix.startswith(PRIVATE_DIR_PREFIX):
+        raise ValueError(f"private directories are named {PRIVATE_DIR_PREFIX}*, got {prefix!r}")
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    (root / _OWNER_FILE).write_text(json.dumps(asdict(current_owner())), encoding="utf-8")
+    return root
+
+
+@contextmanager
+def owned_temp_dir(prefix: str) -> Iterator[Path]:
+    """Like ``tempfile.TemporaryDirectory``, but swept by :func:`sweep_orphaned_files` after a kill."""
+    root = _owned_mkdtemp(prefix)
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _owner(directory: Path) -> Owner | None:

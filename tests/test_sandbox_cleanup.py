@@ -68,3 +68,32 @@ async def test_the_local_backend_sweeps_a_killed_harness_folders(toy_public_dir,
     leftovers = list(tmp_path.glob("apexvoice-local-*"))
     scratch.cleanup()
     assert not left.exists() and not leftovers
+
+
+def test_a_killed_harness_public_copies_are_swept(tmp_path):
+    """A harness that dies inside ``owned_temp_dir`` (no cleanup runs) leaves a folder the sweep removes."""
+    script = (
+        "import os, sys, tempfile; tempfile.tempdir = sys.argv[1]\n"
+        "from sandbox.session_files import owned_temp_dir\n"
+        "with owned_temp_dir('apexvoice-public-') as root:\n"
+        "    (root / 'task').mkdir(); os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True, cwd=Path(__file__).resolve().parents[1])
+    left = list(tmp_path.glob("apexvoice-public-*"))
+    assert len(left) == 1 and (left[0] / "task").is_dir()
+    assert sweep_orphaned_files(tmp_path) == left
+    assert not left[0].exists()
+
+
+def test_validate_public_copies_are_swept_after_a_kill(tmp_path):
+    """``SandboxedEnvironments`` (``validate``'s sandboxes) keeps its public copies in an owned folder."""
+    script = (
+        "import os, sys, tempfile; tempfile.tempdir = sys.argv[1]\n"
+        "from harness.session.mcp_environment import SandboxedEnvironments\n"
+        "from sandbox.local import LocalBackend\n"
+        "environments = SandboxedEnvironments(LocalBackend()); os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True, cwd=Path(__file__).resolve().parents[1])
+    left = list(tmp_path.glob("apexvoice-public-*"))
+    assert len(left) == 1
+    assert sweep_orphaned_files(tmp_path) == left

@@ -9,7 +9,6 @@ state leaks from one cell into another.
 from __future__ import annotations
 
 import asyncio
-import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -31,6 +30,7 @@ from harness.tasks.checksums import ChecksumManifest
 from harness.tasks.loader import load_task
 from harness.user.llm_act_observer import LlmActClassifier
 from sandbox.backend import SandboxBackend, SandboxEnvironment
+from sandbox.session_files import owned_temp_dir
 
 from .campaign import CampaignCell
 
@@ -80,8 +80,9 @@ class SandboxedCellRunner:
         bundle = await asyncio.to_thread(load_task, task_dir, checksums=self.checksums)
         run_id = uuid.uuid4().hex[:12]
         started = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix="apexvoice-public-") as public_root:
-            public_dir = Path(public_root) / bundle.task_id
+        # Owner-stamped: a SIGKILLed harness's copy is swept by the next one, like its tokens.
+        with owned_temp_dir("apexvoice-public-") as public_root:
+            public_dir = public_root / bundle.task_id
             await asyncio.to_thread(bundle.public_bundle(seed=self.seed).write, public_dir)
             async with self.backend.start(public_dir, run_id, task_id=bundle.task_id) as sandbox_env:
                 sandbox = {"backend": sandbox_env.backend, **sandbox_env.metadata}

@@ -24,11 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import tempfile
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, suppress
-from pathlib import Path
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, ExitStack, suppress
 from typing import Any
 
 import httpx2
@@ -42,6 +40,7 @@ from mcp_servers.server import CALL_RECORD_META_KEY, RAW_ARGUMENTS_META_KEY, REF
 from mcp_servers.state_file import fold_journal, journal_lines
 from sandbox.backend import SandboxBackend, SandboxEnvironment
 from sandbox.errors import SandboxUnavailableError
+from sandbox.session_files import owned_temp_dir
 
 __all__ = ["McpEnvironment", "SandboxedEnvironments"]
 
@@ -291,11 +290,13 @@ class SandboxedEnvironments:
     def __init__(self, backend: SandboxBackend, *, run_id: str | None = None) -> None:
         self.backend = backend
         self.run_id = run_id or uuid.uuid4().hex[:12]
-        self._public_root = tempfile.TemporaryDirectory(prefix="apexvoice-public-")
+        # Owner-stamped, so a killed harness's copy is swept like its tokens.
+        self._files = ExitStack()
+        self._public_root = self._files.enter_context(owned_temp_dir("apexvoice-public-"))
         self._environments: list[McpEnvironment] = []
 
     def __call__(self, bundle: TaskBundle) -> McpEnvironment:
-        public_dir = Path(self._public_root.name) / f"{bundle.task_id}-{len(self._environments)}"
+        public_dir = self._public_root / f"{bundle.task_id}-{len(self._environments)}"
         bundle.public_bundle().write(public_dir)
 
         def start() -> AbstractAsyncContextManager[SandboxEnvironment]:
@@ -314,7 +315,7 @@ class SandboxedEnvironments:
                 except Exception:
                     log.exception("tearing down a sandboxed environment failed")
         finally:
-            self._public_root.cleanup()
+            self._files.close()
 
     async def __aenter__(self) -> SandboxedEnvironments:
         return self
