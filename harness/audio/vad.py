@@ -59,7 +59,7 @@ class FrameVad:
         if len(frame) != FRAME_SAMPLES:
             raise ValueError(f"FrameVad wants {FRAME_SAMPLES}-sample frames, got {len(frame)}")
         resampled = self._resampler.process(frame)
-        if not resampled.any():
+        if not np.count_nonzero(resampled):
             return False
         # In place (the array is ours): round half to even as np.round does, then clip to int16.
         np.rint(resampled, out=resampled)
