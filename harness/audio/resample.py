@@ -3,7 +3,9 @@
 Whole clips use ``scipy.signal.resample_poly``. Per-frame edge use needs the same polyphase
 filter without redesigning it on every call (214 µs per frame) and without discontinuities at
 frame boundaries, so :class:`StreamingResampler` designs the filter once and keeps the input
-history between frames. Linear interpolation aliases (−4 dB image) and is never used.
+history between frames. A frame shape's input windows are laid out once too (a plan of strided
+views over one reused buffer), so a 24k→16k frame is a single matrix product (≈9 µs, was ≈35 µs).
+Linear interpolation aliases (−4 dB image) and is never used.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from scipy.signal import firwin, resample_poly
 
 __all__ = ["StreamingResampler", "resample_clip"]
 
+_KAISER_BETA = 5.0  # scipy.signal.resample_poly's default window
+_HALF_LEN_PER_RATE = 10  # ditto: half filter length = 10 × max(up, down)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,9 +30,6 @@ class _Plan:
     buffer: np.ndarray  # history + chunk, refilled on every call
     out: np.ndarray
     steps: list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # (input windows, taps, output view)
-
-_KAISER_BETA = 5.0  # scipy.signal.resample_poly's default window
-_HALF_LEN_PER_RATE = 10  # ditto: half filter length = 10 × max(up, down)
 
 
 def _ratio(from_rate: int, to_rate: int) -> tuple[int, int]:
@@ -101,8 +102,9 @@ class StreamingResampler:
         Where each output's window starts and which phase it uses depends only on that pair, so a
         stream of equal frames builds its plan once and refills the same buffer under the same views.
         """
-        history, taps_per_phase, step = len(self._history), self._taps_per_phase, self.down * 8
+        history, taps_per_phase = len(self._history), self._taps_per_phase
         buffer = np.zeros(history + length)
+        step = self.down * buffer.itemsize
         emitted = -(-residue * self.up // self.down)
         out = np.empty(-(-(residue + length) * self.up // self.down) - emitted)
         buffer_start = residue - history  # input index of buffer[0], counting from ``residue``'s origin
@@ -112,19 +114,20 @@ class StreamingResampler:
             position = (emitted + offset) * self.down
             firsts.append(position // self.up - buffer_start - taps_per_phase + 1)
             phases.append(self._phases[position % self.up])
-        if len(out) % self.up == 0 and len(out):
-            # Every row of ``up`` outputs reads one window: a single product fills the frame. The
-            # zero taps that pad each phase to the common window add exact zeros (same sums).
+        if len(out) and len(out) % self.up == 0 and firsts[-1] - firsts[0] < taps_per_phase:
+            # Every row of ``up`` outputs reads one window: a single product fills the frame (for
+            # ratios like 3:2, where the phases' windows nearly coincide, so padding costs little).
             width = firsts[-1] - firsts[0] + taps_per_phase
             taps = np.zeros((width, self.up))
             for offset, (first, phase) in enumerate(zip(firsts, phases, strict=True)):
                 taps[first - firsts[0] : first - firsts[0] + taps_per_phase, offset] = phase
-            windows = as_strided(buffer[firsts[0] :], shape=(len(out) // self.up, width), strides=(step, 8), writeable=False)
+            windows = as_strided(buffer[firsts[0] :], shape=(len(out) // self.up, width),
+                                 strides=(step, buffer.itemsize), writeable=False)
             steps = [(windows, taps, out.reshape(-1, self.up))]
         else:
             steps = [
                 (as_strided(buffer[first:], shape=(len(range(offset, len(out), self.up)), taps_per_phase),
-                            strides=(step, 8), writeable=False), phase, out[offset :: self.up])
+                            strides=(step, buffer.itemsize), writeable=False), phase, out[offset :: self.up])
                 for offset, (first, phase) in enumerate(zip(firsts, phases, strict=True))
             ]
         return _Plan(buffer, out, steps)
