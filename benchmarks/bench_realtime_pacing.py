@@ -9,6 +9,15 @@ session's last frame, so neither set-up (task load, clips) nor a neighbour's end
 grading is in them. The whole run's worst gap is printed beside them: those stalls are real, but
 they are set-up and grading work, not per-frame cost.
 
+Measured (issue 8, 2-core shared VM, load 1.5–1.7), 1 / 8 / 16 sessions, perf branch:
+    CPU per live session   3.4 / 1.8 / 1.2 % of a core    (floor: an idle 20 ms wake is charged ≈1.1 %)
+    jitter p99             9.0 / 19.5 / 19.7 ms           (max 30 / 36 / 111 ms)
+main (3636d30) in the same harness at load 5–7: 2.3 / 1.4 / 1.0 %, p99 11.6 / 19.9 / 26.4 ms. The
+branch's per-frame savings (≈60 µs of CPU per frame on the virtual clock) do not show here: a
+wake-up is charged ≈200 µs on this VM whatever the work, and the run-to-run spread is larger than
+the difference. The p99 at 8+ sessions is a frame slipping by up to one period on the shared
+loop (gaps of 0–40 ms); the cyclic GC (gen-1 pauses ≤ 3.4 ms) is not the cause.
+
 Usage: python benchmarks/bench_realtime_pacing.py [--sessions 1 8 16] [--seconds 20]
 """
 
@@ -35,6 +44,10 @@ from harness.tasks.dataset import resolve_data  # noqa: E402
 from harness.tasks.loader import load_task  # noqa: E402
 from tests.scripted_voice_agent import ScriptedVoiceAgent, say  # noqa: E402
 
+#: The answer's audio, synthesized once: making the tone takes ≈7 ms, which on a shared loop would
+#: stall every other session's frames (a cost of this test agent, not of the harness).
+_ANSWER_AUDIO = say(1500)
+
 
 class PacedAgent(ScriptedVoiceAgent):
     clock_mode = "realtime"
@@ -58,7 +71,7 @@ class PacedAgent(ScriptedVoiceAgent):
         if heard.user_voiced_ms >= 400 and heard.user_silence_ms == 600:
             heard.user_voiced_ms = 0
             # With a transcript, as providers give one (no local ASR in the measurement).
-            return [TranscriptDelta("Thanks, noted."), say(1500), ResponseDone()]
+            return [TranscriptDelta("Thanks, noted."), _ANSWER_AUDIO, ResponseDone()]
         return []
 
 
