@@ -13,7 +13,7 @@ Measured (issue 8, 2-core shared VM, load 1.5–1.7), 1 / 8 / 16 sessions, perf 
     CPU per live session   3.4 / 1.8 / 1.2 % of a core    (floor: an idle 20 ms wake is charged ≈1.1 %)
     jitter p99             9.0 / 19.5 / 19.7 ms           (max 30 / 36 / 111 ms)
 main (3636d30) in the same harness at load 5–7: 2.3 / 1.4 / 1.0 %, p99 11.6 / 19.9 / 26.4 ms. The
-branch's per-frame savings (≈60 µs of CPU per frame on the virtual clock) do not show here: a
+branch's per-frame savings (≈50 µs of CPU per frame on the virtual clock) do not show here: a
 wake-up is charged ≈200 µs on this VM whatever the work, and the run-to-run spread is larger than
 the difference. The p99 at 8+ sessions is a frame slipping by up to one period on the shared
 loop (gaps of 0–40 ms); the cyclic GC (gen-1 pauses ≤ 3.4 ms) is not the cause.

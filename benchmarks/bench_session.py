@@ -8,17 +8,19 @@
 2. Realtime clock: the harness's CPU cost per 20 ms frame while paced to wall time (no-op agent,
    so only the harness works), as a share of the 20 ms budget.
 
-Measured (issue 8), ``--only demo_offsite_coordination_001 --repeat 7``, 113.9 media-s per
-session, interleaved rounds on the 2-core shared VM (load 2–5), best of each:
+Measured (issue 8), ``--only demo_offsite_coordination_001`` (113.9 media-s per session), old /
+main / branch interleaved, eight rounds of ``--repeat`` 5 or 7 on the 2-core shared VM (load 2–7;
+the old tree run with this script on ``PYTHONPATH``): the best session of all rounds, then the
+spread of the rounds' bests:
 
-    before the loop rewrite (2a045be)   {old} media-s/CPU-s
-    main after it (3636d30)             {main} media-s/CPU-s
-    perf branch                         {branch} media-s/CPU-s
+    before the loop rewrite (2a045be)   214 media-s/CPU-s  (rounds 139–214; 93 µs CPU per frame)
+    main after it (3636d30)             174 media-s/CPU-s  (rounds 122–174; 115 µs per frame)
+    perf branch                         301 media-s/CPU-s  (rounds 192–301; 66 µs per frame)
 
 The branch's gain: the VADs' 24k→16k resampler reuses one plan of strided windows per frame shape
 (a frame is one matrix product: ≈9 µs, was ≈35 µs), VAD rounding in place, silence checks with
 ``count_nonzero``, deferred jobs settled only when one is due, playback reports built only for an
-adapter that reads them. What is left per frame (≈60 µs): three VADs (≈20 µs), the virtual clock's
+adapter that reads them. What is left per frame (≈66 µs): three VADs (≈20 µs), the virtual clock's
 yield to the event loop (≈11 % of a session), event emission with payload validation (within noise).
 
 Usage: python benchmarks/bench_session.py [--data PATH] [--only ID]... [--repeat N] [--profile TOP]
