@@ -9,13 +9,15 @@
    so only the harness works), as a share of the 20 ms budget.
 
 Measured (issue 8), ``--only demo_offsite_coordination_001`` (113.9 media-s per session), old /
-main / branch interleaved, eight rounds of ``--repeat`` 5 or 7 on the 2-core shared VM (load 2–7;
+main / branch interleaved, ten rounds of ``--repeat`` 5 or 7 on the 2-core shared VM (load 1–7;
 the old tree run with this script on ``PYTHONPATH``): the best session of all rounds, then the
 spread of the rounds' bests:
 
-    before the loop rewrite (2a045be)   214 media-s/CPU-s  (rounds 139–214; 93 µs CPU per frame)
-    main after it (3636d30)             174 media-s/CPU-s  (rounds 122–174; 115 µs per frame)
+    before the loop rewrite (2a045be)   214 media-s/CPU-s  (rounds 135–214; 93 µs CPU per frame)
+    main after it (3636d30)             174 media-s/CPU-s  (rounds 121–174; 115 µs per frame)
     perf branch                         301 media-s/CPU-s  (rounds 192–301; 66 µs per frame)
+
+Within a round the branch was 1.1–1.7× the old loop (median 1.5×) and 1.6–2.0× main (median 1.7×).
 
 The branch's gain: the VADs' 24k→16k resampler reuses one plan of strided windows per frame shape
 (a frame is one matrix product: ≈9 µs, was ≈35 µs), VAD rounding in place, silence checks with
