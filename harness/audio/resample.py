@@ -117,6 +117,7 @@ class StreamingResampler:
         if len(out) and len(out) % self.up == 0 and firsts[-1] - firsts[0] < taps_per_phase:
             # Every row of ``up`` outputs reads one window: a single product fills the frame (for
             # ratios like 3:2, where the phases' windows nearly coincide, so padding costs little).
+            # Its sums run in another order than one product per phase: last-bit differences only.
             width = firsts[-1] - firsts[0] + taps_per_phase
             taps = np.zeros((width, self.up))
             for offset, (first, phase) in enumerate(zip(firsts, phases, strict=True)):
