@@ -71,3 +71,26 @@ def test_reset_restarts_the_stream() -> None:
     resampler.process(frame)
     resampler.reset()
     assert np.array_equal(resampler.process(frame), first)
+
+
+def test_frames_through_silence_and_odd_chunks_match_the_whole_stream_filter() -> None:
+    """Silent frames skip the filter and frame shapes reuse their plans; the output is the same."""
+    rng = np.random.default_rng(5)
+    chunks = [np.zeros(480), np.zeros(480), rng.standard_normal(480), np.zeros(480), np.zeros(480),
+              rng.standard_normal(7), rng.standard_normal(480), rng.standard_normal(480), np.zeros(1),
+              np.zeros(480), rng.standard_normal(480)]
+    resampler = StreamingResampler(24_000, 16_000)
+    streamed = np.concatenate([resampler.process(chunk) for chunk in chunks])
+    x = np.concatenate(chunks)
+    reference = upfirdn(firwin(61, 1 / 3, window=("kaiser", 5.0)) * 2, x, 2, 3)
+    assert len(streamed) == -(-len(x) * 2 // 3)
+    assert np.allclose(streamed, reference[: len(streamed)], atol=1e-9)
+
+
+def test_the_returned_frame_is_the_callers_to_keep() -> None:
+    resampler = StreamingResampler(24_000, 16_000)
+    frame = np.random.default_rng(2).standard_normal(480)
+    first = resampler.process(frame)
+    kept = first.copy()
+    resampler.process(frame)
+    assert np.array_equal(first, kept)  # not a view of the reused buffer

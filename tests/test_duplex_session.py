@@ -131,6 +131,18 @@ async def test_talking_over_the_user_for_3_s_shows_at_the_sample_offset_in_stere
     assert timeline.overlap_ms >= min(user_end, 3200) - 200 - 40
 
 
+async def test_an_adapter_that_reads_playback_is_told_how_much_of_its_item_played():
+    def speak_once(heard):
+        if heard.now_ms == 200:
+            return [TranscriptDelta("Hello there."), say(1000, response_id="r1")]
+        return []
+
+    agent = ScriptedVoiceAgent(speak_once)  # it overrides the playback hook, so reports are built
+    await _session(BENEFITS, agent)
+    reports = [r for r in agent.playback_reports if r.response_id == "r1"]
+    assert [r.played_ms for r in reports] == list(range(20, 1001, 20))  # one per played frame
+
+
 async def test_an_injected_tool_latency_keeps_the_user_frames_flowing_deterministically():
     def call_then_count(heard):
         if heard.now_ms == 100:

@@ -59,10 +59,12 @@ class FrameVad:
         if len(frame) != FRAME_SAMPLES:
             raise ValueError(f"FrameVad wants {FRAME_SAMPLES}-sample frames, got {len(frame)}")
         resampled = self._resampler.process(frame)
-        if not resampled.any():
+        if not np.count_nonzero(resampled):
             return False
-        pcm16k = np.clip(np.round(resampled), -32768, 32767).astype("<i2")
-        return self._vad.is_speech(pcm16k.tobytes(), _VAD_RATE)
+        # In place (the array is ours): round half to even as np.round does, then clip to int16.
+        np.rint(resampled, out=resampled)
+        np.minimum(np.maximum(resampled, -32768.0, out=resampled), 32767.0, out=resampled)
+        return self._vad.is_speech(resampled.astype("<i2").tobytes(), _VAD_RATE)
 
     def update(self, frame: np.ndarray) -> bool:
         """Feed the next frame; returns the smoothed state after it."""

@@ -48,6 +48,9 @@ class MeterStep:
     closed: SpeechSegment | None
 
 
+_UNCHANGED = {floor: MeterStep(floor, False, None, None) for floor in (False, True)}
+
+
 class AgentSpeechMeter:
     """Feeds on each played agent frame; reports the floor state and segments opening and closing."""
 
@@ -73,6 +76,8 @@ class AgentSpeechMeter:
         elif self.current is not None and t + FRAME_MS - self.current.last_voiced_end_ms >= self._gap_ms:
             closed, self.current = self.current, None
             closed.closed = True
+        if opened is None and closed is None and floor == was_floor:
+            return _UNCHANGED[floor]  # most frames: no allocation
         return MeterStep(floor, floor != was_floor, opened, closed)
 
     @property

@@ -46,18 +46,26 @@ class DeferredWork:
     def pending(self, prefix: str = "") -> list[Job]:
         return [job for job in self._jobs if job.name.startswith(prefix)]
 
+    def has_due(self, t: int) -> bool:
+        """:meth:`settle` would deliver something at ``t`` (a cheap check for every frame)."""
+        return self._ready(t) is not None
+
     async def settle(self, t: int) -> None:
         """Deliver, in submission order, every job due by ``t`` (waiting for them on the virtual clock).
 
         A job's exception propagates: the session fails with the job's own (typed) error.
         """
-        while True:
-            ready = next((job for job in self._jobs if job.due_ms <= t and (self._wait or job.task.done())), None)
-            if ready is None:
-                return
+        while (ready := self._ready(t)) is not None:
             self._jobs.remove(ready)
             result = await ready.task
             await ready.deliver(result, t)
+
+    def _ready(self, t: int) -> Job | None:
+        """The first job, in submission order, that is due by ``t`` and deliverable now."""
+        for job in self._jobs:
+            if job.due_ms <= t and (self._wait or job.task.done()):
+                return job
+        return None
 
     async def aclose(self) -> None:
         """Cancel whatever is still running (the session is over)."""

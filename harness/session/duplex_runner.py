@@ -210,6 +210,8 @@ class _DuplexSession:
         self._last_media_push = -MEDIA_TIME_PUSH_MS
         self.bundle = bundle
         self.adapter = adapter
+        # Playback reports are built only for an adapter that reads them (the base hook ignores them).
+        self._reports_playback = type(adapter).playback is not RealtimeAdapter.playback
         self.env = env
         self.speech = speech
         self.clock = clock
@@ -349,7 +351,8 @@ class _DuplexSession:
             for event in events:
                 await self._agent_event(event, t)
             before = len(self.log.events)
-            await self.work.settle(t)
+            if self.work.has_due(t):
+                await self.work.settle(t)
             while not self._observed.empty():
                 await self._observed_call(self._observed.get_nowait(), t)
             if not events and len(self.log.events) == before:
@@ -615,9 +618,10 @@ class _DuplexSession:
 
     def _agent_played(self, played: list[tuple[AgentResponse, str | None, int]], pcm: np.ndarray, t: int) -> None:
         """Measure the frame that played on the agent channel, and tell the adapter what played."""
-        for response, item_id, _ in played:
-            played_ms = samples_to_ms(self.agent_channel.played_by_item[(response.response_id, item_id)])
-            self.adapter.playback(PlaybackReport(response.response_id, item_id, played_ms))
+        if self._reports_playback:
+            for response, item_id, _ in played:
+                played_ms = samples_to_ms(self.agent_channel.played_by_item[(response.response_id, item_id)])
+                self.adapter.playback(PlaybackReport(response.response_id, item_id, played_ms))
         if played:
             self.last_agent_audio_ms = t + FRAME_MS
         playing = played[0][0].response_id if played else None
