@@ -87,7 +87,7 @@ class ContainerAgentAdapter(OpenAIRealtimeAdapter):
             super()._fail(error)  # connect() turns it into the agent's failure
             return
         self._failed = True
-        received = self._ws.close_rcvd if self._ws is not None else None
+        received = self._ws.protocol.close_rcvd if self._ws is not None else None  # the agent's own close frame
         if received is not None and received.code == HANG_UP_CLOSE_CODE:
             self._emit(CallEnded())
             return
