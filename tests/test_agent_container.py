@@ -93,7 +93,7 @@ async def test_the_agent_container_is_hardened_like_the_task_server_and_reaches_
     probe = (
         "import os, socket, sys\n"
         "print('docker.sock', os.path.exists('/var/run/docker.sock'))\n"
-        "found = [os.path.join(r, f) for r, d, fs in os.walk('/opt') for f in fs if f.endswith(('.yaml', '.jsonl'))]\n"
+        "found = [os.path.join(r, f) for r, d, fs in os.walk('/opt/apex-voice') for f in fs if f.endswith(('.yaml', '.jsonl'))]\n"
         "print('task files', found)\n"
         "for host, port in [(sys.argv[1], 8080), ('172.17.0.1', int(sys.argv[2])), ('1.1.1.1', 443)]:\n"
         "    s = socket.socket(); s.settimeout(2)\n"
