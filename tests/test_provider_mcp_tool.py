@@ -7,10 +7,16 @@ the xAI fake against xAI's documented remote-MCP tool (no ``require_approval``);
 
 from __future__ import annotations
 
+import asyncio
+
 from harness.agents.providers.gpt_live import GptLiveAdapter
 from harness.agents.providers.grok_voice import GrokVoiceAdapter
 from harness.agents.providers.openai_realtime import OpenAIRealtimeAdapter
 from harness.agents.realtime import McpEndpoint, SessionConfig
+from harness.campaign.sandboxed_cell import native_endpoint
+from harness.tasks.loader import load_task
+from sandbox.backend import SandboxEnvironment
+from sandbox.local import LocalBackend
 from tests.fakes.gpt_live_fake import GptLiveFake
 from tests.fakes.openai_realtime_fake import XAI, OpenAIRealtimeFake
 
@@ -92,3 +98,49 @@ async def test_gpt_live_gives_its_responses_backend_the_mcp_server():
             "allowed_tools": ["update_expense", "submit_expense"],
         }
     ]
+
+
+async def test_the_fake_provider_is_refused_without_the_token_and_the_adapter_records_it(toy_form, tmp_path):
+    """The provider's MCP client meets the same 401 as anyone: its listing fails, visibly."""
+    public = tmp_path / "public"
+    load_task(toy_form).public_bundle().write(public)
+    async with LocalBackend(pool_size=0).start(public, "t-provider-401", task_id="toy_form_001") as sandbox:
+        endpoint = McpEndpoint(url=sandbox.mcp_url, headers={"Authorization": "Bearer not-the-token"})
+        async with OpenAIRealtimeFake() as fake:
+            adapter = OpenAIRealtimeAdapter(endpoint=fake.url, require_key=False)
+            await adapter.connect(_native(endpoint))
+            await adapter.close()
+    assert len(fake.mcp_errors) == 1 and "401" in fake.mcp_errors[0]
+    assert [e["type"] for e in fake.sent if e["type"].startswith("mcp_list_tools")] == [
+        "mcp_list_tools.in_progress", "mcp_list_tools.failed"
+    ]
+    assert adapter.metadata()["mcp_list_tools_failed"] is True
+
+
+async def test_the_fake_provider_lists_the_tasks_tools_with_the_token(toy_form, tmp_path):
+    public = tmp_path / "public"
+    load_task(toy_form).public_bundle().write(public)
+    async with LocalBackend(pool_size=0).start(public, "t-provider-list", task_id="toy_form_001") as sandbox:
+        tools = [{"name": n, "parameters": {"type": "object"}} for n in ("update_expense", "submit_expense")]
+        config = SessionConfig(instructions="", tools=tools, tool_mode="native", mcp=native_endpoint(sandbox))
+        async with OpenAIRealtimeFake() as fake:
+            adapter = OpenAIRealtimeAdapter(endpoint=fake.url, require_key=False)
+            await adapter.connect(config)
+            await asyncio.wait_for(_listed(adapter), 60)  # a guard against hanging, not a measurement
+            await adapter.close()
+    assert not fake.mcp_errors and not fake.invalid
+    # allowed_tools: only the task's tools reach the model, whatever else the server lists.
+    assert adapter.metadata()["mcp_tools_listed"] == ["update_expense", "submit_expense"]
+
+
+async def _listed(adapter: OpenAIRealtimeAdapter) -> None:
+    while "mcp_tools_listed" not in adapter.metadata():
+        await asyncio.sleep(0.01)
+
+
+def test_a_public_url_replaces_the_address_and_keeps_the_token():
+    sandbox = SandboxEnvironment("http://10.213.0.2:8080/mcp", None, "docker", None, agent_token="tok-1")  # type: ignore[arg-type]
+    endpoint = native_endpoint(sandbox, "https://tunnel.example/mcp")
+    assert endpoint.url == "https://tunnel.example/mcp"
+    assert endpoint.headers == {"Authorization": "Bearer tok-1"}
+    assert native_endpoint(sandbox).url == "http://10.213.0.2:8080/mcp"

@@ -21,7 +21,14 @@ from mcp.client.streamable_http import streamable_http_client
 from harness.audio.frames import AudioFrame
 
 from .oracle_voice import OracleVoiceAgent
-from .realtime import AgentEvent, RealtimeAdapter, SessionConfig, ToolCallRequested, ToolResult
+from .realtime import (
+    AgentEvent,
+    McpCallReported,
+    RealtimeAdapter,
+    SessionConfig,
+    ToolCallRequested,
+    ToolResult,
+)
 
 __all__ = ["NativeOracleAgent", "ToolCaller"]
 
@@ -73,8 +80,11 @@ class NativeOracleAgent(RealtimeAdapter):
                     continue
                 args = json.loads(event.arguments) if event.arguments.strip() else {}
                 assert self._call_tool is not None
+                # Its own account of the call (diagnostics; the server's stream is the record).
+                self._events.append(McpCallReported(event.call_id, event.name, "started"))
                 output, is_error = await self._call_tool(event.name, args)
                 self.calls_made += 1
+                self._events.append(McpCallReported(event.call_id, event.name, "failed" if is_error else "completed"))
                 await self._inner.send_tool_result(ToolResult(event.call_id, event.name, output, is_error))
 
     def metadata(self) -> dict[str, Any]:

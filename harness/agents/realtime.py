@@ -29,6 +29,7 @@ __all__ = [
     "AudioDelta",
     "CallEnded",
     "ErrorKind",
+    "McpCallReported",
     "McpEndpoint",
     "ToolPath",
     "tool_path",
@@ -188,6 +189,22 @@ class AdapterInfo:
     metadata: dict[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
+class McpCallReported:
+    """The provider says its own MCP client is making, or made, a call (native tool mode).
+
+    Diagnostics only: never executed by the harness and never used for grading (the task server's
+    call stream is the record). ``started`` / ``completed`` / ``failed`` give the call's round trip
+    as the provider reports it.
+    """
+
+    call_id: str
+    name: str
+    status: Literal["started", "completed", "failed"]
+    response_id: str | None = None
+    error: str | None = None
+
+
 AgentEvent = (
     AudioDelta
     | TranscriptDelta
@@ -197,6 +214,7 @@ AgentEvent = (
     | SpeechStopped
     | ToolCallRequested
     | ToolCallCancelled
+    | McpCallReported
     | PlayoutCleared
     | ResponseDone
     | CallEnded

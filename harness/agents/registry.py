@@ -144,6 +144,7 @@ MODELS: dict[str, ModelSpec] = {
             provider_model="gpt-realtime-2.1",
             max_concurrent_sessions=8,
             notes="GA Realtime; endpoint OPENAI_REALTIME_URL or --endpoint",
+            tool_modes=("bridge", "native"),
         ),
         ModelSpec(
             key="grok-voice",
@@ -154,6 +155,7 @@ MODELS: dict[str, ModelSpec] = {
             provider_model="grok-voice-think-fast-2.0",
             max_concurrent_sessions=4,
             notes="OpenAI event names, xAI session shape; endpoint XAI_REALTIME_URL or --endpoint",
+            tool_modes=("bridge", "native"),
         ),
         ModelSpec(
             key="step-audio3",
@@ -184,7 +186,9 @@ MODELS: dict[str, ModelSpec] = {
             provider_model="gpt-live-1",
             max_concurrent_sessions=4,
             notes="voice front-end; the task is delegated to a Responses backend (APEX_GPTLIVE_BACKEND, default gpt-4o) "
-            "whose calls go through the harness's tool bridge; endpoint OPENAI_LIVE_URL or --endpoint",
+            "whose calls go through the harness's tool bridge (native: the backend's own MCP client); "
+            "endpoint OPENAI_LIVE_URL or --endpoint",
+            tool_modes=("bridge", "native"),
         ),
     )
 }
@@ -198,6 +202,7 @@ def _openai_compatible(url: str) -> ModelSpec:
         provider="OpenAI-compatible",
         adapter="harness.agents.providers.openai_realtime:OpenAIRealtimeAdapter",
         options={"endpoint": url, "model": "", "require_key": False},
+        tool_modes=("bridge", "native"),
     )
 
 

@@ -54,9 +54,10 @@ __all__ = ["SandboxedCellRunner", "SpeechFactory", "native_endpoint"]
 SpeechFactory = Callable[[TaskBundle], SpeechSource]
 
 
-def native_endpoint(sandbox_env: SandboxEnvironment) -> McpEndpoint:
-    """The endpoint a native agent is given: the sandbox's URL and its per-session agent token."""
-    return McpEndpoint(url=sandbox_env.mcp_url, headers=sandbox_env.mcp_headers())
+def native_endpoint(sandbox_env: SandboxEnvironment, public_url: str | None = None) -> McpEndpoint:
+    """The endpoint a native agent is given: the sandbox's URL (or the public URL a tunnel serves it
+    at, for a cloud provider's MCP client) and the session's agent token, which stays the guard."""
+    return McpEndpoint(url=public_url or sandbox_env.mcp_url, headers=sandbox_env.mcp_headers())
 
 
 @dataclass
@@ -78,6 +79,9 @@ class SandboxedCellRunner:
     observer: LlmActClassifier | None = None
     #: ``bridge`` or ``native`` (the agent gets the sandbox's MCP endpoint and calls tools itself).
     tool_mode: str = "bridge"
+    #: Native mode with a cloud provider: where the provider's MCP client reaches the sandbox
+    #: (``run --mcp-public-url``: the user's tunnel or reverse proxy); ``None``: its own address.
+    mcp_public_url: str | None = None
     #: Called with each session's event bus as it starts (a live view subscribes here).
     on_session: Callable[[CampaignCell, EventBus], None] | None = None
     #: Limits of agent containers (the image comes from the model).
@@ -164,7 +168,7 @@ class SandboxedCellRunner:
             sandbox={"backend": sandbox_env.backend, **sandbox_env.metadata},
             observer=self.observer,
             tool_mode=self.tool_mode,
-            mcp_endpoint=native_endpoint(sandbox_env) if self.tool_mode == "native" else None,
+            mcp_endpoint=native_endpoint(sandbox_env, self.mcp_public_url) if self.tool_mode == "native" else None,
             on_bus=(lambda bus: self.on_session(cell, bus)) if self.on_session else None,
         )
 

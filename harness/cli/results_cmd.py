@@ -32,6 +32,9 @@ def results(
     repeats: Annotated[int | None, typer.Option("--repeats", help="k: repetitions per task counted for pass@k (default: the smallest repeat count the campaigns were run with).")] = None,
     compare_keys: Annotated[tuple[str, str] | None, typer.Option("--compare", help="Paired per-task comparison of two model keys.")] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG plots (matplotlib).")] = True,
+    by: Annotated[str | None, typer.Option("--by", help="tool-path: instead of the paper's tables, the same tasks side "
+                                           "by side per tool path (bridge, mcp-agent, mcp-provider): PTS and tool-call "
+                                           "round trips, in tool_paths.md and tool_paths.json.")] = None,
 ) -> None:
     """Aggregate campaigns into results.md, results.json, per_task.csv, tooluse_by_task.csv,
     slices.csv and PNG plots, with the published definitions plus confidence intervals.
@@ -40,7 +43,12 @@ def results(
     """
     if repeats is not None and repeats < 1:
         _usage(f"--repeats must be at least 1, got {repeats}")
+    if by not in (None, "tool-path"):
+        _usage(f"--by {by!r}: the only grouping is tool-path")
     campaigns = _campaigns(runs_dirs or [], runs_root, run or [])
+    if by == "tool-path":
+        _tool_paths(campaigns, out)
+        return
     repeats = repeats or min(_repeats_of(c) for c in campaigns)
     keys = [c.key for c in campaigns]
     if compare_keys is not None:
@@ -66,6 +74,18 @@ def results(
         typer.echo(f"warning: {judge.errors} judge verdict(s) unavailable; those fields count as failed in the "
                    "published re-grade", err=True)
     _print_summary(analysis)
+
+
+def _tool_paths(campaigns: list[Campaign], out: Path) -> None:
+    from harness.atomic_write import atomic_write_text
+    from harness.results.tool_paths import compare_tool_paths
+
+    report = compare_tool_paths(campaigns)
+    table = report.markdown()
+    for name, text in (("tool_paths.md", table), ("tool_paths.json", report.model_dump_json(indent=2) + "\n")):
+        atomic_write_text(out / name, text)
+        typer.echo(f"wrote {out / name}")
+    typer.echo(table)
 
 
 def _plots(analysis: Analysis, out: Path) -> list[Path]:

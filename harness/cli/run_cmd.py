@@ -6,10 +6,12 @@ Exit codes: 0 when every cell has a result (a model failing tasks is a measureme
 
 from __future__ import annotations
 
+import importlib
 import tempfile
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 import typer
 from rich.console import Console
@@ -112,6 +114,12 @@ def run(
                      "gets the task's MCP endpoint and calls the tools itself (observed at the server). "
                      "Default: the model's first supported mode."),
     ] = None,
+    mcp_public_url: Annotated[
+        str | None,
+        typer.Option("--mcp-public-url", help="Native tool mode with a cloud provider: the URL the provider's MCP "
+                     "client uses instead of the sandbox's internal address (your tunnel or reverse proxy to it). "
+                     "The per-session bearer token still guards it; see docs/security.md for the risks."),
+    ] = None,
     tool_latency_ms: Annotated[
         int,
         typer.Option("--tool-latency-ms", min=0, help="Media time every tool call takes before its result reaches the "
@@ -146,6 +154,8 @@ def run(
     if tool_mode not in spec.tool_modes:
         typer.echo(f"error: {spec.key} supports --tool-mode {', '.join(spec.tool_modes)}, not {tool_mode!r}", err=True)
         raise typer.Exit(2)
+    if mcp_public_url is not None:
+        _public_url_or_exit(mcp_public_url, spec, tool_mode, parallel)
     chain = _acoustics_or_exit(condition.value, acoustics)
     source, task_dirs = open_data(data, only)
     bundles = _load_or_exit(task_dirs, source.checksums)
@@ -199,6 +209,7 @@ def run(
         tool_latency_ms=tool_latency_ms,
         observer=observer,
         tool_mode=tool_mode,
+        **({"mcp_public_url": mcp_public_url} if mcp_public_url is not None else {}),
     )
     golds = {b.task_id: b.gold for b in bundles}
     try:
@@ -306,6 +317,32 @@ def _speech_or_exit(mode: str, bundles: list[TaskBundle]) -> dict[str, SpeechSou
     except SpeechSourceError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+
+
+def _public_url_or_exit(url: str, spec: ModelSpec, tool_mode: str, parallel: int) -> None:
+    """``--mcp-public-url`` only where a provider's MCP client will use it, and only a usable URL."""
+    problem = None
+    parts = urlsplit(url)
+    if tool_mode != "native":
+        problem = "is for --tool-mode native (in bridge mode the provider never sees the endpoint)"
+    elif _mcp_client(spec) != "provider":
+        problem = f"is for a cloud provider's MCP client; {spec.key} calls the tools with its own client"
+    elif parts.scheme not in ("http", "https") or not parts.hostname:
+        problem = f"{url!r} is not an http(s) URL with a host"
+    elif parallel != 1:
+        problem = "needs --parallel 1: one public URL reaches one session's server at a time"
+    if problem is not None:
+        typer.echo(f"error: --mcp-public-url {problem}", err=True)
+        raise typer.Exit(2)
+    if parts.scheme == "http":
+        typer.echo("warning: --mcp-public-url is plain http: the bearer token crosses the network in clear text",
+                   err=True)
+
+
+def _mcp_client(spec: ModelSpec) -> str:
+    """Whose MCP client the model's adapter uses in native mode (``agent`` or ``provider``)."""
+    module_name, _, class_name = spec.adapter.partition(":")
+    return str(getattr(getattr(importlib.import_module(module_name), class_name), "mcp_client", "agent"))
 
 
 def _external_or_exit(mcp_url: str, token_file: Path) -> SandboxBackend:

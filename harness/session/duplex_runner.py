@@ -27,6 +27,7 @@ from harness.agents.realtime import (
     AdapterInfo,
     AudioDelta,
     CallEnded,
+    McpCallReported,
     McpEndpoint,
     PlaybackReport,
     PlayoutCleared,
@@ -573,6 +574,13 @@ class _DuplexSession:
         self.agent_hung_up = True
         self._signal("call_ended", t)
 
+    async def _on_mcp_call_reported(self, event: McpCallReported, t: int) -> None:
+        # The provider's account of its own MCP call: a diagnostic; the server's stream is the record.
+        detail = {"call_id": event.call_id, "name": event.name, **({"error": event.error} if event.error else {})}
+        self._signal(f"mcp_call_{event.status}", t, response_id=event.response_id, detail=detail)
+        # As in bridge mode, an agent running a tool owes its answer: the user waits for it.
+        self.awaiting_followup_since = t
+
     async def _on_adapter_info(self, event: AdapterInfo, t: int) -> None:
         self.log.emit(EventType.ADAPTER_INFO, "agent", t, {"metadata": dict(event.metadata)})
 
@@ -591,6 +599,7 @@ class _DuplexSession:
         TranscriptDone: _on_transcript_done,
         ToolCallRequested: _on_tool_call,
         ToolCallCancelled: _on_tool_cancelled,
+        McpCallReported: _on_mcp_call_reported,
         PlayoutCleared: _on_playout_cleared,
         SpeechStarted: _on_speech_started,
         SpeechStopped: _on_speech_stopped,

@@ -13,6 +13,13 @@ a turn after 500 ms of silence (server VAD with ``create_response``), calls the 
 function calls and speaks the turn's words after their outputs and the client's ``response.create``,
 and signals a barge-in once the user has talked over its audio for 500 ms. ``quirks`` switch on the
 provider misbehaviours the quirk suite checks (see ``QUIRKS``).
+
+When ``session.update`` declares an ``mcp`` tool, the fake is the provider's MCP client too: it
+connects to ``server_url`` with the declared ``headers`` (the official MCP SDK client, see
+``provider_mcp``), reports the listing as an ``mcp_list_tools`` item, and makes the turn's calls
+itself through MCP within the response (``response.mcp_call_arguments.*``, ``response.mcp_call.*``
+and ``mcp_call`` items), then speaks in the same response: no function call reaches the client.
+The xAI dialect uses the same event names (xAI documents the tool, not its events; an assumption).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import base64
 import itertools
 import json
 import typing
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -40,6 +48,7 @@ from harness.tasks.models import PolicyTurn
 
 from .listener import Heard, Listener
 from .loopback import RETRY_AFTER_S, LoopbackFake, discriminated
+from .provider_mcp import ProviderMcpClient, mcp_tools_of
 
 __all__ = ["OPENAI", "QUIRKS", "RETRY_AFTER_S", "STEPFUN", "XAI", "Dialect", "OpenAIRealtimeFake"]
 
@@ -184,6 +193,8 @@ class OpenAIRealtimeFake(LoopbackFake):
         super().__init__(turns, api_key=api_key, quirks=quirks, path=path)
         self.dialect = dialect
         self.sessions: list[_Session] = []
+        #: Why the provider's MCP client could not list a declared server's tools.
+        self.mcp_errors: list[str] = []
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:
         """The client events of type ``kind`` received so far."""
@@ -223,6 +234,9 @@ class _Session:
         self.premature_done = False
         self.session: dict[str, Any] = {}
         self.tasks: set[asyncio.Task[None]] = set()
+        #: The provider's own MCP client, once a session declared an ``mcp`` tool.
+        self.mcp: ProviderMcpClient | None = None
+        self.mcp_stack = AsyncExitStack()
 
     def new_id(self, prefix: str) -> str:
         return f"{prefix}_{next(self.ids):04d}"
@@ -248,8 +262,10 @@ class _Session:
                 await self.on_client_event(raw)
         except ConnectionClosed:
             pass
-        for task in self.tasks:
-            task.cancel()
+        finally:
+            for task in self.tasks:
+                task.cancel()
+            await self.mcp_stack.aclose()  # in the task that entered it
 
     def first_event(self) -> dict[str, Any]:
         if self.fake.dialect.first_event == "conversation.created":
@@ -290,6 +306,25 @@ class _Session:
     async def on_session_update(self, event: dict[str, Any]) -> None:
         self.session = event["session"]
         await self.send({"type": "session.updated", "session": {**self.session, "id": "sess_fake", "object": "realtime.session", "model": "gpt-realtime-fake"}})
+        declared = mcp_tools_of(self.session)
+        if declared and self.mcp is None:
+            await self.list_mcp_tools(declared[0])
+
+    async def list_mcp_tools(self, declared: dict[str, Any]) -> None:
+        """Connect to the declared server as the provider does, and report its tools as an item."""
+        item_id = self.new_id("item")
+        label = str(declared.get("server_label") or "")
+        item = {"id": item_id, "type": "mcp_list_tools", "server_label": label, "tools": []}
+        await self.send({"type": "conversation.item.added", "item": item})
+        await self.send({"type": "mcp_list_tools.in_progress", "item_id": item_id})
+        try:
+            self.mcp = await ProviderMcpClient.connect(declared, self.mcp_stack)
+        except Exception as exc:  # a refused token, an unreachable URL: the provider reports it
+            self.fake.mcp_errors.append(f"{declared.get('server_url')}: {exc!r}")
+            await self.send({"type": "mcp_list_tools.failed", "item_id": item_id})
+            return
+        await self.send({"type": "mcp_list_tools.completed", "item_id": item_id})
+        await self.send({"type": "conversation.item.done", "item": {**item, "tools": self.mcp.tools}})
 
     async def on_append(self, event: dict[str, Any]) -> None:
         pcm = base64.b64decode(event["audio"])
@@ -384,7 +419,9 @@ class _Session:
         turn = _Turn(self.fake.turns[self.next_turn])
         self.next_turn += 1
         self.current = turn
-        if turn.turn.tool_calls:
+        if turn.turn.tool_calls and self.mcp is not None:
+            await self.call_tools_over_mcp(turn, self.mcp)
+        elif turn.turn.tool_calls:
             await self.call_tools(turn)
         else:
             await self.speak(turn)
@@ -414,16 +451,44 @@ class _Session:
             output.append(item)
         await self.response_done(response_id, output)
 
-    async def speak(self, turn: _Turn, *, response_id: str | None = None, hold_done_s: float = 0.0) -> None:
-        """The turn's words (from where a mid-utterance call left them) as one audio response."""
+    async def call_tools_over_mcp(self, turn: _Turn, mcp: ProviderMcpClient) -> None:
+        """The turn's calls made by the provider itself, then its words, all in one response."""
+        response_id = self.new_id("resp")
+        await self.response_created(response_id)
+        output: list[dict[str, Any]] = []
+        for call in turn.turn.tool_calls:
+            item_id, index, arguments = self.new_id("item"), len(output), json.dumps(call.args)
+            item = {"id": item_id, "type": "mcp_call", "server_label": mcp.server_label, "name": call.name, "arguments": ""}
+            at = {"item_id": item_id, "output_index": index}
+            await self.send({"type": "response.output_item.added", "response_id": response_id, "output_index": index, "item": item})
+            await self.send({"type": "response.mcp_call_arguments.delta", "response_id": response_id, **at, "delta": arguments})
+            await self.send({"type": "response.mcp_call_arguments.done", "response_id": response_id, **at, "arguments": arguments})
+            await self.send({"type": "response.mcp_call.in_progress", **at})
+            if not mcp.offers(call.name):
+                self.fake.violations.append(f"the script calls {call.name!r}, which {mcp.server_label!r} does not list")
+                text, is_error = f"tool {call.name} is not offered", True
+            else:
+                text, is_error = await mcp.call(call.name, call.args)
+            done = {**item, "arguments": arguments}
+            done |= {"error": {"type": "tool_execution_error", "message": text}} if is_error else {"output": text}
+            await self.send({"type": "response.mcp_call.failed" if is_error else "response.mcp_call.completed", **at})
+            await self.send({"type": "response.output_item.done", "response_id": response_id, "output_index": index, "item": done})
+            output.append(done)
+        await self.speak(turn, response_id=response_id, output=output)
+
+    async def speak(
+        self, turn: _Turn, *, response_id: str | None = None, hold_done_s: float = 0.0, output: list[dict[str, Any]] | None = None
+    ) -> None:
+        """The turn's words (from where a mid-utterance call left them) as one audio response
+        (after ``output``, the items the response already holds)."""
         if response_id is None:
             response_id = self.new_id("resp")
             await self.response_created(response_id)
-        output = []
+        output = list(output or [])
         text = turn.turn.text
         if text:
             clip = self.fake.clips[text]
-            output.append(await self.stream_audio(response_id, text, clip, turn.audio_from_ms, clip.duration_ms, index=0))
+            output.append(await self.stream_audio(response_id, text, clip, turn.audio_from_ms, clip.duration_ms, index=len(output)))
         if hold_done_s:
             await asyncio.sleep(hold_done_s)  # still active when the client's own create arrives
         await self.response_done(response_id, output)

@@ -13,6 +13,11 @@ runner takes ``ResponseDone`` as the end of the agent's turn: so the calls' ``Re
 and delivered just before the continuation's first event (or after ``CONTINUATION_WAIT_MS`` of media
 time without one, so a model that never continues still ends its turn).
 
+In native tool mode the session declares the task's MCP server (an ``mcp`` tool) and the provider's
+own MCP client calls it: its ``mcp_call`` items and ``response.mcp_call.*`` events are reported to
+the runner as :class:`McpCallReported` diagnostics (never executed here, never graded: the task
+server's call stream is the record), and the tool listing goes into the adapter's metadata.
+
 Subclasses for other providers change the class attributes (endpoint, key, voices), map their event
 names onto the GA ones (``event_aliases``) and build their own session object (``_session``).
 """
@@ -30,6 +35,7 @@ from pydantic import BaseModel
 from harness.agents.realtime import (
     AgentEvent,
     AudioDelta,
+    McpCallReported,
     PlaybackReport,
     PlayoutCleared,
     ResponseDone,
@@ -122,6 +128,8 @@ class OpenAIRealtimeAdapter(WebsocketAdapter):
         self._held_done: list[tuple[ResponseDone, int]] = []
         self._local_turns: LocalTurnEnd | None = None
         self._voice = self.default_voice
+        #: ``mcp_call`` item id → (tool name, response id), from the provider's item events.
+        self._mcp_calls: dict[str, tuple[str, str | None]] = {}
 
     # -- session set-up ------------------------------------------------------------------------
 
@@ -266,8 +274,37 @@ class OpenAIRealtimeAdapter(WebsocketAdapter):
 
     async def _on_output_item_done(self, event: wire.OutputItemDoneEvent) -> None:
         item = event.item
+        if item.type == "mcp_call" and item.id and item.error is not None:
+            self._session_meta.setdefault("mcp_call_errors", []).append(f"{item.name}: {item.error.message[:200]}")
         if item.type == "function_call" and item.call_id:
             self._call_requested(event.response_id, item.id, item.call_id, item.name or "", item.arguments or "")
+
+    async def _on_output_item_added(self, event: wire.OutputItemAddedEvent) -> None:
+        item = event.item
+        if item.type == "mcp_call" and item.id:
+            self._mcp_calls[item.id] = (item.name or "", event.response_id)
+
+    def _mcp_call(self, item_id: str, status: str, error: str | None = None) -> None:
+        name, response_id = self._mcp_calls.get(item_id, ("", None))
+        self._emit(McpCallReported(item_id, name, status, response_id, error))  # type: ignore[arg-type]
+
+    async def _on_mcp_call_in_progress(self, event: wire.McpCallStatusEvent) -> None:
+        self._mcp_call(event.item_id, "started")
+
+    async def _on_mcp_call_completed(self, event: wire.McpCallStatusEvent) -> None:
+        self._mcp_call(event.item_id, "completed")
+
+    async def _on_mcp_call_failed(self, event: wire.McpCallStatusEvent) -> None:
+        self._mcp_call(event.item_id, "failed")
+
+    async def _on_item_done(self, event: wire.ConversationItemDoneEvent) -> None:
+        if event.item.type == "mcp_list_tools":
+            self._session_meta["mcp_tools_listed"] = [tool.name for tool in event.item.tools]
+
+    async def _on_mcp_list_tools_failed(self, event: wire.McpListToolsStatusEvent) -> None:
+        # The provider could not list the task's tools (unreachable URL, refused token): every
+        # call will fail, which the session shows; the metadata says why.
+        self._session_meta["mcp_list_tools_failed"] = True
 
     def _call_requested(self, response_id: str | None, item_id: str | None, call_id: str, name: str, arguments: str) -> None:
         """One call, however many events announce it (arguments.done, output_item.done, response.done)."""
@@ -312,6 +349,12 @@ class OpenAIRealtimeAdapter(WebsocketAdapter):
         "response.output_text.done": (wire.TranscriptDoneEvent, _on_transcript_done),
         "response.function_call_arguments.done": (wire.FunctionCallArgumentsDoneEvent, _on_arguments_done),
         "response.output_item.done": (wire.OutputItemDoneEvent, _on_output_item_done),
+        "response.output_item.added": (wire.OutputItemAddedEvent, _on_output_item_added),
+        "response.mcp_call.in_progress": (wire.McpCallStatusEvent, _on_mcp_call_in_progress),
+        "response.mcp_call.completed": (wire.McpCallStatusEvent, _on_mcp_call_completed),
+        "response.mcp_call.failed": (wire.McpCallStatusEvent, _on_mcp_call_failed),
+        "conversation.item.done": (wire.ConversationItemDoneEvent, _on_item_done),
+        "mcp_list_tools.failed": (wire.McpListToolsStatusEvent, _on_mcp_list_tools_failed),
         "response.done": (wire.ResponseDoneEvent, _on_response_done),
         "conversation.item.input_audio_transcription.completed": (wire.InputTranscriptionEvent, _on_input_transcript),
         "error": (wire.ErrorEvent, _on_error),

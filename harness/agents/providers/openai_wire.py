@@ -205,12 +205,53 @@ class FunctionCallArgumentsDoneEvent(_Server):
     arguments: str = ""
 
 
+class McpCallError(_Server):
+    type: str | None = None
+    message: str = ""
+
+
 class OutputItem(_Server):
     id: str | None = None
     type: str
     call_id: str | None = None
     name: str | None = None
     arguments: str | None = None
+    #: ``mcp_call`` items (the provider's own MCP calls, native tool mode).
+    server_label: str | None = None
+    error: McpCallError | None = None
+
+
+class OutputItemAddedEvent(_Server):
+    response_id: str | None = None
+    item: OutputItem
+
+
+class McpCallStatusEvent(_Server):
+    """``response.mcp_call.in_progress`` / ``.completed`` / ``.failed``."""
+
+    item_id: str
+    output_index: int | None = None
+
+
+class McpListTool(_Server):
+    name: str
+
+
+class McpListToolsItem(_Server):
+    id: str | None = None
+    type: str
+    server_label: str | None = None
+    tools: list[McpListTool] = Field(default_factory=list)
+
+
+class ConversationItemDoneEvent(_Server):
+    item: McpListToolsItem
+
+
+class McpListToolsStatusEvent(_Server):
+    """``mcp_list_tools.in_progress`` / ``.completed`` / ``.failed``."""
+
+    item_id: str
 
 
 class OutputItemDoneEvent(_Server):
