@@ -22,6 +22,7 @@ from harness.agents.realtime import (
     AdapterError,
     AudioDelta,
     CallEnded,
+    McpCallReported,
     McpEndpoint,
     ResponseDone,
     SessionConfig,
@@ -102,6 +103,8 @@ async def test_the_hosted_oracle_calls_its_tools_speaks_and_hangs_up_through_the
         log = await drive(client, await user_speech("Can you look up my claim?", "Thanks, that is all."))
         await client.close()
     assert calls.made == [("lookup_claim", {"id": 7})]
+    assert [(e.name, e.status) for e in log.of(McpCallReported)] == [("lookup_claim", "started"),
+                                                                     ("lookup_claim", "completed")]
     assert [e.text for e in log.of(TranscriptDelta)] == ["Let me look that up.", "All done. Goodbye."]
     assert sum(len(e.pcm) for e in log.of(AudioDelta)) > 24_000  # over half a second of speech
     assert len(log.of(ResponseDone)) == 2 and len(log.of(CallEnded)) == 1
@@ -138,6 +141,7 @@ async def test_every_server_event_is_a_valid_ga_event_and_bad_client_events_get_
     updated = next(e for e in received if e["type"] == "session.updated")
     assert "headers" not in updated["session"]["tools"][0]  # the MCP token is never echoed
     assert kinds.index("response.created") < kinds.index("response.output_audio.delta") < kinds.index("response.done")
+    assert kinds.index("response.mcp_call.in_progress") < kinds.index("response.mcp_call.completed")
 
 
 async def test_a_path_other_than_the_realtime_one_is_refused():

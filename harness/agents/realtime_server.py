@@ -19,6 +19,9 @@ connection gets a fresh adapter:
   speech (``PlayoutCleared``) is ``input_audio_buffer.speech_started``, after which the client stops
   playout and truncates (``conversation.item.truncate`` is acknowledged). The agent hanging up
   (``CallEnded``) closes the socket with code 1000 once its last response is sent.
+- The agent's account of its own MCP calls (``McpCallReported``) becomes an ``mcp_call`` output
+  item and ``response.mcp_call.in_progress`` / ``.completed`` / ``.failed``, as OpenAI reports the
+  calls of its own MCP client (diagnostics: the task server's call stream is the record).
 - Anything malformed or unsupported is answered with an ``error`` event naming it.
 
 Hosted agents call their tools themselves (native tool mode): an adapter that asks the harness to
@@ -53,6 +56,7 @@ from .realtime import (
     AgentEvent,
     AudioDelta,
     CallEnded,
+    McpCallReported,
     McpEndpoint,
     PlaybackReport,
     PlayoutCleared,
@@ -222,6 +226,8 @@ class _Connection:
         self._media_ms = 0
         self._response: tuple[str, str] | None = None  # (response id, item id)
         self._transcript: list[str] = []
+        self._mcp_items: dict[str, str] = {}  # the agent's call id → its mcp_call item id
+        self._server_label = "task"
         self._ended = False
 
     def _id(self, prefix: str) -> str:
@@ -298,6 +304,7 @@ class _Connection:
                                   error_type="server_error", event_id=update.event_id)
                 return
             self.adapter = adapter
+            self._server_label = config.mcp.server_label if config.mcp else self._server_label
         await self._send("session.updated", session=_echo(message["session"]))
 
     async def _on_audio_append(self, message: dict[str, Any]) -> None:
@@ -364,6 +371,8 @@ class _Connection:
                 self._transcript = [event.text]
             elif isinstance(event, ResponseDone):
                 await self._close_response(event.status or "completed")
+            elif isinstance(event, McpCallReported):
+                await self._mcp_call(event)
             elif isinstance(event, PlayoutCleared | SpeechStarted):
                 await self._send("input_audio_buffer.speech_started", audio_start_ms=self._media_ms,
                                  item_id=self._id("item"))
@@ -386,6 +395,18 @@ class _Connection:
                                   code="function_calls_unsupported")
             elif not isinstance(event, AdapterInfo | ToolCallCancelled | UserTranscript):
                 raise TypeError(f"no server event for {type(event).__name__}")
+
+    async def _mcp_call(self, event: McpCallReported) -> None:
+        response_id, _ = await self._open_response()
+        if event.status == "started":
+            item_id = self._mcp_items[event.call_id] = self._id("mcp")
+            item = {"id": item_id, "type": "mcp_call", "server_label": self._server_label, "name": event.name,
+                    "arguments": ""}
+            await self._send("response.output_item.added", response_id=response_id, output_index=0, item=item)
+            await self._send("response.mcp_call.in_progress", item_id=item_id, output_index=0)
+            return
+        item_id = self._mcp_items.pop(event.call_id, None) or self._id("mcp")
+        await self._send(f"response.mcp_call.{event.status}", item_id=item_id, output_index=0)
 
     async def _open_response(self) -> tuple[str, str]:
         if self._response is None:
