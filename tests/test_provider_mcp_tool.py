@@ -9,21 +9,30 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from harness.agents.providers.gpt_live import GptLiveAdapter
 from harness.agents.providers.grok_voice import GrokVoiceAdapter
 from harness.agents.providers.openai_realtime import OpenAIRealtimeAdapter
 from harness.agents.realtime import McpEndpoint, SessionConfig
+from harness.audio.espeak import user_voice
+from harness.audio.speech_bank import open_speech_source
 from harness.campaign.sandboxed_cell import native_endpoint
+from harness.events import EventType
+from harness.session.duplex_runner import run_duplex_session
+from harness.session.mcp_environment import McpEnvironment
 from harness.tasks.loader import load_task
 from sandbox.backend import SandboxEnvironment
 from sandbox.local import LocalBackend
+from tests.conftest import DEMO_DATA
 from tests.fakes.gpt_live_fake import GptLiveFake
-from tests.fakes.openai_realtime_fake import XAI, OpenAIRealtimeFake
+from tests.fakes.openai_realtime_fake import OPENAI, XAI, OpenAIRealtimeFake
 
 TOOLS = [
     {"name": "update_expense", "description": "Edit.", "parameters": {"type": "object", "properties": {}}},
     {"name": "submit_expense", "description": "Submit.", "parameters": {"type": "object", "properties": {}}},
 ]
+SHORT_TASK = DEMO_DATA / "tasks" / "demo_offsite_coordination_001"
 ENDPOINT = McpEndpoint(url="https://tasks.example/mcp", headers={"Authorization": "Bearer agent-token-1"})
 
 
@@ -117,14 +126,15 @@ async def test_the_fake_provider_is_refused_without_the_token_and_the_adapter_re
     assert adapter.metadata()["mcp_list_tools_failed"] is True
 
 
-async def test_the_fake_provider_lists_the_tasks_tools_with_the_token(toy_form, tmp_path):
+@pytest.mark.parametrize(("adapter_class", "dialect"), [(OpenAIRealtimeAdapter, OPENAI), (GrokVoiceAdapter, XAI)])
+async def test_the_fake_provider_lists_the_tasks_tools_with_the_token(adapter_class, dialect, toy_form, tmp_path):
     public = tmp_path / "public"
     load_task(toy_form).public_bundle().write(public)
     async with LocalBackend(pool_size=0).start(public, "t-provider-list", task_id="toy_form_001") as sandbox:
         tools = [{"name": n, "parameters": {"type": "object"}} for n in ("update_expense", "submit_expense")]
         config = SessionConfig(instructions="", tools=tools, tool_mode="native", mcp=native_endpoint(sandbox))
-        async with OpenAIRealtimeFake() as fake:
-            adapter = OpenAIRealtimeAdapter(endpoint=fake.url, require_key=False)
+        async with OpenAIRealtimeFake(dialect=dialect) as fake:
+            adapter = adapter_class(endpoint=fake.url, require_key=False)
             await adapter.connect(config)
             await asyncio.wait_for(_listed(adapter), 60)  # a guard against hanging, not a measurement
             await adapter.close()
@@ -144,3 +154,25 @@ def test_a_public_url_replaces_the_address_and_keeps_the_token():
     assert endpoint.url == "https://tunnel.example/mcp"
     assert endpoint.headers == {"Authorization": "Bearer tok-1"}
     assert native_endpoint(sandbox).url == "http://10.213.0.2:8080/mcp"
+
+
+async def test_an_xai_session_in_native_mode_has_its_calls_made_by_the_provider_and_observed_at_the_server(tmp_path):
+    """Grok Voice through the xAI dialect: the provider's MCP client calls, the server records."""
+    bundle = load_task(SHORT_TASK)
+    bundle.task.time_budget_s = 30
+    public = tmp_path / "public" / bundle.task_id
+    bundle.public_bundle().write(public)
+    speech = open_speech_source(SHORT_TASK, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
+    async with OpenAIRealtimeFake(bundle.policy.turns, dialect=XAI) as fake:
+        async with LocalBackend(pool_size=0).start(public, "t-xai-native", task_id=bundle.task_id) as sandbox:
+            async with McpEnvironment(sandbox) as env:
+                adapter = GrokVoiceAdapter(endpoint=fake.url, require_key=False)
+                result = await run_duplex_session(bundle, adapter, env, speech=speech, session_dir=None,
+                                                  tool_mode="native", mcp_endpoint=native_endpoint(sandbox))
+    assert not fake.invalid and not fake.violations and not fake.mcp_errors
+    calls = [e for e in result.events.events if e.type == EventType.TOOL_CALL]
+    expected = [c.name for t in bundle.policy.turns for c in t.tool_calls]
+    assert len(calls) >= 3 and [c.payload["tool"] for c in calls] == expected[: len(calls)]
+    assert {c.payload["source"] for c in calls} == {"server"}
+    assert not fake.of_type("conversation.item.create")
+    assert result.adapter_meta["tool_path"] == "mcp-provider"
