@@ -1,6 +1,7 @@
 """The ``docker`` backend: one hardened container per session on its own internal network.
 
-The container runs ``apex-voice/mcp-server`` with a read-only root filesystem, an init process
+The container runs ``apex-voice/mcp-server`` hardened as every sandbox container is
+(:mod:`sandbox.hardening`, shared with agent containers): a read-only root filesystem, an init process
 (zombies are reaped), tmpfs ``/tmp`` and ``/state`` (size-limited, noexec), all capabilities
 dropped, no-new-privileges, a non-root uid and pids/memory/CPU limits. Its only network is a
 per-session ``internal`` bridge (no egress) with a planned /28 (:mod:`sandbox.subnet_plan`), and the
@@ -41,12 +42,13 @@ from typing import Any
 
 import docker
 import docker.errors
-from docker.types import IPAMConfig, IPAMPool, Ulimit
+from docker.types import IPAMConfig, IPAMPool
 
 from .backend import SandboxBackend, SandboxEnvironment
 from .cleanup import sweep
 from .control_client import ControlClient
 from .errors import SandboxUnavailableError
+from .hardening import ContainerLimits, hardened_create_options
 from .host_guard import BRIDGE_PREFIX, HostGuard
 from .labels import session_labels
 from .project_sources import package_digest
@@ -87,6 +89,10 @@ class DockerSandboxConfig:
     max_parallel_engine_calls: int = 32
     pool_size: int = 1  # containers booted ahead of need (0: every session starts cold)
     rebuild_stale_image: bool = True  # else refuse an image built from other server code
+
+    @property
+    def limits(self) -> ContainerLimits:
+        return ContainerLimits(self.user, self.mem_limit, self.pids_limit, self.nano_cpus, self.tmpfs_size, self.nofile)
 
 
 @dataclass
@@ -211,7 +217,7 @@ class DockerBackend(SandboxBackend):
             assert session.files is not None
             control = ControlClient("", session.files.token, uds=str(session.files.control_socket))
             ready_s = await wait_until_ready(
-                control,
+                control.health,
                 timeout_s=self.config.ready_timeout_s,
                 exit_reason=lambda: self._in_pool(self._exit_reason, session),
                 what=f"container {session.name} ({task_id})",
@@ -365,21 +371,12 @@ class DockerBackend(SandboxBackend):
             hostname="task",
             labels=session_labels(session.run_id, session.id, POOLED_TASK_LABEL),
             network=session.name,
-            user=cfg.user,
-            read_only=True,
-            init=True,  # an init process reaps zombies (a fork bomb's children)
-            tmpfs={
-                "/tmp": f"rw,noexec,nosuid,nodev,size={cfg.tmpfs_size}",
-                STATE_MOUNT: f"rw,noexec,nosuid,nodev,size={cfg.state_size},uid={uid},gid={gid},mode=0700",
-            },
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges:true"],
-            pids_limit=cfg.pids_limit,
-            mem_limit=cfg.mem_limit,
-            memswap_limit=cfg.mem_limit,
-            nano_cpus=cfg.nano_cpus,
-            ulimits=[Ulimit(name="nofile", soft=cfg.nofile, hard=cfg.nofile)],
-            ipc_mode="private",
+            **hardened_create_options(
+                cfg.limits,
+                extra_tmpfs={
+                    STATE_MOUNT: f"rw,noexec,nosuid,nodev,size={cfg.state_size},uid={uid},gid={gid},mode=0700"
+                },
+            ),
             volumes={
                 str(session.files.token_file): {"bind": TOKEN_MOUNT, "mode": "ro"},
                 str(session.files.agent_token_file): {"bind": AGENT_TOKEN_MOUNT, "mode": "ro"},
