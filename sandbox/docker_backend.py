@@ -41,12 +41,13 @@ from typing import Any
 
 import docker
 import docker.errors
-from docker.types import IPAMConfig, IPAMPool, Ulimit
+from docker.types import IPAMConfig, IPAMPool
 
 from .backend import SandboxBackend, SandboxEnvironment
 from .cleanup import sweep
 from .control_client import ControlClient
 from .errors import SandboxUnavailableError
+from .hardening import ContainerLimits, hardened_create_options
 from .host_guard import BRIDGE_PREFIX, HostGuard
 from .labels import session_labels
 from .project_sources import package_digest
@@ -86,6 +87,10 @@ class DockerSandboxConfig:
     max_parallel_engine_calls: int = 32
     pool_size: int = 1  # containers booted ahead of need (0: every session starts cold)
     rebuild_stale_image: bool = True  # else refuse an image built from other server code
+
+    @property
+    def limits(self) -> ContainerLimits:
+        return ContainerLimits(self.user, self.mem_limit, self.pids_limit, self.nano_cpus, self.tmpfs_size, self.nofile)
 
 
 @dataclass
@@ -210,7 +215,7 @@ class DockerBackend(SandboxBackend):
             assert session.files is not None
             control = ControlClient("", session.files.token, uds=str(session.files.control_socket))
             ready_s = await wait_until_ready(
-                control,
+                control.health,
                 timeout_s=self.config.ready_timeout_s,
                 exit_reason=lambda: self._in_pool(self._exit_reason, session),
                 what=f"container {session.name} ({task_id})",
@@ -361,21 +366,12 @@ class DockerBackend(SandboxBackend):
             hostname="task",
             labels=session_labels(session.run_id, session.id, POOLED_TASK_LABEL),
             network=session.name,
-            user=cfg.user,
-            read_only=True,
-            init=True,  # an init process reaps zombies (a fork bomb's children)
-            tmpfs={
-                "/tmp": f"rw,noexec,nosuid,nodev,size={cfg.tmpfs_size}",
-                STATE_MOUNT: f"rw,noexec,nosuid,nodev,size={cfg.state_size},uid={uid},gid={gid},mode=0700",
-            },
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges:true"],
-            pids_limit=cfg.pids_limit,
-            mem_limit=cfg.mem_limit,
-            memswap_limit=cfg.mem_limit,
-            nano_cpus=cfg.nano_cpus,
-            ulimits=[Ulimit(name="nofile", soft=cfg.nofile, hard=cfg.nofile)],
-            ipc_mode="private",
+            **hardened_create_options(
+                cfg.limits,
+                extra_tmpfs={
+                    STATE_MOUNT: f"rw,noexec,nosuid,nodev,size={cfg.state_size},uid={uid},gid={gid},mode=0700"
+                },
+            ),
             volumes={
                 str(session.files.token_file): {"bind": TOKEN_MOUNT, "mode": "ro"},
                 # The control API's only listener: a socket in the private directory, so nothing on

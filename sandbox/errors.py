@@ -7,7 +7,7 @@ harness bug and must surface loudly instead of being retried.
 
 from __future__ import annotations
 
-__all__ = ["ControlRequestError", "SandboxUnavailableError"]
+__all__ = ["AgentImageError", "ControlRequestError", "SandboxUnavailableError"]
 
 
 class SandboxUnavailableError(RuntimeError):
@@ -21,3 +21,8 @@ class ControlRequestError(RuntimeError):
         super().__init__(f"control API {route} answered HTTP {status}: {message}")
         self.route = route
         self.status = status
+
+
+class AgentImageError(SandboxUnavailableError):
+    """An agent container's image is not on the engine and cannot be built here: no session of
+    this model can start, so the campaign stops and names the image."""

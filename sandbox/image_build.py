@@ -83,6 +83,22 @@ IMAGE_SPECS: dict[str, ImageSpec] = {
             source_packages=("mcp_servers",),
             installs_project=False,
         ),
+        # The agent runtime: the harness's agent code (no task data: demo_data and every task's
+        # reference stay out; a privileged agent gets its task's policy over the wire, per session).
+        ImageSpec(
+            name="native-oracle",
+            dockerfile="images/Dockerfile.native-oracle",
+            requirement_names=(
+                "mcp", "httpx", "sniffio", "websockets", "pydantic", "pyyaml", "numpy", "scipy",
+                "webrtcvad-wheels", "espeakng-loader",
+            ),
+            source_packages=(
+                "harness/__init__.py", "harness/atomic_write.py", "harness/agents", "harness/audio",
+                "harness/tasks/__init__.py", "harness/tasks/models.py",
+                "mcp_servers/__init__.py", "mcp_servers/public_models.py",
+            ),
+            installs_project=False,
+        ),
         ImageSpec(
             name="harness",
             dockerfile="images/Dockerfile.harness",

@@ -124,7 +124,7 @@ class LocalBackend(SandboxBackend):
                 control = ControlClient("", server.files.token, uds=str(server.files.control_socket))
                 try:
                     ready_s = await wait_until_ready(
-                        control,
+                        control.health,
                         timeout_s=self.ready_timeout_s,
                         exit_reason=lambda s=server: asyncio.to_thread(s.exit_reason),
                         what=f"local task server for {task_id}",

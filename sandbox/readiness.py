@@ -1,4 +1,8 @@
-"""Wait until a freshly started task server answers its health probe, or say why it never will."""
+"""Wait until a freshly started sandbox container answers its probe, or say why it never will.
+
+The task server is probed on its control API's health route, an agent container on its websocket
+port; both give up at once when the container exits, with its cause.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,6 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-from .control_client import ControlClient
 from .errors import ControlRequestError, SandboxUnavailableError
 
 __all__ = ["wait_until_ready"]
@@ -17,15 +20,16 @@ _MAX_DELAY_S = 0.2
 
 
 async def wait_until_ready(
-    control: ControlClient,
+    probe: Callable[[], Awaitable[object]],
     *,
     timeout_s: float,
     exit_reason: Callable[[], Awaitable[str | None]],
     what: str,
 ) -> float:
-    """Poll ``/control/health`` until it answers; returns the seconds it took.
+    """Call ``probe`` until it succeeds; returns the seconds it took.
 
-    ``exit_reason`` reports a server that died while starting (its exit code, its last log lines),
+    A probe that fails raises :class:`SandboxUnavailableError`, :class:`ControlRequestError` or an
+    ``OSError`` (a refused connection). ``exit_reason`` reports a container that died while starting (its exit code, its last log lines),
     so a crash fails at once with its cause instead of after the timeout.
     """
     started = time.monotonic()
@@ -33,9 +37,9 @@ async def wait_until_ready(
     last_error = "no answer yet"
     while True:
         try:
-            await control.health()
+            await probe()
             return time.monotonic() - started
-        except (SandboxUnavailableError, ControlRequestError) as exc:
+        except (SandboxUnavailableError, ControlRequestError, OSError) as exc:
             last_error = str(exc)
         reason = await exit_reason()
         if reason is not None:

@@ -10,9 +10,13 @@ this repository, and installed packages can register entries under the ``apex_vo
 entry-point group (the entry point names a :class:`ModelSpec` or an adapter class). Only built-in
 entries may be ``privileged`` (receive the task's reference policy): a loaded class cannot ask for it.
 
-A key that is a URL with a known prefix (``ws://``, ``wss://``) is built by that prefix's factory:
-any OpenAI-Realtime-compatible server (pipecat, LiveKit, a local model server) runs through the
-OpenAI adapter at that URL, with no key.
+A key with a known prefix is built by that prefix's factory: a URL (``ws://``, ``wss://``) is any
+OpenAI-Realtime-compatible server (pipecat, LiveKit, a local model server), run through the OpenAI
+adapter at that URL with no key; ``container:IMAGE`` is any image serving that protocol on port
+8765, run per session in its own hardened container on the session's network (``--sandbox
+docker``; never privileged; native tool mode; docs/agent-containers.md). An entry with an
+``agent_image`` (the native oracle) runs in that image's container under ``--sandbox docker`` and
+in-process otherwise.
 """
 
 from __future__ import annotations
@@ -26,7 +30,11 @@ from typing import Any, Literal
 
 from .realtime import RealtimeAdapter
 
-__all__ = ["MODELS", "PREFIXES", "ModelFamily", "ModelSpec", "UnknownModelError", "get_model"]
+__all__ = ["CONTAINER_ADAPTER", "MODELS", "PREFIXES", "ModelFamily", "ModelSpec", "UnknownModelError", "get_model"]
+
+CONTAINER_ADAPTER = "harness.agents.container_agent:ContainerAgentAdapter"
+#: The native oracle's image (``sandbox/image_build.py`` builds it as ``native-oracle``).
+NATIVE_ORACLE_IMAGE = "apex-voice/native-oracle:latest"
 
 
 class UnknownModelError(KeyError):
@@ -60,6 +68,15 @@ class ModelSpec:
     max_concurrent_sessions: int | None = None
     #: Keyword arguments for the adapter's constructor (endpoint, provider model, ...).
     options: dict[str, Any] = field(default_factory=dict)
+    #: An image serving the OpenAI Realtime protocol on port 8765: with a docker sandbox the agent
+    #: runs there, one container per session (``sandbox.agent_container``), reached through
+    #: :class:`~harness.agents.container_agent.ContainerAgentAdapter`.
+    agent_image: str | None = None
+
+    @property
+    def container_only(self) -> bool:
+        """The agent exists only as its image (``container:IMAGE``): it needs a docker sandbox."""
+        return self.agent_image is not None and self.adapter == CONTAINER_ADAPTER
 
     @property
     def deterministic(self) -> bool:
@@ -104,9 +121,11 @@ MODELS: dict[str, ModelSpec] = {
             provider="apex-voice",
             adapter="harness.agents.native_oracle:NativeOracleAgent",
             clock="virtual",
-            notes="calls the task's tools itself over MCP; its calls are observed at the server",
+            notes="calls the task's tools itself over MCP; its calls are observed at the server; "
+            f"with --sandbox docker it runs in its own container ({NATIVE_ORACLE_IMAGE})",
             privileged=True,
             tool_modes=("native",),
+            agent_image=NATIVE_ORACLE_IMAGE,
         ),
         ModelSpec(
             key="noop",
@@ -182,10 +201,27 @@ def _openai_compatible(url: str) -> ModelSpec:
     )
 
 
+def _container_image(key: str) -> ModelSpec:
+    """``container:IMAGE``: an agent image run in its own container per session (never privileged)."""
+    image = key.partition(":")[2]
+    if not image:
+        raise UnknownModelError("container:IMAGE needs an image name, e.g. container:my-agent:latest")
+    return ModelSpec(
+        key=key,
+        display_name=f"agent container {image}",
+        provider="agent image",
+        adapter=CONTAINER_ADAPTER,
+        tool_modes=("native",),
+        agent_image=image,
+        notes="an OpenAI-Realtime server on port 8765 in its own container (--sandbox docker)",
+    )
+
+
 #: Key prefix → the spec it builds from the whole key.
 PREFIX_FACTORIES: dict[str, Callable[[str], ModelSpec]] = {
     "ws://": _openai_compatible,
     "wss://": _openai_compatible,
+    "container:": _container_image,
 }
 
 
@@ -255,7 +291,7 @@ def get_model(key: str) -> ModelSpec:
     raise UnknownModelError(
         f"unknown model {key!r}; known models: {', '.join([*MODELS, *installed])} "
         f"(or {', '.join(f'{p}:MODEL' for p in PREFIXES)}, an adapter as package.module:Class, "
-        "or an OpenAI-Realtime server as ws://HOST:PORT/PATH)"
+        "an OpenAI-Realtime server as ws://HOST:PORT/PATH, or an agent image as container:IMAGE)"
     )
 
 

@@ -21,7 +21,7 @@ from harness.session.errors import (
     ProviderTransient,
     SessionInfraError,
 )
-from sandbox.errors import ControlRequestError, SandboxUnavailableError
+from sandbox.errors import AgentImageError, ControlRequestError, SandboxUnavailableError
 
 __all__ = ["Blame", "BlameKind", "classify"]
 
@@ -113,6 +113,8 @@ _BY_TYPE: list[tuple[type[BaseException], Callable[..., Blame]]] = [
     (SessionInfraError, _session_infra),
     (ProviderError, _provider_error),
     (JudgeUnavailable, lambda exc: Blame("judge_unavailable", transient=True)),
+    # No session of this model can start (its image is not on the engine): say so once and stop.
+    (AgentImageError, lambda exc: Blame("sandbox", stops_campaign=True)),
     (SandboxUnavailableError, lambda exc: Blame("sandbox", transient=True)),
     # The control API answered but refused our request: our bug, never the sandbox's.
     (ControlRequestError, lambda exc: _HARNESS_BUG),

@@ -4,6 +4,11 @@ The task's public part is written to a temporary directory and served by a sandb
 this cell alone; leaving the cell always tears the sandbox down and removes the directory, whether
 the session finished, failed or was cancelled. The task is loaded afresh for every session, so no
 state leaks from one cell into another.
+
+A model with an agent image (``container:IMAGE``; the native oracle under ``--sandbox docker``)
+runs in its own container, started after the sandbox on the sandbox's network and removed with the
+session (:mod:`sandbox.agent_container`); the harness reaches it through the OpenAI adapter on the
+realtime clock (:class:`~harness.agents.container_agent.ContainerAgentAdapter`).
 """
 
 from __future__ import annotations
@@ -12,12 +17,14 @@ import asyncio
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.agents.realtime import McpEndpoint
+from harness.agents.container_agent import ContainerAgentAdapter
+from harness.agents.realtime import McpEndpoint, RealtimeAdapter
 from harness.agents.registry import ModelSpec
 from harness.audio.acoustics import AcousticChain
 from harness.audio.speech_bank import SpeechSource
@@ -30,7 +37,14 @@ from harness.tasks.bundle import TaskBundle
 from harness.tasks.checksums import ChecksumManifest
 from harness.tasks.loader import load_task
 from harness.user.llm_act_observer import LlmActClassifier
+from sandbox.agent_container import (
+    AgentContainer,
+    AgentContainerConfig,
+    ensure_agent_image,
+    start_agent_container,
+)
 from sandbox.backend import SandboxBackend, SandboxEnvironment
+from sandbox.errors import AgentImageError
 
 from .campaign import CampaignCell
 
@@ -61,6 +75,10 @@ class SandboxedCellRunner:
     tool_mode: str = "bridge"
     #: Called with each session's event bus as it starts (a live view subscribes here).
     on_session: Callable[[CampaignCell, EventBus], None] | None = None
+    #: Limits of agent containers (the image comes from the model).
+    agent_limits: AgentContainerConfig | None = None
+    _image_checked: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
+    _image_ready: bool = field(default=False, init=False, repr=False)
 
     async def __call__(self, cell: CampaignCell, rep_dir: Path) -> ResultRecord:
         try:
@@ -74,11 +92,45 @@ class SandboxedCellRunner:
         with tempfile.TemporaryDirectory(prefix="apexvoice-public-") as public_root:
             public_dir = Path(public_root) / bundle.task_id
             await asyncio.to_thread(bundle.public_bundle(seed=self.seed).write, public_dir)
-            async with self.backend.start(public_dir, run_id, task_id=bundle.task_id) as sandbox_env:
+            async with (
+                self.backend.start(public_dir, run_id, task_id=bundle.task_id) as sandbox_env,
+                self.agent_container(sandbox_env) as agent,
+            ):
+                if agent is not None:
+                    sandbox_env.metadata["agent_container"] = agent.metadata()
                 sandbox = {"backend": sandbox_env.backend, **sandbox_env.metadata}
                 async with McpEnvironment(sandbox_env) as env:
                     session = await self.run_session(cell, bundle, env, rep_dir / run_id, run_id, sandbox_env)
         return self.record(session, cell, wall_s=time.monotonic() - started, sandbox=sandbox)
+
+    @property
+    def runs_in_container(self) -> bool:
+        """The model runs from its image: it has one, and the sandbox can start containers."""
+        return self.model.agent_image is not None and self.backend.name == "docker"
+
+    @asynccontextmanager
+    async def agent_container(self, sandbox_env: SandboxEnvironment) -> AsyncIterator[AgentContainer | None]:
+        """The session's agent container when the model runs from its image, else ``None``."""
+        if not self.runs_in_container:
+            if self.model.container_only:
+                raise AgentImageError(f"{self.model.key} runs only in a container: use --sandbox docker")
+            yield None
+            return
+        assert self.model.agent_image is not None
+        async with self._image_checked:
+            if not self._image_ready:
+                await asyncio.to_thread(ensure_agent_image, self.model.agent_image)
+                self._image_ready = True
+        limits = self.agent_limits or AgentContainerConfig(image=self.model.agent_image)
+        async with start_agent_container(sandbox_env, replace(limits, image=self.model.agent_image)) as agent:
+            yield agent
+
+    def create_adapter(self, sandbox_env: SandboxEnvironment) -> RealtimeAdapter:
+        """A fresh adapter: the model's own, or the client of its agent container."""
+        agent = sandbox_env.metadata.get("agent_container")
+        if agent is None:
+            return self.model.create_adapter()
+        return ContainerAgentAdapter(endpoint=agent["url"])
 
     async def run_session(
         self,
@@ -92,7 +144,7 @@ class SandboxedCellRunner:
         """One session against the cell's sandboxed environment (voice here; C0 overrides it)."""
         return await run_duplex_session(
             bundle,
-            self.model.create_adapter(),
+            self.create_adapter(sandbox_env),
             env,
             speech=self.speech(bundle),
             session_dir=session_dir,

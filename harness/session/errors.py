@@ -11,6 +11,12 @@ never guessed from its message:
   the campaign stops at once and says why.
 - :class:`JudgeUnavailable`: the semantic judge did not answer. The field verdict is left
   ``pending`` for a later ``regrade``; it is never graded FAIL against the model.
+- An agent container's own failure (it died, dropped or closed its socket, sent malformed or
+  error events, refused its session) is the model's, because the container *is* the model under
+  test: :class:`~harness.agents.container_agent.ContainerAgentAdapter` raises nothing, it ends the
+  call there (an ``AdapterError`` with code ``agent_failed``, then ``CallEnded``), and the session
+  is graded with what the environment holds, never retried. Its task server dying stays a
+  :class:`SandboxFailure`.
 - Anything else is a harness bug: the cell fails loudly with its traceback, never retried as
   infrastructure and never scored.
 """

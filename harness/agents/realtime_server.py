@@ -1,0 +1,473 @@
+"""An OpenAI Realtime (GA) websocket server hosting one in-process agent: how an agent becomes a
+container agent.
+
+``python -m harness.agents.realtime_server --agent native-oracle --port 8765`` serves the
+registry's ``native-oracle`` behind the protocol any OpenAI-Realtime client speaks, so the harness
+runs it through its OpenAI adapter like any other agent image (docs/agent-containers.md). Each
+connection gets a fresh adapter:
+
+- ``session.update`` configures it: instructions, voice, turn detection, function tools, and the
+  task's MCP endpoint from the ``{"type": "mcp", "server_url", "headers", "allowed_tools", ...}``
+  tool (native tool mode). A privileged registry entry is also sent its task's reference policy,
+  in the extension field ``apex_voice.reference_policy`` beside ``session`` (no other agent ever
+  receives it). The adapter connects, then ``session.updated`` acknowledges.
+- ``input_audio_buffer.append`` (base64 PCM16 24 kHz) is cut into 20 ms frames fed to the adapter.
+  The hosted agent's clock is the audio it received (frame ``n`` starts at ``20·n`` ms), so a
+  virtual-clock agent behaves as in-process, just paced by the client's wall-clock stream.
+- What the adapter emits becomes server events: ``response.created``, ``response.output_audio.delta``
+  and ``response.output_audio_transcript.delta``, then ``response.done``; the agent stopping its own
+  speech (``PlayoutCleared``) is ``input_audio_buffer.speech_started``, after which the client stops
+  playout and truncates (``conversation.item.truncate`` is acknowledged). The agent hanging up
+  (``CallEnded``) closes the socket with code 1000 once its last response is sent.
+- Anything malformed or unsupported is answered with an ``error`` event naming it.
+
+Hosted agents call their tools themselves (native tool mode): an adapter that asks the harness to
+execute a function call is told, in an ``error`` event, that this server does not carry them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import binascii
+import itertools
+import json
+import logging
+from collections.abc import Callable
+from http import HTTPStatus
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from harness.audio.frames import FRAME_BYTES, FRAME_MS, AudioFrame
+from harness.tasks.models import ReferencePolicy
+
+from .providers import openai_wire as wire
+from .realtime import (
+    AdapterError,
+    AdapterInfo,
+    AgentEvent,
+    AudioDelta,
+    CallEnded,
+    McpEndpoint,
+    PlaybackReport,
+    PlayoutCleared,
+    RealtimeAdapter,
+    ResponseDone,
+    SessionConfig,
+    SpeechStarted,
+    SpeechStopped,
+    ToolCallCancelled,
+    ToolCallRequested,
+    TranscriptDelta,
+    TranscriptDone,
+    TurnDetection,
+    UserTranscript,
+)
+
+__all__ = ["REALTIME_PATH", "AgentFactory", "RealtimeAgentServer", "session_config"]
+
+log = logging.getLogger(__name__)
+
+REALTIME_PATH = "/v1/realtime"
+#: Agent speech is sent in pieces of this many bytes (100 ms at 24 kHz), as providers stream it.
+AUDIO_CHUNK_BYTES = 4800
+#: The ``apex_voice`` extension's key in ``session.update`` (beside ``session``).
+EXTENSION_KEY = "apex_voice"
+
+AgentFactory = Callable[[], RealtimeAdapter]
+
+# -- client → server: what a session.update may carry (unknown fields are ignored) ------------
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class McpToolFilter(_Lenient):
+    tool_names: list[str] = Field(default_factory=list)
+
+
+class McpToolDeclaration(_Lenient):
+    """The GA remote-MCP tool: where the task's tools are, and which of them to use."""
+
+    type: Literal["mcp"]
+    server_label: str
+    server_url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+    require_approval: str | dict[str, Any] = "never"
+    allowed_tools: list[str] | McpToolFilter | None = None
+
+    def endpoint(self) -> McpEndpoint:
+        allowed = self.allowed_tools.tool_names if isinstance(self.allowed_tools, McpToolFilter) else self.allowed_tools
+        approval = self.require_approval if isinstance(self.require_approval, str) else "never"
+        return McpEndpoint(
+            url=self.server_url,
+            headers=dict(self.headers),
+            server_label=self.server_label,
+            allowed_tools=tuple(allowed or ()),
+            require_approval=approval,
+        )
+
+
+class FunctionToolDeclaration(_Lenient):
+    type: Literal["function"]
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class TurnDetectionIn(_Lenient):
+    type: Literal["server_vad", "semantic_vad"]
+    threshold: float | None = None
+    prefix_padding_ms: int | None = None
+    silence_duration_ms: int | None = None
+    eagerness: Literal["low", "medium", "high", "auto"] | None = None
+    create_response: bool = True
+    interrupt_response: bool = True
+
+
+class AudioInputIn(_Lenient):
+    turn_detection: TurnDetectionIn | None = None
+
+
+class AudioOutputIn(_Lenient):
+    voice: str | None = None
+
+
+class SessionAudioIn(_Lenient):
+    input: AudioInputIn = Field(default_factory=AudioInputIn)
+    output: AudioOutputIn = Field(default_factory=AudioOutputIn)
+
+
+class SessionIn(_Lenient):
+    type: Literal["realtime"] = "realtime"
+    instructions: str = ""
+    audio: SessionAudioIn = Field(default_factory=SessionAudioIn)
+    tools: list[Annotated[McpToolDeclaration | FunctionToolDeclaration, Field(discriminator="type")]] = Field(
+        default_factory=list
+    )
+
+
+class ApexVoiceExtension(_Lenient):
+    """What the harness adds for privileged registry entries only (the oracle)."""
+
+    reference_policy: ReferencePolicy | None = None
+
+
+class SessionUpdateIn(_Lenient):
+    type: Literal["session.update"]
+    event_id: str | None = None
+    session: SessionIn
+    apex_voice: ApexVoiceExtension | None = None
+
+
+def session_config(update: SessionUpdateIn) -> SessionConfig:
+    """The adapter's session from a client's ``session.update``.
+
+    Raises:
+        ValueError: more than one MCP tool (one task, one endpoint).
+    """
+    session = update.session
+    mcp_tools = [tool for tool in session.tools if isinstance(tool, McpToolDeclaration)]
+    if len(mcp_tools) > 1:
+        raise ValueError(f"session.tools declares {len(mcp_tools)} MCP servers; a session has one task endpoint")
+    detection = session.audio.input.turn_detection
+    turns = (
+        TurnDetection(type="none")
+        if detection is None
+        else TurnDetection(**detection.model_dump())
+    )
+    config = SessionConfig(
+        instructions=session.instructions,
+        tools=[
+            {"name": t.name, "description": t.description, "parameters": t.parameters}
+            for t in session.tools
+            if isinstance(t, FunctionToolDeclaration)
+        ],
+        turn_detection=turns,
+        tool_mode="native" if mcp_tools else "bridge",
+        mcp=mcp_tools[0].endpoint() if mcp_tools else None,
+        reference_policy=update.apex_voice.reference_policy if update.apex_voice else None,
+    )
+    if session.audio.output.voice:
+        config.voice = session.audio.output.voice
+    return config
+
+
+def _echo(session: dict[str, Any]) -> dict[str, Any]:
+    """The session as acknowledged: as sent, without the MCP tool's headers (they hold a secret)."""
+    tools = [{k: v for k, v in tool.items() if k != "headers"} if isinstance(tool, dict) else tool
+             for tool in session.get("tools") or []]
+    return {**session, "type": "realtime", "tools": tools}
+
+
+# -- one connection ------------------------------------------------------------------------------
+
+
+class _Connection:
+    """One client: a fresh adapter, its audio timeline and the response being streamed."""
+
+    def __init__(self, ws: ServerConnection, factory: AgentFactory, agent_name: str, ids: itertools.count[int]) -> None:
+        self.ws = ws
+        self.factory = factory
+        self.agent_name = agent_name
+        self._ids = ids
+        self.adapter: RealtimeAdapter | None = None
+        self._pending = b""
+        self._media_ms = 0
+        self._response: tuple[str, str] | None = None  # (response id, item id)
+        self._transcript: list[str] = []
+        self._ended = False
+
+    def _id(self, prefix: str) -> str:
+        return f"{prefix}_{next(self._ids):06d}"
+
+    async def _send(self, event_type: str, **fields: Any) -> None:
+        await self.ws.send(json.dumps({"type": event_type, "event_id": self._id("event"), **fields}))
+
+    async def _error(self, message: str, *, error_type: str = "invalid_request_error", code: str | None = None,
+                     event_id: str | None = None) -> None:
+        body: dict[str, Any] = {"type": error_type, "message": message}
+        if code is not None:
+            body["code"] = code
+        if event_id is not None:
+            body["event_id"] = event_id
+        await self._send("error", error=body)
+
+    async def run(self) -> None:
+        await self._send("session.created", session={"type": "realtime", "id": self._id("sess"), "model": self.agent_name,
+                                                      "object": "realtime.session"})
+        try:
+            async for raw in self.ws:
+                await self._on_raw(raw)
+                if self._ended:
+                    await self.ws.close(1000, "call ended")
+                    return
+        except ConnectionClosed:
+            pass
+        finally:
+            if self.adapter is not None:
+                await self.adapter.close()
+
+    async def _on_raw(self, raw: str | bytes) -> None:
+        try:
+            message = json.loads(raw)
+        except (TypeError, ValueError):
+            await self._error(f"frame is not JSON: {str(raw)[:80]!r}")
+            return
+        if not isinstance(message, dict):
+            await self._error("an event must be a JSON object with a type")
+            return
+        kind = message.get("type")
+        handler = self._HANDLERS.get(kind) if isinstance(kind, str) else None
+        if handler is None:
+            await self._error(f"unsupported event type {kind!r}", code="unknown_event", event_id=message.get("event_id"))
+            return
+        try:
+            await handler(self, message)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "(event)"
+            await self._error(f"invalid {kind}: {where}: {first['msg']}", code="invalid_value",
+                              event_id=message.get("event_id"))
+
+    async def _on_session_update(self, message: dict[str, Any]) -> None:
+        update = SessionUpdateIn.model_validate(message)
+        if self.adapter is None:
+            try:
+                config = session_config(update)
+            except ValueError as exc:
+                await self._error(str(exc), code="invalid_value", event_id=update.event_id)
+                return
+            adapter = self.factory()
+            try:
+                await adapter.connect(config)
+            except ValueError as exc:  # the agent says what its session lacks
+                await adapter.close()
+                await self._error(f"{self.agent_name}: {exc}", code="invalid_value", event_id=update.event_id)
+                return
+            except Exception as exc:  # it could not start (e.g. its MCP endpoint does not answer)
+                await adapter.close()
+                log.exception("%s could not start its session", self.agent_name)
+                await self._error(f"{self.agent_name} could not start: {type(exc).__name__}: {exc}",
+                                  error_type="server_error", event_id=update.event_id)
+                return
+            self.adapter = adapter
+        await self._send("session.updated", session=_echo(message["session"]))
+
+    async def _on_audio_append(self, message: dict[str, Any]) -> None:
+        event = wire.InputAudioBufferAppend.model_validate(message)
+        if self.adapter is None:
+            await self._error("input_audio_buffer.append before session.update", code="session_not_configured",
+                              event_id=event.event_id)
+            return
+        try:
+            self._pending += base64.b64decode(event.audio, validate=True)
+        except (binascii.Error, ValueError):
+            await self._error("input_audio_buffer.append: audio is not base64", code="invalid_value",
+                              event_id=event.event_id)
+            return
+        while len(self._pending) >= FRAME_BYTES and not self._ended:
+            frame, self._pending = self._pending[:FRAME_BYTES], self._pending[FRAME_BYTES:]
+            await self.adapter.send_audio(AudioFrame.from_bytes(frame, self._media_ms))
+            self._media_ms += FRAME_MS
+            await self._deliver(self.adapter.poll_events())
+
+    async def _on_truncate(self, message: dict[str, Any]) -> None:
+        event = wire.ConversationItemTruncate.model_validate(message)
+        if self.adapter is not None:
+            self.adapter.playback(PlaybackReport(None, event.item_id, event.audio_end_ms))
+        await self._send("conversation.item.truncated", item_id=event.item_id, content_index=event.content_index,
+                         audio_end_ms=event.audio_end_ms)
+
+    async def _on_accepted(self, message: dict[str, Any]) -> None:
+        """``response.create`` / ``input_audio_buffer.commit``: the hosted agent decides when to speak."""
+
+    async def _on_item_create(self, message: dict[str, Any]) -> None:
+        await self._error(
+            f"{self.agent_name} calls its tools itself over MCP; this server takes no conversation items",
+            code="unsupported_item", event_id=message.get("event_id"),
+        )
+
+    _HANDLERS = {
+        "session.update": _on_session_update,
+        "input_audio_buffer.append": _on_audio_append,
+        "input_audio_buffer.commit": _on_accepted,
+        "input_audio_buffer.clear": _on_accepted,
+        "response.create": _on_accepted,
+        "response.cancel": _on_accepted,
+        "conversation.item.truncate": _on_truncate,
+        "conversation.item.create": _on_item_create,
+    }
+
+    # -- adapter events → server events ----------------------------------------------------------
+
+    async def _deliver(self, events: list[AgentEvent]) -> None:
+        for event in events:
+            if isinstance(event, AudioDelta):
+                response_id, item_id = await self._open_response()
+                for start in range(0, len(event.pcm), AUDIO_CHUNK_BYTES):
+                    chunk = base64.b64encode(event.pcm[start : start + AUDIO_CHUNK_BYTES]).decode("ascii")
+                    await self._send("response.output_audio.delta", response_id=response_id, item_id=item_id,
+                                     output_index=0, content_index=0, delta=chunk)
+            elif isinstance(event, TranscriptDelta):
+                response_id, item_id = await self._open_response()
+                self._transcript.append(event.text)
+                await self._send("response.output_audio_transcript.delta", response_id=response_id, item_id=item_id,
+                                 output_index=0, content_index=0, delta=event.text)
+            elif isinstance(event, TranscriptDone):
+                self._transcript = [event.text]
+            elif isinstance(event, ResponseDone):
+                await self._close_response(event.status or "completed")
+            elif isinstance(event, PlayoutCleared | SpeechStarted):
+                await self._send("input_audio_buffer.speech_started", audio_start_ms=self._media_ms,
+                                 item_id=self._id("item"))
+            elif isinstance(event, SpeechStopped):
+                await self._send("input_audio_buffer.speech_stopped", audio_end_ms=self._media_ms,
+                                 item_id=event.item_id or self._id("item"))
+            elif isinstance(event, UserTranscript) and event.final:
+                await self._send("conversation.item.input_audio_transcription.completed", content_index=0,
+                                 item_id=event.item_id or self._id("item"), transcript=event.text)
+            elif isinstance(event, CallEnded):
+                if self._response is not None:
+                    await self._close_response("completed")
+                self._ended = True
+            elif isinstance(event, AdapterError):
+                await self._error(event.message, error_type="server_error" if event.transient else "invalid_request_error",
+                                  code=event.code)
+            elif isinstance(event, ToolCallRequested):
+                await self._error(f"{self.agent_name} asked for function call {event.name!r}; this server hosts "
+                                  "agents that call their tools over MCP themselves", error_type="server_error",
+                                  code="function_calls_unsupported")
+            elif not isinstance(event, AdapterInfo | ToolCallCancelled | UserTranscript):
+                raise TypeError(f"no server event for {type(event).__name__}")
+
+    async def _open_response(self) -> tuple[str, str]:
+        if self._response is None:
+            self._response = (self._id("resp"), self._id("item"))
+            self._transcript = []
+            await self._send("response.created", response={"id": self._response[0], "object": "realtime.response",
+                                                           "status": "in_progress", "output": []})
+        return self._response
+
+    async def _close_response(self, status: str) -> None:
+        response_id, item_id = await self._open_response()
+        transcript = "".join(self._transcript)
+        item = {"id": item_id, "type": "message", "role": "assistant", "status": "completed", "object": "realtime.item",
+                "content": [{"type": "output_audio", "transcript": transcript}]}
+        await self._send("response.output_audio.done", response_id=response_id, item_id=item_id, output_index=0,
+                         content_index=0)
+        await self._send("response.output_audio_transcript.done", response_id=response_id, item_id=item_id,
+                         output_index=0, content_index=0, transcript=transcript)
+        await self._send("response.output_item.done", response_id=response_id, output_index=0, item=item)
+        await self._send("response.done", response={"id": response_id, "object": "realtime.response",
+                                                    "status": status, "output": [item]})
+        self._response = None
+        self._transcript = []
+
+
+class RealtimeAgentServer:
+    """``async with RealtimeAgentServer(factory, port=0) as server:`` then connect to ``server.url``."""
+
+    def __init__(self, factory: AgentFactory, *, agent_name: str, host: str = "127.0.0.1", port: int = 8765) -> None:
+        self.factory = factory
+        self.agent_name = agent_name
+        self.host = host
+        self.port = port
+        self._ids = itertools.count(1)
+        self._server: Server | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "the server is not started"
+        host, port = next(iter(self._server.sockets)).getsockname()[:2]
+        return f"ws://{host}:{port}{REALTIME_PATH}"
+
+    def _check_path(self, connection: ServerConnection, request: Request) -> Response | None:
+        path = request.path.partition("?")[0]
+        if path != REALTIME_PATH:
+            return connection.respond(HTTPStatus.NOT_FOUND, f"no realtime endpoint at {path}; use {REALTIME_PATH}\n")
+        return None
+
+    async def _serve(self, ws: ServerConnection) -> None:
+        await _Connection(ws, self.factory, self.agent_name, self._ids).run()
+
+    async def __aenter__(self) -> RealtimeAgentServer:
+        self._server = await serve(self._serve, self.host, self.port, process_request=self._check_path,
+                                   max_size=2**22, compression=None)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        await self._server.wait_closed()
+
+    async def serve_forever(self) -> None:
+        async with self:
+            log.info("%s serving the OpenAI Realtime protocol at %s", self.agent_name, self.url)
+            await asyncio.Future()
+
+
+def main(argv: list[str] | None = None) -> None:
+    from .registry import get_model
+
+    parser = argparse.ArgumentParser(description="Serve a registered in-process agent over the OpenAI Realtime protocol.")
+    parser.add_argument("--agent", required=True, help="registry key of the agent to host (e.g. native-oracle)")
+    parser.add_argument("--host", default="0.0.0.0")
+    parser.add_argument("--port", type=int, default=8765)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    spec = get_model(args.agent)
+    if spec.interface != "realtime":
+        parser.error(f"{args.agent} is a {spec.interface} agent, not a realtime one")
+    server = RealtimeAgentServer(spec.create_adapter, agent_name=spec.key, host=args.host, port=args.port)
+    asyncio.run(server.serve_forever())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,275 @@
+"""The agent under test in its own container, on its session's network, hardened like the task server.
+
+An agent that arrives as an image (``--model container:IMAGE``, or the native oracle with
+``--sandbox docker``) is untrusted code, so it runs exactly as the task's MCP server does (the same
+:func:`~sandbox.hardening.hardened_create_options`): read-only root, init, noexec tmpfs ``/tmp``,
+all capabilities dropped, no-new-privileges, uid 10001, pids/memory/CPU limits. Its only network is
+the session's ``internal`` bridge, so it reaches the task's MCP endpoint and nothing else: no
+egress, no other session (each has its own bridge), no host service (the host guard drops new
+connections from every sandbox bridge), no docker socket (nothing is mounted). The harness, on the
+host, connects to its websocket at ``ws://ADDRESS:PORT/v1/realtime``.
+
+``async with start_agent_container(sandbox_env, config) as agent:`` starts one container for one
+session, waits until its port accepts a connection and yields where it listens; leaving the block
+always removes it (exception and cancellation included: removal waits for a start in progress, so
+nothing is left behind). It carries the session's :mod:`sandbox.labels`, so the orphan sweeper
+(``apex-voice sandbox cleanup``) removes it if the harness dies.
+
+Docker SDK calls block, so they run on this module's thread pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import docker
+import docker.errors
+
+from .backend import SandboxEnvironment
+from .errors import AgentImageError, SandboxUnavailableError
+from .hardening import ContainerLimits, hardened_create_options
+from .labels import session_labels
+from .readiness import wait_until_ready
+
+__all__ = [
+    "AGENT_PORT",
+    "REALTIME_PATH",
+    "AgentContainer",
+    "AgentContainerConfig",
+    "ensure_agent_image",
+    "start_agent_container",
+]
+
+log = logging.getLogger(__name__)
+
+#: The port every agent image serves the OpenAI Realtime protocol on (docs/agent-containers.md).
+AGENT_PORT = 8765
+REALTIME_PATH = "/v1/realtime"
+_PROBE_TIMEOUT_S = 1.0
+
+_pool = ThreadPoolExecutor(8, thread_name_prefix="apexvoice-agent")
+
+
+@dataclass(frozen=True)
+class AgentContainerConfig:
+    """Image and resource limits of one agent container."""
+
+    image: str
+    user: str = "10001:10001"
+    mem_limit: str = "512m"  # python, numpy/scipy and the MCP client on one CPU
+    pids_limit: int = 64
+    nano_cpus: int = 1_000_000_000
+    tmpfs_size: str = "64m"  # /tmp (counted in mem_limit): caches, synthesized speech
+    nofile: int = 1024
+    port: int = AGENT_PORT
+    ready_timeout_s: float = 60.0
+
+    @property
+    def limits(self) -> ContainerLimits:
+        return ContainerLimits(self.user, self.mem_limit, self.pids_limit, self.nano_cpus, self.tmpfs_size, self.nofile)
+
+
+@dataclass(frozen=True)
+class AgentContainer:
+    """A running agent container: where the harness connects, and what to record."""
+
+    url: str
+    container_id: str
+    name: str
+    address: str
+    image: str
+    #: ``create_s``, ``start_s``, ``ready_s`` (port accepting) and ``start_to_ready_s`` (all of it).
+    timings: dict[str, float]
+
+    def metadata(self) -> dict[str, Any]:
+        """For ``result.json``: which image ran, as which container, how long it took to start."""
+        return {
+            "image": self.image,
+            "container_id": self.container_id,
+            "name": self.name,
+            "url": self.url,
+            "timings": dict(self.timings),
+        }
+
+
+@dataclass
+class _Launch:
+    """What one start created, filled in as it is created (teardown removes whatever exists)."""
+
+    name: str
+    container_id: str | None = None
+    address: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+@cache
+def _default_client() -> Any:
+    return docker.from_env(use_context=False)
+
+
+@asynccontextmanager
+async def start_agent_container(
+    sandbox: SandboxEnvironment, config: AgentContainerConfig, *, client: Any = None
+) -> AsyncIterator[AgentContainer]:
+    """Start ``config.image`` on ``sandbox``'s network (a docker sandbox); remove it on exit.
+
+    Raises:
+        SandboxUnavailableError: the sandbox is not a docker one, or the container could not be
+            created, exited while starting or never accepted a connection.
+        AgentImageError: the image is not on the engine.
+    """
+    network_id = sandbox.metadata.get("network_id")
+    if sandbox.backend != "docker" or not network_id:
+        raise SandboxUnavailableError(
+            f"an agent container needs a docker sandbox with a session network (got backend {sandbox.backend!r})"
+        )
+    engine = client or _default_client()
+    meta = sandbox.metadata
+    launch = _Launch(name=f"apexvoice-agent-{meta['session_id']}")
+    labels = session_labels(str(meta.get("run_id", "")), str(meta["session_id"]), str(meta.get("task_id", "")))
+    started = time.monotonic()
+    creating: Future[None] = _pool.submit(_create_and_start, engine, launch, config, str(network_id), labels)
+    try:
+        await asyncio.shield(asyncio.wrap_future(creating))
+        assert launch.address is not None and launch.container_id is not None
+        ready_s = await wait_until_ready(
+            lambda: _accepts(launch.address or "", config.port),
+            timeout_s=config.ready_timeout_s,
+            exit_reason=lambda: asyncio.wrap_future(_pool.submit(_exit_reason, engine, launch)),
+            what=f"agent container {launch.name} ({config.image})",
+        )
+        launch.timings["ready_s"] = round(ready_s, 4)
+        launch.timings["start_to_ready_s"] = round(time.monotonic() - started, 4)
+        yield AgentContainer(
+            url=f"ws://{launch.address}:{config.port}{REALTIME_PATH}",
+            container_id=launch.container_id,
+            name=launch.name,
+            address=launch.address,
+            image=config.image,
+            timings=dict(launch.timings),
+        )
+    finally:
+        await asyncio.shield(asyncio.wrap_future(_pool.submit(_remove, engine, launch)))
+
+
+async def _accepts(address: str, port: int) -> None:
+    """One TCP connection to the agent's port (raises ``OSError`` until it listens)."""
+    _, writer = await asyncio.wait_for(asyncio.open_connection(address, port), _PROBE_TIMEOUT_S)
+    writer.close()
+    with suppress(OSError):
+        await writer.wait_closed()
+
+
+# ---- blocking engine work (runs on the pool) -------------------------------------------------
+
+
+def _create_and_start(
+    client: Any, launch: _Launch, config: AgentContainerConfig, network_id: str, labels: dict[str, str]
+) -> None:
+    try:
+        t0 = time.monotonic()
+        try:
+            container = client.containers.create(
+                config.image,
+                name=launch.name,
+                hostname="agent",
+                labels=labels,
+                network=network_id,
+                **hardened_create_options(config.limits),
+            )
+        except docker.errors.ImageNotFound as exc:
+            raise AgentImageError(f"agent image {config.image} is not on this Docker engine: {exc}") from exc
+        launch.container_id = container.id
+        t1 = time.monotonic()
+        container.start()
+        container.reload()
+        t2 = time.monotonic()
+        launch.timings.update(create_s=round(t1 - t0, 4), start_s=round(t2 - t1, 4))
+        networks = container.attrs["NetworkSettings"]["Networks"]
+        if len(networks) != 1:
+            raise SandboxUnavailableError(f"agent container {launch.name} is on {sorted(networks)}, not its session network alone")
+        launch.address = next(iter(networks.values()))["IPAddress"] or None
+        if launch.address is None:
+            raise SandboxUnavailableError(f"agent container {launch.name} got no address on its network")
+    except docker.errors.DockerException as exc:
+        raise SandboxUnavailableError(f"agent container {launch.name} ({config.image}): {exc}") from exc
+    finally:
+        launch.done.set()
+
+
+def _exit_reason(client: Any, launch: _Launch) -> str | None:
+    try:
+        container = client.containers.get(launch.container_id)
+    except docker.errors.NotFound:
+        return "container is gone"
+    if container.status in ("created", "running"):
+        return None
+    state = container.attrs.get("State", {})
+    logs = container.logs(tail=20).decode(errors="replace").strip()
+    return f"status {container.status}, exit code {state.get('ExitCode')}, OOM {state.get('OOMKilled')}: {logs}"
+
+
+def _remove(client: Any, launch: _Launch) -> None:
+    launch.done.wait()
+    target = launch.container_id or launch.name  # a create that failed half-way may still have named one
+    with suppress(docker.errors.NotFound):
+        try:
+            client.api.remove_container(target, force=True, v=True)
+        except docker.errors.APIError as exc:
+            log.warning("removing agent container %s failed (the sweeper will retry): %s", launch.name, exc)
+
+
+def ensure_agent_image(image: str, *, client: Any = None) -> str:
+    """Make sure ``image`` can run: one of ours (``apex-voice/<spec>``) is built when missing or built
+    from other sources than this checkout; any other must already be on the engine.
+
+    Returns one phrase for the user. Blocking (run it off the event loop).
+
+    Raises:
+        AgentImageError: the image is not on the engine and is not one this checkout builds.
+    """
+    from .image_build import (
+        DEFAULT_PROJECT_ROOT,
+        IMAGE_SPECS,
+        LABEL_SOURCE_HASH,
+        build_images,
+        report_to_stderr,
+    )
+    from .project_sources import snapshot_paths
+
+    engine = client or _default_client()
+    repository, _, _tag = image.partition(":")
+    spec = next((s for s in IMAGE_SPECS.values() if s.repository == repository), None)
+    try:
+        labels = engine.images.get(image).labels or {}
+    except docker.errors.ImageNotFound:
+        labels = None
+    if spec is None:
+        if labels is None:
+            raise AgentImageError(
+                f"agent image {image} is not on this Docker engine (there is no registry here: "
+                "`docker build` or `docker load` it first)"
+            )
+        return f"agent image {image} present"
+    checkout = (
+        snapshot_paths(DEFAULT_PROJECT_ROOT, spec.source_packages).digest()
+        if (DEFAULT_PROJECT_ROOT / "pyproject.toml").is_file()
+        else None
+    )
+    if labels is not None and (checkout is None or labels.get(LABEL_SOURCE_HASH) == checkout):
+        return f"agent image {image} current"
+    if checkout is None:
+        raise AgentImageError(f"agent image {image} is not built and this is no source checkout (run `apex-voice images build`)")
+    report_to_stderr(f"agent image {image} is {'stale' if labels is not None else 'not built'}; building it now")
+    build_images([spec.name], client=engine)
+    return f"agent image {image} built"
