@@ -416,7 +416,7 @@ def unix_connect(path: str) -> str:
         sock.close()
 
 
-async def probe_all(plan: dict, mcp: dict) -> dict:
+async def probe_all(plan: dict, mcp: dict, session_update: dict) -> dict:
     mcp_url = mcp.get("server_url") or ""
     mcp_host = urllib.parse.urlsplit(mcp_url).hostname or ""
     mcp_port = urllib.parse.urlsplit(mcp_url).port or 80
@@ -434,6 +434,7 @@ async def probe_all(plan: dict, mcp: dict) -> dict:
         "gateway": gateway,
         "mcp_url": mcp_url,
         "mcp_headers": sorted(mcp.get("headers") or {}),
+        "session_update": session_update,
     }
     loop = asyncio.get_running_loop()
     public_ips = plan.get("public_ips", [])
@@ -507,14 +508,14 @@ async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, plan
                 started = True
                 tools = (message.get("session") or {}).get("tools") or []
                 mcp = next((t for t in tools if t.get("type") == "mcp"), {})
-                asyncio.get_running_loop().create_task(act(ws, plan, mcp))
+                asyncio.get_running_loop().create_task(act(ws, plan, mcp, message))
     except (asyncio.IncompleteReadError, ConnectionError):
         pass
     finally:
         writer.close()
 
 
-async def act(ws: Websocket, plan: dict, mcp: dict) -> None:
+async def act(ws: Websocket, plan: dict, mcp: dict, session_update: dict) -> None:
     mode = plan.get("mode", "probe")
     print(json.dumps({"mode": mode, "mcp": mcp.get("server_url")}), flush=True)
     if mode == "forkbomb":
@@ -522,7 +523,7 @@ async def act(ws: Websocket, plan: dict, mcp: dict) -> None:
     elif mode == "memhog":
         memhog()
     elif mode == "probe":
-        report = await probe_all(plan, mcp)
+        report = await probe_all(plan, mcp, session_update)
         text = REPORT_PREFIX + json.dumps(report)
         print(text, flush=True)
         await ws.send(
