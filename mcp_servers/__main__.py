@@ -1,8 +1,10 @@
-"""``python -m mcp_servers [--task DIR] --port N --control-socket S --token-file F``: serve one task.
+"""``python -m mcp_servers [--task DIR] --port N --control-socket S --token-file F [--agent-token-file A]``: serve one task.
 
 ``/mcp`` is served on ``--host``/``--port`` (where the agent may connect); the control API on the
 unix socket ``--control-socket`` (where only the harness can: it lives in the session's private
-directory), never on the same listener.
+directory), never on the same listener. ``--agent-token-file`` holds the token ``/mcp`` requires
+(``Authorization: Bearer``): per session, distinct from the control token, so whoever holds it (an
+agent, a provider's MCP client) can call tools and nothing else.
 
 ``--task`` is a public bundle directory (see :mod:`mcp_servers.public_bundle`): the harness writes it
 from a task package and never includes grading, reference or user-simulator files. Without it the
@@ -36,10 +38,21 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--host", default="127.0.0.1", help="bind address (0.0.0.0 inside a container)")
     parser.add_argument("--token-file", type=Path, required=True, help="file holding the control bearer token")
+    parser.add_argument(
+        "--agent-token-file", type=Path, default=None,
+        help="file holding the agent bearer token /mcp requires (else /mcp needs none)",
+    )
     parser.add_argument("--control-socket", type=Path, required=True, help="unix socket to serve the control API on")
     parser.add_argument("--state-file", type=Path, default=None, help="append the environment's changes to this journal")
     parser.add_argument("--exit-with-stdin", action="store_true", help="shut down when stdin reaches end of file")
     return parser
+
+
+def _read_token(path: Path) -> str:
+    token = path.read_text(encoding="utf-8").strip()
+    if not token:
+        raise ValueError(f"token file {path} is empty")
+    return token
 
 
 def _exit_when_stdin_closes() -> None:
@@ -56,19 +69,17 @@ def _exit_when_stdin_closes() -> None:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        token = args.token_file.read_text(encoding="utf-8").strip()
+        token = _read_token(args.token_file)
+        agent_token = _read_token(args.agent_token_file) if args.agent_token_file is not None else None
         bundle = PublicBundle.read(args.task) if args.task is not None else None
     except (OSError, ValueError) as exc:
         print(f"mcp_servers: {exc}", file=sys.stderr)
-        return 2
-    if not token:
-        print(f"mcp_servers: token file {args.token_file} is empty", file=sys.stderr)
         return 2
     server = TaskServer(bundle, state_file=args.state_file)
     listeners = [
         uvicorn.Server(
             uvicorn.Config(
-                build_app(server, host=args.host), host=args.host, port=args.port,
+                build_app(server, host=args.host, agent_token=agent_token), host=args.host, port=args.port,
                 limit_concurrency=MAX_MCP_CONNECTIONS, log_level="warning", access_log=False,
             )
         ),

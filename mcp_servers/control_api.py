@@ -8,7 +8,6 @@ answers 409 until a task is loaded.
 
 from __future__ import annotations
 
-import hmac
 import json
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -17,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from .bearer import bearer_matches
 from .bundle_upload import TaskAlreadyLoadedError, bundle_from_files
 from .public_bundle import PublicBundleError
 
@@ -66,12 +66,6 @@ class LoadBody(BaseModel):
     files: dict[str, str]
 
 
-def _authorized(request: Request, token: str) -> bool:
-    header = request.headers.get("authorization", "")
-    scheme, _, given = header.partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(given.encode(), token.encode())
-
-
 def _bad_request(message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=400)
 
@@ -99,7 +93,7 @@ async def _body(request: Request, model: type[BaseModel]) -> BaseModel | JSONRes
 def control_routes(server: TaskServer, token: str) -> list[Route]:
     def guarded(handler, *, needs_task: bool = True):
         async def endpoint(request: Request) -> Response:
-            if not _authorized(request, token):
+            if not bearer_matches(request.headers.get("authorization"), token):
                 return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401)
             if needs_task and server.env is None:
                 return JSONResponse({"error": "no task is loaded on this server yet"}, status_code=409)

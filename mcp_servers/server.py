@@ -3,7 +3,8 @@
 The model-facing side lists exactly the task's tools and nothing else. The control side
 (``/control/...``) is for the harness only and is served by a separate app on a separate listener
 (a unix socket the harness owns; the MCP listener answers 404 for it): every route except health
-also needs the bearer token given at start, compared in constant time. After every change the environment appends what changed to a
+also needs the bearer token given at start, compared in constant time. ``/mcp`` needs a bearer
+token of its own, the agent token (per session, distinct from the control token), when one is given. After every change the environment appends what changed to a
 state journal (:mod:`mcp_servers.state_file`), so the harness can still grade a session whose
 server hangs.
 
@@ -27,6 +28,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .argument_validation import ArgumentsProblem, safe_text
+from .bearer import bearer_matches
 from .bundle_upload import TaskAlreadyLoadedError
 from .call_stream import CallStream
 from .control_api import control_routes
@@ -162,21 +164,23 @@ class TaskServer:
 class _McpGate:
     """ASGI gate in front of ``/mcp``: what the SDK would hold open or queue is answered at once.
 
-    503 until a task is loaded (an empty server serves nothing); 405 for ``GET`` (this server is
+    401 without the session's agent token (when the server was given one): the endpoint may be
+    reachable by more than the session's own agent (a provider's MCP client on the internet); 503 until a task is loaded (an empty server serves nothing); 405 for ``GET`` (this server is
     stateless and answers in JSON, so it never streams to a client: an open ``GET`` would only hold
     a file descriptor); 503 beyond ``MAX_MCP_IN_FLIGHT`` requests at once. Control routes pass.
     """
 
-    def __init__(self, app: ASGIApp, server: TaskServer) -> None:
+    def __init__(self, app: ASGIApp, server: TaskServer, agent_token: str | None = None) -> None:
         self.app = app
         self.server = server
+        self.agent_token = agent_token
         self.in_flight = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not scope["path"].startswith("/mcp"):
             await self.app(scope, receive, send)
             return
-        refusal = self._refusal(scope["method"])
+        refusal = self._unauthorized(scope) or self._refusal(scope["method"])
         if refusal is not None:
             await refusal(scope, receive, send)
             return
@@ -185,6 +189,18 @@ class _McpGate:
             await self.app(scope, receive, send)
         finally:
             self.in_flight -= 1
+
+    def _unauthorized(self, scope: Scope) -> JSONResponse | None:
+        if self.agent_token is None:
+            return None
+        header = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"authorization"), None)
+        if bearer_matches(header, self.agent_token):
+            return None
+        return JSONResponse(
+            {"error": "missing or wrong bearer token (Authorization: Bearer <agent token>)"},
+            status_code=401,
+            headers={"WWW-Authenticate": 'Bearer realm="apex-voice task"'},
+        )
 
     def _refusal(self, method: str) -> JSONResponse | None:
         if self.server.env is None:
@@ -225,8 +241,11 @@ def _arguments(params: mcp_types.CallToolRequestParams) -> Any:
     return meta.get(RAW_ARGUMENTS_META_KEY)
 
 
-def build_app(server: TaskServer, *, host: str = "127.0.0.1") -> Starlette:
-    """The agent's ASGI app: ``/mcp`` only (``/control/...`` is a 404 here, see :func:`build_control_app`)."""
+def build_app(server: TaskServer, *, host: str = "127.0.0.1", agent_token: str | None = None) -> Starlette:
+    """The agent's ASGI app: ``/mcp`` only (``/control/...`` is a 404 here, see :func:`build_control_app`).
+
+    With ``agent_token`` every ``/mcp`` request needs ``Authorization: Bearer <agent_token>`` (else 401).
+    """
     if host in ("127.0.0.1", "localhost", "::1"):
         security = None  # the SDK's DNS-rebinding protection for loopback binds
     else:
@@ -241,7 +260,7 @@ def build_app(server: TaskServer, *, host: str = "127.0.0.1") -> Starlette:
         transport_security=security,
         max_request_body_size=MAX_REQUEST_BODY,
     )
-    app.add_middleware(_McpGate, server=server)
+    app.add_middleware(_McpGate, server=server, agent_token=agent_token)
     return app
 
 

@@ -42,7 +42,9 @@ class SandboxEnvironment:
     ``read_persisted_state`` reads the bytes of the state journal the server appends to after every
     change, without asking the server: the snapshot of last resort when the server hangs (the
     harness folds it, see ``mcp_servers.state_file``; the sandbox does not read the format).
-    ``metadata`` holds ids, addresses and timings for the run record.
+    ``metadata`` holds ids, addresses and timings for the run record. ``agent_token`` is the bearer
+    token ``/mcp`` requires (``None``: a server started without one, e.g. an external server);
+    every MCP client of the session sends :meth:`mcp_headers`.
     """
 
     mcp_url: str
@@ -50,6 +52,11 @@ class SandboxEnvironment:
     backend: str
     read_persisted_state: StateReader
     metadata: dict[str, Any] = field(default_factory=dict)
+    agent_token: str | None = field(default=None, repr=False)
+
+    def mcp_headers(self) -> dict[str, str]:
+        """The headers an MCP client of this session sends to :attr:`mcp_url`."""
+        return {"Authorization": f"Bearer {self.agent_token}"} if self.agent_token else {}
 
 
 class SandboxBackend(ABC):

@@ -4,8 +4,8 @@ The container runs ``apex-voice/mcp-server`` with a read-only root filesystem, a
 (zombies are reaped), tmpfs ``/tmp`` and ``/state`` (size-limited, noexec), all capabilities
 dropped, no-new-privileges, a non-root uid and pids/memory/CPU limits. Its only network is a
 per-session ``internal`` bridge (no egress) with a planned /28 (:mod:`sandbox.subnet_plan`), and the
-host guard (:mod:`sandbox.host_guard`) stops it from connecting to the host. The control token is
-mounted read-only. The state journal lives in the ``/state`` tmpfs: a hung server's is read with
+host guard (:mod:`sandbox.host_guard`) stops it from connecting to the host. The control and agent
+tokens are mounted read-only. The state journal lives in the ``/state`` tmpfs: a hung server's is read with
 ``docker exec``; a killed container's is gone with it (the session is then an infrastructure error).
 
 Before the first session the image is checked against this checkout: an image built from other
@@ -63,6 +63,7 @@ log = logging.getLogger(__name__)
 
 SERVER_PORT = 8080
 TOKEN_MOUNT = "/run/secrets/token"
+AGENT_TOKEN_MOUNT = "/run/secrets/agent-token"
 CONTROL_MOUNT = "/run/control"
 STATE_MOUNT = "/state"
 _SUBNET_ATTEMPTS = 8
@@ -230,6 +231,7 @@ class DockerBackend(SandboxBackend):
                 control=control,
                 backend=self.name,
                 read_persisted_state=lambda: self._in_pool(self._read_state, session),
+                agent_token=session.files.agent_token,
                 metadata={
                     **self._metadata(session),
                     "run_id": run_id,
@@ -357,6 +359,8 @@ class DockerBackend(SandboxBackend):
                 str(SERVER_PORT),
                 "--token-file",
                 TOKEN_MOUNT,
+                "--agent-token-file",
+                AGENT_TOKEN_MOUNT,
                 "--control-socket",
                 f"{CONTROL_MOUNT}/{CONTROL_SOCKET_NAME}",
                 "--state-file",
@@ -374,6 +378,7 @@ class DockerBackend(SandboxBackend):
             ),
             volumes={
                 str(session.files.token_file): {"bind": TOKEN_MOUNT, "mode": "ro"},
+                str(session.files.agent_token_file): {"bind": AGENT_TOKEN_MOUNT, "mode": "ro"},
                 # The control API's only listener: a socket in the private directory, so nothing on
                 # the session network (a native agent container) can route to it.
                 str(session.files.control_dir): {"bind": CONTROL_MOUNT, "mode": "rw"},

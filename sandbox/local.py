@@ -149,6 +149,7 @@ class LocalBackend(SandboxBackend):
                 control=control,
                 backend=self.name,
                 read_persisted_state=read_state,
+                agent_token=server.files.agent_token,
                 metadata={
                     "run_id": run_id,
                     "task_id": task_id,
@@ -186,6 +187,7 @@ class LocalBackend(SandboxBackend):
                         "--host", LOOPBACK,
                         "--port", str(port),
                         "--token-file", str(files.token_file),
+                        "--agent-token-file", str(files.agent_token_file),
                         "--control-socket", str(files.control_socket),
                         "--state-file", str(files.state_file),
                         "--exit-with-stdin",

@@ -1,4 +1,8 @@
-"""The private files of one sandbox session: the control token (and, for ``local``, the state).
+"""The private files of one sandbox session: the control and agent tokens (and, for ``local``, the state).
+
+Two tokens, both fresh per session: the control token guards the control API (harness only); the
+agent token guards ``/mcp`` and is handed to whoever calls the task's tools (the harness's bridge,
+a native agent, a provider's MCP client), so holding it never grants the control plane.
 
 Everything lives in one ``mkdtemp`` directory (mode 0700) named ``apexvoice-*``, so other host
 users cannot read the token or the state. Containers run as another uid: for them the token is made
@@ -40,6 +44,8 @@ class SessionFiles:
     root: Path
     token: str
     token_file: Path
+    agent_token: str
+    agent_token_file: Path
     state_dir: Path
     #: Where the server creates its control socket (bind-mounted into a container).
     control_dir: Path
@@ -63,22 +69,32 @@ class SessionFiles:
             )
         root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
         (root / _OWNER_FILE).write_text(json.dumps(asdict(current_owner())), encoding="utf-8")
-        token = secrets.token_urlsafe(32)
-        token_file = root / "token"
-        fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(token)
+        token, token_file = _write_token(root / "token")
+        agent_token, agent_token_file = _write_token(root / "agent-token")
         state_dir = root / "state"
         state_dir.mkdir()
         control_dir = root / "control"
         control_dir.mkdir()
         if for_container:
             token_file.chmod(0o644)
+            agent_token_file.chmod(0o644)
             control_dir.chmod(0o777)  # the container's uid creates the socket; the 0700 root guards it
-        return cls(root=root, token=token, token_file=token_file, state_dir=state_dir, control_dir=control_dir)
+        return cls(
+            root=root, token=token, token_file=token_file, agent_token=agent_token,
+            agent_token_file=agent_token_file, state_dir=state_dir, control_dir=control_dir,
+        )  # fmt: skip
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _write_token(path: Path) -> tuple[str, Path]:
+    """A fresh random token, written to ``path`` (created 0600, never overwritten)."""
+    token = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(token)
+    return token, path
 
 
 def _owner(directory: Path) -> Owner | None:

@@ -72,13 +72,13 @@ async def test_the_native_oracle_in_its_container_passes_a_whole_demo_task(engin
     finally:
         await backend.aclose()
     assert record.pts == 1, record.explain
-    assert record.tool_path == "native" and record.privileged is True
+    assert record.tool_path == "mcp-agent" and record.privileged is True
     agent = record.sandbox["agent_container"]
     assert agent["image"] == IMAGE and agent["timings"]["start_to_ready_s"] > 0
     assert record.adapter["endpoint"] == agent["url"] and record.adapter["clock"] == "realtime"
     record.write(tmp_path)
     stored = json.loads((tmp_path / "result.json").read_text())
-    assert stored["tool_path"] == "native" and stored["sandbox"]["agent_container"]["image"] == IMAGE
+    assert stored["tool_path"] == "mcp-agent" and stored["sandbox"]["agent_container"]["image"] == IMAGE
     events = read_events(tmp_path / record.run_id / "events.jsonl")
     calls = [e for e in events if e.type == EventType.TOOL_CALL]
     assert calls and all(c.payload["source"] == "server" for c in calls)

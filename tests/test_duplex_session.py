@@ -275,7 +275,7 @@ async def test_native_tool_mode_observes_the_agents_own_calls_at_the_server_and_
         return [(c.name, c.args, c.ok, c.auth_decision) for c in result.snapshot.call_log]
 
     assert call_log(native) == call_log(bridge)
-    assert native.adapter_meta["tool_path"] == "native" and bridge.adapter_meta["tool_path"] == "bridge"
+    assert native.adapter_meta["tool_path"] == "mcp-agent" and bridge.adapter_meta["tool_path"] == "bridge"
 
 
 async def test_native_oracle_through_a_real_mcp_server_in_a_local_sandbox(tmp_path):
@@ -293,7 +293,7 @@ async def test_native_oracle_through_a_real_mcp_server_in_a_local_sandbox(tmp_pa
         async with McpEnvironment(sandbox) as env:
             agent = NativeOracleAgent()
             result = await run_duplex_session(bundle, agent, env, speech=speech, session_dir=None, privileged=True,
-                                              tool_mode="native", mcp_endpoint=McpEndpoint(url=sandbox.mcp_url))
+                                              tool_mode="native", mcp_endpoint=McpEndpoint(url=sandbox.mcp_url, headers=sandbox.mcp_headers()))
     assert result.pts == 1, result.grade.explain()
     observed = _events(result, EventType.TOOL_CALL)
     assert len(observed) == agent.calls_made == len(result.snapshot.call_log)

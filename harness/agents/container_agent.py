@@ -58,6 +58,8 @@ class ContainerAgentAdapter(OpenAIRealtimeAdapter):
     default_model: ClassVar[str | None] = None
     #: A container that has only just started (and may synthesize its speech first) gets longer.
     open_timeout_s: ClassVar[float] = 60.0
+    #: The MCP client that calls the task's tools is the agent's own, in its container.
+    mcp_client: ClassVar[Literal["agent", "provider"]] = "agent"
 
     def __init__(self, *, endpoint: str | None = None, model: str | None = None, require_key: bool = False) -> None:
         super().__init__(endpoint=endpoint, model=model or "", require_key=False)

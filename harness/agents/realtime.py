@@ -30,6 +30,8 @@ __all__ = [
     "CallEnded",
     "ErrorKind",
     "McpEndpoint",
+    "ToolPath",
+    "tool_path",
     "PlaybackReport",
     "PlayoutCleared",
     "RealtimeAdapter",
@@ -246,6 +248,17 @@ class McpEndpoint:
     require_approval: str = "never"
 
 
+#: How a session's agent reached the task's tools (``result.json`` ``tool_path``, ``run.start``).
+ToolPath = Literal["bridge", "mcp-agent", "mcp-provider"]
+
+
+def tool_path(tool_mode: str, adapter: RealtimeAdapter) -> ToolPath:
+    """``bridge`` (the harness executes function calls), else whose MCP client made the calls."""
+    if tool_mode != "native":
+        return "bridge"
+    return "mcp-provider" if adapter.mcp_client == "provider" else "mcp-agent"
+
+
 @dataclass
 class SessionConfig:
     instructions: str
@@ -275,6 +288,9 @@ class RealtimeAdapter(ABC):
     #: ``virtual``: deterministic in-process agent, runs on the virtual media clock.
     #: ``realtime``: a live provider; frames are paced to wall time.
     clock_mode: ClassVar[Literal["virtual", "realtime"]] = "realtime"
+    #: Whose MCP client calls the tools in native tool mode: the agent's own (in this process or
+    #: its container) or the provider's (a cloud model given the endpoint in its session).
+    mcp_client: ClassVar[Literal["agent", "provider"]] = "agent"
 
     @abstractmethod
     async def connect(self, config: SessionConfig) -> None: ...

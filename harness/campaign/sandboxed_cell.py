@@ -48,10 +48,15 @@ from sandbox.errors import AgentImageError
 
 from .campaign import CampaignCell
 
-__all__ = ["SandboxedCellRunner", "SpeechFactory"]
+__all__ = ["SandboxedCellRunner", "SpeechFactory", "native_endpoint"]
 
 #: Builds the simulated user's speech source for a task (from ``--user-audio``).
 SpeechFactory = Callable[[TaskBundle], SpeechSource]
+
+
+def native_endpoint(sandbox_env: SandboxEnvironment) -> McpEndpoint:
+    """The endpoint a native agent is given: the sandbox's URL and its per-session agent token."""
+    return McpEndpoint(url=sandbox_env.mcp_url, headers=sandbox_env.mcp_headers())
 
 
 @dataclass
@@ -159,7 +164,7 @@ class SandboxedCellRunner:
             sandbox={"backend": sandbox_env.backend, **sandbox_env.metadata},
             observer=self.observer,
             tool_mode=self.tool_mode,
-            mcp_endpoint=McpEndpoint(url=sandbox_env.mcp_url) if self.tool_mode == "native" else None,
+            mcp_endpoint=native_endpoint(sandbox_env) if self.tool_mode == "native" else None,
             on_bus=(lambda bus: self.on_session(cell, bus)) if self.on_session else None,
         )
 

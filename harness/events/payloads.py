@@ -28,6 +28,8 @@ class RunStart(_Payload):
     clock: str | None = None
     user_audio: str | None = None
     tool_mode: str | None = None
+    #: ``bridge``, ``mcp-agent`` or ``mcp-provider`` (``harness.agents.realtime.tool_path``).
+    tool_path: str | None = None
     tool_latency_ms: int | None = None
     privileged: bool | None = None
     observer: str | None = None

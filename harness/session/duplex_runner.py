@@ -41,6 +41,7 @@ from harness.agents.realtime import (
     TranscriptDelta,
     TranscriptDone,
     UserTranscript,
+    tool_path,
 )
 from harness.agents.system_prompt import agent_instructions
 from harness.audio.acoustics import AcousticChain
@@ -287,6 +288,7 @@ class _DuplexSession:
                 "user_audio": _speech_name(self.speech),
                 "schema_version": SCHEMA_VERSION,
                 "tool_mode": config.tool_mode,
+                "tool_path": tool_path(self.tool_mode, self.adapter),
                 "tool_latency_ms": self.tool_latency_ms,
                 "privileged": self.privileged,
                 "observer": self._observer_name,
@@ -859,7 +861,7 @@ class _DuplexSession:
             session_dir=None,
             recorder=self.recorder,
             observed_act_keys=sorted(self.user.observed_act_keys),
-            adapter_meta={**metadata, "privileged": self.privileged, "tool_path": self.tool_mode,
+            adapter_meta={**metadata, "privileged": self.privileged, "tool_path": tool_path(self.tool_mode, self.adapter),
                           "observer": self._observer_name,
                           **({"acoustics": self._acoustics_spec} if self.acoustics is not None else {})},
             infra_errors=self.infra_errors,

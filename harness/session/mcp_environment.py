@@ -3,7 +3,7 @@
 Tools are listed and called with the official ``mcp`` client over streamable HTTP, exactly as a
 native MCP agent would; each result carries the full :class:`ToolCallRecord` in its ``_meta``
 (one request per call), so a session graded through the sandbox sees the same records as one run
-in process.
+in process. Every request carries the session's agent token (``SandboxEnvironment.mcp_headers``).
 
 Arguments that are not a JSON object (a model emitted a list or a string) cannot travel as MCP
 ``arguments``; they are forwarded in ``_meta`` and the server refuses them like the in-process
@@ -31,7 +31,9 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack, suppress
 from pathlib import Path
 from typing import Any
 
+import httpx2
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from harness.tasks.bundle import TaskBundle
 from mcp_servers.argument_validation import arguments_problem, loggable_name
@@ -59,8 +61,9 @@ class _ClientTask:
     fails only this task, and every pending and later request gets a clean error instead.
     """
 
-    def __init__(self, url: str, timeout_s: float) -> None:
+    def __init__(self, url: str, timeout_s: float, headers: dict[str, str]) -> None:
         self.url = url
+        self._headers = headers
         self._timeout_s = timeout_s
         self._requests: asyncio.Queue[tuple[Callable[[Client], Awaitable[Any]], asyncio.Future[Any]] | None]
         self._requests = asyncio.Queue()
@@ -75,7 +78,10 @@ class _ClientTask:
     async def _serve(self, ready: asyncio.Future[None]) -> None:
         pending: asyncio.Future[Any] | None = None
         try:
-            async with Client(self.url, read_timeout_seconds=self._timeout_s) as client:
+            async with (
+                httpx2.AsyncClient(headers=self._headers, timeout=httpx2.Timeout(self._timeout_s)) as http,
+                Client(streamable_http_client(self.url, http_client=http), read_timeout_seconds=self._timeout_s) as client,
+            ):
                 ready.set_result(None)
                 while (request := await self._requests.get()) is not None:
                     operation, pending = request
@@ -173,7 +179,7 @@ class McpEnvironment:
         if self._sandbox is None:
             assert callable(self._source)
             self._sandbox = await self._sandbox_stack.enter_async_context(self._source())
-        client = _ClientTask(self._sandbox.mcp_url, self._call_timeout_s)
+        client = _ClientTask(self._sandbox.mcp_url, self._call_timeout_s, self._sandbox.mcp_headers())
         await client.start()
         self._client = client
         return client

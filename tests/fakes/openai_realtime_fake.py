@@ -90,12 +90,24 @@ class _XaiTool(_Strict):
     parameters: dict[str, Any]
 
 
+class _XaiMcpTool(_Strict):
+    """xAI's remote MCP tool (docs.x.ai/developers/tools/remote-mcp; no ``require_approval``)."""
+
+    type: typing.Literal["mcp"]
+    server_url: str
+    server_label: str
+    server_description: str | None = None
+    allowed_tools: list[str] | None = None
+    authorization: str | None = None
+    headers: dict[str, str] | None = None
+
+
 class _XaiSession(_Strict):
     voice: str
     instructions: str | None = None
     turn_detection: _XaiTurnDetection | None = None
     audio: _XaiAudio | None = None
-    tools: list[_XaiTool] = []
+    tools: list[_XaiTool | _XaiMcpTool] = []
 
 
 class _XaiSessionUpdate(_Strict):

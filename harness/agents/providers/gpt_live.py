@@ -5,7 +5,9 @@ default from ``APEX_GPTLIVE_BACKEND``, else ``gpt-4o``) that gets the runner's i
 task's tools. The backend's function calls arrive inside ``response.event`` envelopes and are
 relayed through the harness's tool bridge: outputs go back as ``response.item.create``
 ``function_call_output`` under the call id, and one ``response.create`` continues the backend once
-every call of its response is answered.
+every call of its response is answered. In native tool mode the backend gets the task's MCP server
+instead (the Live delegation config's ``mcp`` tool): its own MCP client calls the tools, and the
+harness observes the calls at the server.
 
 GPT-Live's turns are server-driven and model-interrupted: nothing in the stream marks the end of a
 spoken response, and no client event truncates one. The adapter therefore ends a response when the
@@ -36,7 +38,7 @@ from harness.agents.realtime import (
 from harness.audio.frames import AudioFrame
 
 from . import live_wire as wire
-from .openai_realtime import OPENAI_VOICES, tool_output_text
+from .openai_realtime import OPENAI_VOICES, mcp_tool, tool_output_text
 from .openai_wire import FunctionTool
 from .ws_adapter import WebsocketAdapter
 
@@ -83,10 +85,10 @@ class GptLiveAdapter(WebsocketAdapter):
     async def _open_session(self, config: SessionConfig) -> None:
         voice = config.voice if config.voice in OPENAI_VOICES else self.default_voice
         self._session_meta.update(voice=voice, requested_voice=config.voice, backend_model=self.backend_model)
-        tools = [
+        tools: list[Any] = [
             FunctionTool(name=t["name"], description=t.get("description") or "", parameters=t.get("parameters") or {"type": "object", "properties": {}})
             for t in config.tools
-        ]
+        ] if config.mcp is None else [mcp_tool(config)]  # fmt: skip
         await self._send(
             wire.SessionStart(
                 session=wire.LiveSession(

@@ -7,7 +7,7 @@ from typing import ClassVar
 from harness.agents.realtime import SessionConfig
 
 from . import openai_wire, xai_wire
-from .openai_realtime import OpenAIRealtimeAdapter
+from .openai_realtime import OpenAIRealtimeAdapter, allowed_tools
 
 __all__ = ["GrokVoiceAdapter"]
 
@@ -21,6 +21,14 @@ class GrokVoiceAdapter(OpenAIRealtimeAdapter):
     default_model: ClassVar[str | None] = "grok-voice-think-fast-2.0"
     voices: ClassVar[frozenset[str]] = frozenset({"ara", "rex", "sal", "eve", "leo"})
     default_voice: ClassVar[str] = "ara"
+
+    def _mcp_tool(self, config: SessionConfig) -> xai_wire.XaiMcpTool:
+        mcp = config.mcp
+        assert mcp is not None
+        return xai_wire.XaiMcpTool(
+            server_url=mcp.url, server_label=mcp.server_label, headers=dict(mcp.headers) or None,
+            allowed_tools=allowed_tools(config),
+        )  # fmt: skip
 
     def _session(self, config: SessionConfig) -> openai_wire.SessionUpdate:
         turns = config.turn_detection

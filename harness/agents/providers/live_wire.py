@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .openai_wire import AudioFormat, FunctionTool
+from .openai_wire import AudioFormat, FunctionTool, McpTool
 from .openai_wire import ErrorEvent as ErrorEvent  # the Live error event has the Realtime shape
 
 
@@ -38,7 +38,8 @@ class LiveAudio(_Client):
 class ResponsesBackend(_Client):
     model: str
     instructions: str
-    tools: list[FunctionTool]
+    #: Function tools (bridge), or the task's MCP server for the backend's own MCP client (native).
+    tools: list[FunctionTool | McpTool]
     tool_choice: Literal["auto", "none", "required"] = "auto"
 
 

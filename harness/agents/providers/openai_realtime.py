@@ -51,7 +51,7 @@ from .playout import PlayoutTracker
 from .turn_end import LocalTurnEnd
 from .ws_adapter import WebsocketAdapter, with_query
 
-__all__ = ["OPENAI_VOICES", "OpenAIRealtimeAdapter", "tool_output_text"]
+__all__ = ["OPENAI_VOICES", "OpenAIRealtimeAdapter", "allowed_tools", "mcp_tool", "tool_output_text"]
 
 #: How long a function-call response's end is held for its continuation (see the module docstring).
 CONTINUATION_WAIT_MS = 3000
@@ -64,6 +64,29 @@ def tool_output_text(result: ToolResult) -> str:
     if isinstance(result.output, str):
         return json.dumps({"error": result.output}) if result.is_error else result.output
     return json.dumps(result.output, ensure_ascii=False, default=str)
+
+
+def allowed_tools(config: SessionConfig) -> list[str]:
+    """The endpoint's own list, else exactly the task's tools (never whatever else a server lists)."""
+    assert config.mcp is not None
+    return list(config.mcp.allowed_tools) or [tool["name"] for tool in config.tools]
+
+
+def mcp_tool(config: SessionConfig) -> wire.McpTool:
+    """The task's MCP server as OpenAI's remote-MCP tool (Realtime sessions and GPT-Live's backend).
+
+    Approval is never asked for: the harness answers no approval requests, and the task's own
+    consent rules (granted through the control plane) are what guards a commit.
+    """
+    mcp = config.mcp
+    assert mcp is not None
+    return wire.McpTool(
+        server_label=mcp.server_label,
+        server_url=mcp.url,
+        headers=dict(mcp.headers) or None,
+        require_approval="never",
+        allowed_tools=allowed_tools(config),
+    )
 
 
 @dataclass
@@ -125,8 +148,11 @@ class OpenAIRealtimeAdapter(WebsocketAdapter):
             )
         return None
 
-    def _tools(self, config: SessionConfig) -> list[wire.FunctionTool]:
-        """Function tools named and described exactly as the task's MCP server lists them."""
+    def _tools(self, config: SessionConfig) -> list[Any]:
+        """Function tools named and described exactly as the task's MCP server lists them; in
+        native tool mode, the task's MCP server itself, for the provider's own MCP client."""
+        if config.mcp is not None:
+            return [self._mcp_tool(config)]
         return [
             wire.FunctionTool(
                 name=tool["name"],
@@ -135,6 +161,9 @@ class OpenAIRealtimeAdapter(WebsocketAdapter):
             )
             for tool in config.tools
         ]
+
+    def _mcp_tool(self, config: SessionConfig) -> BaseModel:
+        return mcp_tool(config)
 
     def _session(self, config: SessionConfig) -> BaseModel:
         return wire.SessionUpdate(

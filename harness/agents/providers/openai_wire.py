@@ -73,12 +73,27 @@ class FunctionTool(_Client):
     parameters: dict[str, Any]
 
 
+class McpTool(_Client):
+    """A remote MCP server the provider's own MCP client calls (native tool mode).
+
+    GA ``openai.types.realtime`` ``Mcp`` tool: the provider lists and calls the tools itself; the
+    harness only observes the calls at the server. ``headers`` carry the session's agent token.
+    """
+
+    type: Literal["mcp"] = "mcp"
+    server_label: str
+    server_url: str
+    headers: dict[str, str] | None = None
+    require_approval: Literal["always", "never"] = "never"
+    allowed_tools: list[str] | None = None
+
+
 class RealtimeSession(_Client):
     type: Literal["realtime"] = "realtime"
     output_modalities: list[Literal["audio", "text"]] = Field(default_factory=lambda: ["audio"])
     instructions: str
     audio: SessionAudio
-    tools: list[FunctionTool]
+    tools: list[FunctionTool | McpTool]
     tool_choice: Literal["auto", "none", "required"] = "auto"
     model: str | None = None
 

@@ -13,7 +13,7 @@ import asyncio
 import json
 import os
 from collections import deque
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from pydantic import BaseModel
@@ -54,6 +54,8 @@ class WebsocketAdapter(RealtimeAdapter):
     default_model: ClassVar[str | None] = None
     #: How long the handshake plus the provider's session acknowledgement may take.
     open_timeout_s: ClassVar[float] = 20.0
+    #: In native tool mode the provider's own MCP client calls the task's endpoint.
+    mcp_client: ClassVar[Literal["agent", "provider"]] = "provider"
 
     def __init__(self, *, endpoint: str | None = None, model: str | None = None, require_key: bool = True) -> None:
         self.endpoint = endpoint or (os.environ.get(self.endpoint_env, "").strip() if self.endpoint_env else "") or self.default_endpoint

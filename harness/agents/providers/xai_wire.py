@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from .openai_wire import AudioFormat, FunctionTool
 
-__all__ = ["XaiAudio", "XaiSession", "XaiTurnDetection"]
+__all__ = ["XaiAudio", "XaiMcpTool", "XaiSession", "XaiTurnDetection"]
 
 
 class _Strict(BaseModel):
@@ -41,9 +41,22 @@ class XaiAudio(_Strict):
     output: XaiFormat = Field(default_factory=XaiFormat)
 
 
+class XaiMcpTool(_Strict):
+    """xAI's remote MCP tool (docs.x.ai ``/developers/tools/remote-mcp``, "supported in the Voice
+    Agent API"): ``server_url`` and ``server_label`` required, ``allowed_tools`` and ``headers``
+    optional; ``require_approval`` is not supported there, so it is never sent. Tool names reach
+    the model prefixed with the label; the calls reach our server under their own names."""
+
+    type: Literal["mcp"] = "mcp"
+    server_url: str
+    server_label: str
+    headers: dict[str, str] | None = None
+    allowed_tools: list[str] | None = None
+
+
 class XaiSession(_Strict):
     voice: str
     instructions: str
     turn_detection: XaiTurnDetection
     audio: XaiAudio = Field(default_factory=XaiAudio)
-    tools: list[FunctionTool]
+    tools: list[FunctionTool | XaiMcpTool]
