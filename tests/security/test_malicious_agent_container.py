@@ -135,7 +135,7 @@ def test_the_attacker_ran_as_the_agent_and_reached_its_own_task_server(probed):
     report, record = probed["report"], probed["record"]
     assert report["own_mcp"] == "connected"  # the probes can succeed: every "blocked" below means it
     assert report["mcp_url"].endswith(f":{SERVER_PORT}/mcp") and report["mcp"]["tools/list"][0] == 200
-    assert record.tool_path == "native" and record.privileged is False
+    assert record.tool_path == "mcp-agent" and record.privileged is False
     assert record.sandbox["agent_container"]["image"].startswith("apex-voice/attacker-test:plan-")
     assert record.pts == 0 and record.error is None  # a scored session: the attacker did no task
 
@@ -206,11 +206,6 @@ def test_no_gold_reaches_the_agent(probed):
     ]  # the launcher adds nothing
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PROVMCP PENDING: the MCP endpoint's bearer token comes with branch provmcp, not merged into agentct "
-    "yet; strict, so this fails loudly (XPASS) once it is and the marker must go",
-)
 def test_the_mcp_endpoint_refuses_a_caller_without_its_bearer_token(probed):
     report = probed["report"]
     assert report["mcp_without_token"] == 401 and report["mcp_wrong_token"] == 401
