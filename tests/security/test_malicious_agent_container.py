@@ -23,6 +23,7 @@ import time
 from ipaddress import IPv4Address, IPv4Network
 from pathlib import Path
 
+import docker.errors
 import pytest
 
 from harness.tasks.loader import load_task
@@ -224,7 +225,10 @@ async def _watch_pids(engine, seen: list[int], stop: asyncio.Event) -> None:
     """The agent container's process count, sampled while the session runs."""
     while not stop.is_set():
         for container in await asyncio.to_thread(_agent_containers, engine):
-            stats = await asyncio.to_thread(container.stats, stream=False)
+            try:
+                stats = await asyncio.to_thread(container.stats, stream=False)
+            except (docker.errors.NotFound, ValueError):  # removed as the session ended
+                continue
             seen.append(stats.get("pids_stats", {}).get("current", 0))
         await asyncio.sleep(0.5)
 
