@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,9 +23,15 @@ import yaml
 from harness.agents.registry import get_model
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
-from harness.campaign.campaign import CampaignResult, CampaignSettings, run_campaign
+from harness.campaign.campaign import (
+    CampaignCell,
+    CampaignResult,
+    CampaignSettings,
+    CellOutcome,
+    run_campaign,
+)
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
-from harness.events import EVENTS_FILE
+from harness.events import EVENTS_FILE, EventBus
 from harness.results.result_record import ResultRecord
 from harness.tasks.loader import load_task
 from sandbox.docker_backend import DockerBackend
@@ -74,6 +81,8 @@ async def native_campaign(
     parallel: int = 1,
     max_attempts: int = 1,
     backend: DockerBackend | None = None,
+    on_session: Callable[[CampaignCell, EventBus], None] | None = None,
+    on_cell: Callable[[CellOutcome], None] | None = None,
 ) -> CampaignResult:
     """``repeats`` native sessions of ``container:<image>`` on ``task_dir``; the backend is closed after."""
     model = get_model(f"container:{image}")
@@ -86,13 +95,14 @@ async def native_campaign(
         task_dirs={bundle.task_id: task_dir},
         speech=lambda b: open_speech_source(task_dir, "auto", voice=voice, task_id=b.task_id),
         tool_mode="native",
+        on_session=on_session,
     )
     settings = CampaignSettings(
         model=model, out_dir=out_dir, repeats=repeats, sandbox="docker", parallel=parallel,
         max_attempts=max_attempts, retry_backoff_s=0.0,
     )  # fmt: skip
     try:
-        return await run_campaign(settings, [bundle.task_id], runner)
+        return await run_campaign(settings, [bundle.task_id], runner, on_cell=on_cell)
     finally:
         await backend.aclose()
 
