@@ -1,6 +1,7 @@
 """The ``docker`` backend: one hardened container per session on its own internal network.
 
-The container runs ``apex-voice/mcp-server`` with a read-only root filesystem, an init process
+The container runs ``apex-voice/mcp-server`` hardened as every sandbox container is
+(:mod:`sandbox.hardening`, shared with agent containers): a read-only root filesystem, an init process
 (zombies are reaped), tmpfs ``/tmp`` and ``/state`` (size-limited, noexec), all capabilities
 dropped, no-new-privileges, a non-root uid and pids/memory/CPU limits. Its only network is a
 per-session ``internal`` bridge (no egress) with a planned /28 (:mod:`sandbox.subnet_plan`), and the

@@ -29,8 +29,9 @@ async def wait_until_ready(
     """Call ``probe`` until it succeeds; returns the seconds it took.
 
     A probe that fails raises :class:`SandboxUnavailableError`, :class:`ControlRequestError` or an
-    ``OSError`` (a refused connection). ``exit_reason`` reports a container that died while starting (its exit code, its last log lines),
-    so a crash fails at once with its cause instead of after the timeout.
+    ``OSError`` (a refused connection). ``exit_reason`` reports a container that died while
+    starting (its exit code, its last log lines), so a crash fails at once with its cause instead
+    of after the timeout.
     """
     started = time.monotonic()
     delay = _FIRST_DELAY_S

@@ -93,6 +93,8 @@ async def test_the_agent_container_is_hardened_like_the_task_server_and_reaches_
     probe = (
         "import os, socket, sys\n"
         "print('docker.sock', os.path.exists('/var/run/docker.sock'))\n"
+        "found = [os.path.join(r, f) for r, d, fs in os.walk('/opt/apex-voice') for f in fs if f.endswith(('.yaml', '.jsonl'))]\n"
+        "print('task files', found)\n"
         "for host, port in [(sys.argv[1], 8080), ('172.17.0.1', int(sys.argv[2])), ('1.1.1.1', 443)]:\n"
         "    s = socket.socket(); s.settimeout(2)\n"
         "    try: s.connect((host, port)); print(host, 'CONNECTED')\n"
@@ -119,7 +121,7 @@ async def test_the_agent_container_is_hardened_like_the_task_server_and_reaches_
     assert list(container.attrs["NetworkSettings"]["Networks"]) == list(server.attrs["NetworkSettings"]["Networks"])
     assert container.labels[LABEL_RUN] == "t-agent-hard" and container.labels[LABEL_SESSION] == sandbox.metadata["session_id"]
     output = result.output.decode()
-    assert "docker.sock False" in output
+    assert "docker.sock False" in output and "task files []" in output  # no task's data, no answers
     assert f"{sandbox.metadata['address']} CONNECTED" in output  # the task's MCP endpoint
     assert output.count("blocked") == 2, output  # neither the host nor the internet
     assert await asyncio.to_thread(_gone, engine, agent.container_id)

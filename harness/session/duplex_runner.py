@@ -240,6 +240,7 @@ class _DuplexSession:
         self._tool_chain: Any = None
         self.agent_acted = False  # since the user's last turn
         self.awaiting_followup_since: int | None = None
+        self.answered_at_ms = -1  # media time of the agent's last spoken response's end
         self.last_agent_audio_ms = 0
         self.last_user_end_ms = 0
         self.user_turns = 0
@@ -461,6 +462,10 @@ class _DuplexSession:
     async def _observed_call(self, record: ToolCallRecord, t: int) -> None:
         """A call the agent made itself, as the server recorded it (native tool mode)."""
         self.agent_acted = True
+        if record.media_time_ms > self.answered_at_ms:
+            # Made since the agent last answered (a process behind a socket speaks after its calls
+            # land): the answer is owed, as after a bridge result.
+            self.awaiting_followup_since = t
         self.effects.log_call(record.name, record.args, t, call_id=None, source="server",
                               called_at_ms=record.media_time_ms)
         await self._took_effect(record, t, call_id=None, called_at=record.media_time_ms, wall_ms=None,
@@ -507,6 +512,7 @@ class _DuplexSession:
         if response.audio or response.transcript:
             # A response that only made calls is not the answer: its continuation is still owed.
             self.awaiting_followup_since = None
+            self.answered_at_ms = t
         response.done = True
         if event.usage is not None:
             usage = {k: v for k, v in _fields(event.usage).items() if v is not None}
