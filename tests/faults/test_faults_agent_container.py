@@ -23,8 +23,8 @@ from tests.security.attacker.sessions import native_campaign, short_task
 
 pytestmark = pytest.mark.docker
 
-BUDGET_S = 12
-KILL_AFTER_S = 3.0  # into the session: the user is talking, the agent is connected
+BUDGET_S = 8
+KILL_AFTER_S = 2.0  # into the session: the user is talking, the agent is connected
 
 
 @pytest.fixture(scope="module")

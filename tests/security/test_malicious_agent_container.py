@@ -37,7 +37,7 @@ pytestmark = pytest.mark.docker
 
 PUBLIC_IPS = ["1.1.1.1", "8.8.8.8", "9.9.9.9"]
 PROBE_BUDGET_S = 25  # the probes take ~11 s (a refused name lookup alone takes 10 s)
-CONTAINMENT_BUDGET_S = 15
+CONTAINMENT_BUDGET_S = 10
 AGENT_LIMITS = AgentContainerConfig(image="")  # the limits every agent container gets
 
 
@@ -166,6 +166,7 @@ def test_no_host_service_is_reachable(probed):
     assert {a for a, _ in tried} >= set(plan["host_addresses"])  # every address of the host, every listener
     assert _connected(report["host"]) == []
     assert probed["host_listener"] == "never reached"
+    assert probed["record"].sandbox["host_guard"] == "on"  # the drop rule did it, not a missing listener
 
 
 def test_no_internet(probed):
