@@ -581,8 +581,6 @@ class _DuplexSession:
         # The provider's account of its own MCP call: a diagnostic; the server's stream is the record.
         detail = {"call_id": event.call_id, "name": event.name, **({"error": event.error} if event.error else {})}
         self._signal(f"mcp_call_{event.status}", t, response_id=event.response_id, detail=detail)
-        # As in bridge mode, an agent running a tool owes its answer: the user waits for it.
-        self.awaiting_followup_since = t
 
     async def _on_adapter_info(self, event: AdapterInfo, t: int) -> None:
         self.log.emit(EventType.ADAPTER_INFO, "agent", t, {"metadata": dict(event.metadata)})
