@@ -76,7 +76,7 @@ class PacedAgent(ScriptedVoiceAgent):
 
 
 async def one_session(task_dir: Path, seconds: int) -> PacedAgent:
-    bundle = load_task(task_dir)
+    bundle = await asyncio.to_thread(load_task, task_dir)  # off the loop: other sessions are streaming
     bundle.task.time_budget_s = seconds
     speech = open_speech_source(task_dir, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
     agent = PacedAgent()

@@ -120,3 +120,22 @@ def test_kokoro_mode_is_a_clear_error_naming_the_extra_when_absent(tmp_path) -> 
     absent = importlib.util.find_spec("kokoro") is None
     with pytest.raises(SpeechSourceError, match=r"apex-voice\[kokoro\]" if absent else "--user-audio kokoro"):
         open_speech_source(tmp_path, "kokoro")
+
+
+async def test_clips_are_read_off_the_event_loop(tmp_path, monkeypatch) -> None:
+    """Reading and verifying a session's clips runs in a worker thread: a session starting must not
+    stall the frames of sessions already streaming on the same loop."""
+    import threading
+
+    readers: list[threading.Thread] = []
+    read = PrerenderedBank._read
+
+    def recording_read(self, row, path):
+        readers.append(threading.current_thread())
+        return read(self, row, path)
+
+    monkeypatch.setattr(PrerenderedBank, "_read", recording_read)
+    source = open_speech_source(_package(tmp_path, {HELLO: _pcm(1), BYE: _pcm(2)}), "prerendered", task_id="demo_task")
+    clips = await source.prepare([HELLO, BYE])
+    assert list(clips) == [HELLO, BYE]
+    assert len(readers) == 2 and threading.main_thread() not in readers

@@ -8,6 +8,7 @@ PCM digest when first read. Live synthesis (espeak-ng) covers packages without a
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import logging
 from collections.abc import Awaitable, Callable
@@ -167,7 +168,10 @@ class SpeechSource:
         needed = unique
         if self.bank is not None:
             needed = [t for t in unique if t not in self.bank]
-            clips.update({t: self.bank.get(t) for t in unique if t in self.bank})
+            # Reading and verifying the clips is file and CPU work: off the loop, so a session
+            # starting never stalls the frames of sessions already streaming beside it.
+            bank = self.bank
+            clips.update(await asyncio.to_thread(lambda: {t: bank.get(t) for t in unique if t in bank}))
             if needed and self.live is None:
                 self.bank.get(needed[0])  # raises MissingClipError naming the text
             for text in needed:
