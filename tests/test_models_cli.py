@@ -22,7 +22,7 @@ def test_models_json_lists_providers_with_their_missing_credentials(monkeypatch)
     assert rows["oracle"]["missing_credentials"] == [] and rows["oracle"]["clock"] == "virtual"
     gpt = rows["gpt-realtime"]
     assert (gpt["provider"], gpt["provider_model"], gpt["clock"]) == ("OpenAI", "gpt-realtime-2.1", "realtime")
-    assert gpt["missing_credentials"] == ["OPENAI_API_KEY"] and gpt["tool_modes"] == ["bridge"]
+    assert gpt["missing_credentials"] == ["OPENAI_API_KEY"] and gpt["tool_modes"] == ["bridge", "native"]
 
 
 def test_models_table_shows_a_key_once_it_is_set(monkeypatch):
