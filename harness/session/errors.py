@@ -26,6 +26,8 @@ from __future__ import annotations
 from typing import Literal
 
 __all__ = [
+    "AgentFailure",
+    "AgentFailureKind",
     "JudgeUnavailable",
     "ProviderError",
     "ProviderErrorKind",
@@ -36,6 +38,18 @@ __all__ = [
 ]
 
 ProviderErrorKind = Literal["auth", "bad_request"]
+
+#: How the agent under test failed at its boundary (``result.json`` ``agent_failure.kind``).
+AgentFailureKind = Literal[
+    "raised",  # an adapter method raised (any class, BaseException included)
+    "malformed_event",  # an event of the wrong type, or with fields of the wrong type
+    "bad_audio",  # audio bytes that are not PCM16 (odd length, not bytes)
+    "over_limit",  # a frame, a queue, a transcript or a frame's events past its bound
+    "closed",  # the agent's socket closed or dropped (a hang-up with 1000 is not a failure)
+    "exited",  # the agent's process or container exited
+    "hung",  # the session's wall-clock watchdog fired
+    "refused",  # the agent refused or never acknowledged its session
+]
 
 
 class SessionInfraError(RuntimeError):
@@ -64,6 +78,21 @@ class ProviderError(RuntimeError):
     def __init__(self, message: str, *, kind: ProviderErrorKind = "bad_request") -> None:
         super().__init__(message)
         self.kind: ProviderErrorKind = kind
+
+
+class AgentFailure(Exception):
+    """The agent under test failed at its boundary: the session ends here, is graded and scored.
+
+    Never infrastructure and never a harness bug: the agent is the thing being measured, so
+    whatever it does (raise, send garbage, flood, close, exit, hang) is its own result. Raised
+    inside the session only; the session catches it, records it in ``agent_failure`` and grades
+    the environment as the agent left it.
+    """
+
+    def __init__(self, kind: AgentFailureKind, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind: AgentFailureKind = kind
+        self.detail = detail
 
 
 class JudgeUnavailable(RuntimeError):

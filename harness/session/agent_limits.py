@@ -1,0 +1,42 @@
+"""How much the agent under test may send into the harness: every path has a bound.
+
+An agent controls its protocol stream, so each path from it into the harness is bounded, and
+passing a bound is the agent's failure (:class:`~harness.session.errors.AgentFailure` of kind
+``over_limit``), never a harness error. The defaults sit far above what an honest realtime agent
+sends (a 24 kHz PCM16 stream is 48 KB per second of speech) and far below what would hurt a
+harness running many sessions at once. ``docs/security.md`` states them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["AGENT_LIMITS", "AgentLimits"]
+
+
+@dataclass(frozen=True)
+class AgentLimits:
+    #: One websocket message from an agent or provider (base64 audio of a few seconds fits easily).
+    ws_message_bytes: int = 4 * 1024 * 1024
+    #: Agent audio queued ahead of playout, in milliseconds of media (an honest agent is at most
+    #: one long answer ahead of the clock).
+    queued_audio_ms: int = 120_000
+    #: Text of one transcript item (a delta stream or a final transcript).
+    transcript_item_chars: int = 32_000
+    #: All transcript text of one session.
+    transcript_session_chars: int = 1_000_000
+    #: Events one ``poll_events()`` may return (one 20 ms frame's worth, with room to spare).
+    events_per_poll: int = 2_000
+    #: Bytes of one audio delta.
+    audio_delta_bytes: int = 1024 * 1024
+    #: Characters of a tool call's name and arguments, and of any other string field of an event.
+    tool_name_chars: int = 256
+    tool_arguments_chars: int = 1_000_000
+    #: The wall-clock watchdog: the task's time budget times this factor, plus the grace below
+    #: (connect, clip preparation and grading happen outside media time).
+    watchdog_factor: float = 2.0
+    watchdog_grace_s: float = 120.0
+
+
+#: The limits every session uses unless a test passes others.
+AGENT_LIMITS = AgentLimits()
