@@ -72,6 +72,14 @@ class ModelSpec:
     #: runs there, one container per session (``sandbox.agent_container``), reached through
     #: :class:`~harness.agents.container_agent.ContainerAgentAdapter`.
     agent_image: str | None = None
+    #: Whose code runs and who is behind it, which decides blame at the agent boundary
+    #: (``harness.session``): ``builtin`` — the harness's own agent (its failures are our bugs);
+    #: ``provider`` — our adapter for a provider's API (its transient failures are retried a bounded
+    #: number of times, a refusal of our credentials stops the campaign); ``remote_agent`` — our
+    #: client, an agent author's server or image behind it (``ws://``, ``container:``, an isolated
+    #: adapter); ``external_code`` — an agent author's adapter code in this process. For the last
+    #: two, everything that crosses the boundary is the agent's failure, scored.
+    agent_kind: Literal["builtin", "provider", "remote_agent", "external_code"] = "external_code"
 
     @property
     def container_only(self) -> bool:
@@ -114,6 +122,7 @@ MODELS: dict[str, ModelSpec] = {
             clock="virtual",
             notes="speaks the task's reference policy; reaches PTS 1 on every valid task",
             privileged=True,
+            agent_kind="builtin",
         ),
         ModelSpec(
             key="native-oracle",
@@ -126,6 +135,7 @@ MODELS: dict[str, ModelSpec] = {
             privileged=True,
             tool_modes=("native",),
             agent_image=NATIVE_ORACLE_IMAGE,
+            agent_kind="builtin",
         ),
         ModelSpec(
             key="noop",
@@ -134,6 +144,7 @@ MODELS: dict[str, ModelSpec] = {
             adapter="harness.agents.noop_voice:NoOpVoiceAgent",
             clock="virtual",
             notes="never speaks nor calls a tool; must score 0",
+            agent_kind="builtin",
         ),
         ModelSpec(
             key="gpt-realtime",
@@ -143,6 +154,7 @@ MODELS: dict[str, ModelSpec] = {
             required_env=("OPENAI_API_KEY",),
             provider_model="gpt-realtime-2.1",
             max_concurrent_sessions=8,
+            agent_kind="provider",
             notes="GA Realtime; endpoint OPENAI_REALTIME_URL or --endpoint",
             tool_modes=("bridge", "native"),
         ),
@@ -154,6 +166,7 @@ MODELS: dict[str, ModelSpec] = {
             required_env=("XAI_API_KEY",),
             provider_model="grok-voice-think-fast-2.0",
             max_concurrent_sessions=4,
+            agent_kind="provider",
             notes="OpenAI event names, xAI session shape; endpoint XAI_REALTIME_URL or --endpoint",
             tool_modes=("bridge", "native"),
         ),
@@ -165,6 +178,7 @@ MODELS: dict[str, ModelSpec] = {
             required_env=("STEPFUN_API_KEY",),
             provider_model="stepaudio-3-realtime-preview",
             max_concurrent_sessions=2,
+            agent_kind="provider",
             notes="OpenAI beta dialect; 30-minute sessions; endpoint STEPFUN_REALTIME_URL or --endpoint",
         ),
         ModelSpec(
@@ -175,6 +189,7 @@ MODELS: dict[str, ModelSpec] = {
             required_env=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
             provider_model="gemini-3.8-live",
             max_concurrent_sessions=3,
+            agent_kind="provider",
             notes="16 kHz in, 24 kHz out; resumes sessions on goAway/1011; endpoint GEMINI_LIVE_URL or --endpoint",
         ),
         ModelSpec(
@@ -185,6 +200,7 @@ MODELS: dict[str, ModelSpec] = {
             required_env=("OPENAI_API_KEY",),
             provider_model="gpt-live-1",
             max_concurrent_sessions=4,
+            agent_kind="provider",
             notes="voice front-end; the task is delegated to a Responses backend (APEX_GPTLIVE_BACKEND, default gpt-4o) "
             "whose calls go through the harness's tool bridge (native: the backend's own MCP client); "
             "endpoint OPENAI_LIVE_URL or --endpoint",
@@ -203,6 +219,7 @@ def _openai_compatible(url: str) -> ModelSpec:
         adapter="harness.agents.providers.openai_realtime:OpenAIRealtimeAdapter",
         options={"endpoint": url, "model": "", "require_key": False},
         tool_modes=("bridge", "native"),
+        agent_kind="remote_agent",
     )
 
 
@@ -218,6 +235,7 @@ def _container_image(key: str) -> ModelSpec:
         adapter=CONTAINER_ADAPTER,
         tool_modes=("native",),
         agent_image=image,
+        agent_kind="remote_agent",
         notes="an OpenAI-Realtime server on port 8765 in its own container (--sandbox docker)",
     )
 
@@ -252,6 +270,7 @@ class ModelFamily:
             interface=self.interface,
             options={"model": name},
             notes=self.notes,
+            agent_kind="provider",
         )
 
 
@@ -303,7 +322,8 @@ def get_model(key: str) -> ModelSpec:
 def _spec_from_object(key: str, target: object, *, provider: str) -> ModelSpec:
     """A spec for an out-of-tree entry: a ModelSpec as given (never privileged), or an adapter class."""
     if isinstance(target, ModelSpec):
-        return ModelSpec(**{**target.__dict__, "key": key, "privileged": False})
+        # Never privileged, and never trusted as ours: its code is the agent author's.
+        return ModelSpec(**{**target.__dict__, "key": key, "privileged": False, "agent_kind": "external_code"})
     if isinstance(target, type) and issubclass(target, RealtimeAdapter):
         return ModelSpec(
             key=key,

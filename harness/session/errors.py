@@ -28,6 +28,7 @@ from typing import Literal
 __all__ = [
     "AgentFailure",
     "AgentFailureKind",
+    "HarnessBug",
     "JudgeUnavailable",
     "ProviderError",
     "ProviderErrorKind",
@@ -93,6 +94,15 @@ class AgentFailure(Exception):
         super().__init__(f"{kind}: {detail}")
         self.kind: AgentFailureKind = kind
         self.detail = detail
+
+
+class HarnessBug(RuntimeError):
+    """The harness's own code failed (an adapter of ours, a tool handler of ours): fail loudly.
+
+    Raised by in-tree code only, so the agent boundary can tell our bug from the agent's failure:
+    it lets this through from the harness's own adapters and treats it like any other exception
+    (the agent's failure) from out-of-tree adapter code, which could raise it to dodge a score.
+    """
 
 
 class JudgeUnavailable(RuntimeError):
