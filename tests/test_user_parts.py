@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-from conftest import TOY_FORM, TOY_INTERVIEW, require_reference_fixtures
+from tests.conftest import TOY_FORM, TOY_INTERVIEW, require_reference_fixtures
 
 from harness.tasks.models import (
     Condition,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import TOY_FORM
+from tests.conftest import TOY_FORM
 from test_user_parts import read_user_side
 
 from harness.tasks.models import FlowSpec
