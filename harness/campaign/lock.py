@@ -1,12 +1,15 @@
 """``.campaign.lock``: one writer per campaign directory.
 
-Created exclusively with the writer's PID. A lock left by a process that died (or that cannot be
-read) is reclaimed, so a crash never blocks the next run; a live holder is an error naming the
-directory. Different models write to different directories and never contend.
+Held as an advisory ``flock`` on the file, which the kernel drops when its holder dies, so a crash
+never blocks the next run and no reader ever has to guess from the file's contents whether the lock
+is live (a file that is still empty because its creator has not written its PID yet is as locked as
+any other). The PID inside is only for the message naming the holder. Different models write to
+different directories and never contend.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
 from types import TracebackType
@@ -18,20 +21,6 @@ LOCK_FILE = ".campaign.lock"
 
 class CampaignLockedError(RuntimeError):
     """Another live process holds the campaign directory."""
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    except OverflowError:
-        return False
-    return True
 
 
 def _holder(path: Path) -> int | None:
@@ -48,32 +37,39 @@ class CampaignLock:
     def __init__(self, out_dir: Path) -> None:
         self.out_dir = Path(out_dir)
         self.path = self.out_dir / LOCK_FILE
-        self._held = False
+        self._fd: int | None = None
 
     def acquire(self) -> None:
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        for _ in range(2):  # second try after reclaiming a dead holder's lock
+        while True:
+            fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
             try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
                 pid = _holder(self.path)
-                if pid is not None and _pid_alive(pid):
-                    raise CampaignLockedError(
-                        f"another campaign is already writing to {self.out_dir} (pid {pid}, lock {self.path})"
-                    ) from None
-                self.path.unlink(missing_ok=True)
-                continue
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(f"{os.getpid()}\n")
-            self._held = True
-            return
-        raise CampaignLockedError(f"could not take {self.path}: another process keeps re-creating it")
+                holder = f"pid {pid}" if pid is not None else "a process that is starting"
+                raise CampaignLockedError(
+                    f"another campaign is already writing to {self.out_dir} ({holder}, lock {self.path})"
+                ) from None
+            if self._is_current(fd):
+                break
+            os.close(fd)  # a releasing holder unlinked it between our open and our lock: take the new one
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+
+    def _is_current(self, fd: int) -> bool:
+        try:
+            return os.fstat(fd).st_ino == os.stat(self.path).st_ino
+        except FileNotFoundError:
+            return False
 
     def release(self) -> None:
-        if self._held:
-            self._held = False
-            if _holder(self.path) == os.getpid():
-                self.path.unlink(missing_ok=True)
+        if self._fd is not None:
+            self.path.unlink(missing_ok=True)  # while still locked, so nobody locks a file on its way out
+            os.close(self._fd)
+            self._fd = None
 
     def __enter__(self) -> CampaignLock:
         self.acquire()

@@ -14,9 +14,18 @@ from pathlib import Path
 from .bus import EventBus
 from .types import RunEvent
 
-__all__ = ["EVENTS_FILE", "JsonlEventWriter", "read_events"]
+__all__ = ["EVENTS_FILE", "EventLogError", "JsonlEventWriter", "read_events"]
 
 EVENTS_FILE = "events.jsonl"
+
+
+class EventLogError(ValueError):
+    """A line of an ``events.jsonl`` that is complete yet not an event: the log cannot be trusted."""
+
+    def __init__(self, path: Path, line_no: int, problem: str) -> None:
+        super().__init__(f"{path}:{line_no}: not an event ({problem})")
+        self.path = path
+        self.line_no = line_no
 
 
 class JsonlEventWriter:
@@ -53,13 +62,26 @@ class JsonlEventWriter:
 
 
 def read_events(path: Path) -> list[RunEvent]:
-    """The events of an ``events.jsonl`` (a torn last line, from a crash, is left out)."""
+    """The events of an ``events.jsonl``.
+
+    Only a torn last line (no newline after it: the writer died mid-line) is left out. Any other line
+    that is not an event raises :class:`EventLogError` naming the file and line, so replay, regrade
+    and metrics never run silently on a subset of the session.
+    """
+    text = Path(path).read_text(encoding="utf-8")
+    lines = text.split("\n")
+    torn = lines.pop()  # "" when the file ends with a newline, else the unfinished last line
     events = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    for line_no, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             events.append(RunEvent.model_validate(json.loads(line)))
+        except ValueError as exc:
+            raise EventLogError(Path(path), line_no, str(exc).splitlines()[0]) from None
+    if torn.strip():
+        try:
+            events.append(RunEvent.model_validate(json.loads(torn)))
         except ValueError:
-            continue
+            pass  # the event in flight when the writer stopped
     return events
