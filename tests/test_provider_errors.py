@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from harness.agents.providers.errors import CLOSE_KINDS, classify_close, classify_error, classify_status, retry_after
+from harness.agents.providers.errors import (
+    CLOSE_KINDS,
+    classify_close,
+    classify_error,
+    classify_status,
+    retry_after,
+)
 
 
 @pytest.mark.parametrize(
