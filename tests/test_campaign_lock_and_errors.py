@@ -12,8 +12,8 @@ import pytest
 from harness.agents.registry import get_model
 from harness.campaign.campaign import HARNESS_ERROR_FILE, CampaignCell, CampaignSettings, run_campaign
 from harness.campaign.lock import LOCK_FILE, CampaignLock, CampaignLockedError
-from harness.results.result_record import ResultRecord
 from harness.campaign.manifest import MANIFEST_FILE, CampaignManifest, write_manifest
+from harness.results.result_record import ResultRecord
 
 
 def test_lock_is_exclusive_and_removed_on_exit(tmp_path):
