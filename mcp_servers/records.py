@@ -48,6 +48,11 @@ class ToolCallRecord(BaseModel):
     commit_attempt: str | None = None
     #: ``{"action_type", "target_id"}`` when this call asked the user for approval.
     approval_request: dict[str, str] | None = None
+    #: Set (to the traceback) when the task server itself failed on this call: a bug of ours in
+    #: a tool handler, never the caller's doing. Such a call is not a tool error: the server
+    #: answers it with a JSON-RPC internal error and the harness fails the session as its own
+    #: bug. Left out of the record's JSON when unset, so ordinary records keep their bytes.
+    server_fault: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
     @property
     def output(self) -> Any:

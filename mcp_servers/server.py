@@ -23,6 +23,7 @@ from typing import Any
 import mcp.types as mcp_types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -120,13 +121,20 @@ class TaskServer:
         return self.env
 
     async def call_tool(self, name: str, args: Any) -> mcp_types.CallToolResult:
-        """Run one call, stamped with the media time the harness last set (never the caller's)."""
+        """Run one call, stamped with the media time the harness last set (never the caller's).
+
+        A call the server itself failed on (``server_fault``: a bug in our handler) is logged and
+        published like any other, then answered with a JSON-RPC internal error instead of a tool
+        result: it is not a tool error the caller could be scored on.
+        """
         env = self.loaded_env()
         async with self._lock:
             record = env.call_tool(name, args, self.media_time_ms)
             await self.persist()
             record_json = record.model_dump(mode="json")
             self.calls.publish(record_json)
+        if record.server_fault is not None:
+            raise MCPError(mcp_types.INTERNAL_ERROR, record.error or "task server fault", {CALL_INDEX_META_KEY: record.index})
         output = record.output
         text = json.dumps(output, ensure_ascii=False, default=str)
         return mcp_types.CallToolResult(

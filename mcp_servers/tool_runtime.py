@@ -5,6 +5,11 @@ refuse the call with a message for the agent; every call, refused or not, become
 :class:`ToolCallRecord` with the next index in the call log (the grader's tool log). Nothing the
 agent sends can make :meth:`ToolRuntime.call` raise.
 
+A handler that raises anything but :class:`ToolError` is a bug of ours, not a refusal: its call is
+logged with ``server_fault`` (the traceback) instead of being shown to the agent as a tool error,
+so whoever serves the call (the MCP server, the in-process port) fails the session loudly as the
+harness's own fault rather than scoring the agent on it.
+
 A session's call log is bounded (``MAX_LOGGED_CALLS`` calls, ``MAX_LOG_BYTES`` of records): an agent
 that floods the server gets refusals (its own failure, in its own log) instead of exhausting the
 server's memory; calls beyond ``MAX_LOGGED_CALLS`` are refused and only counted.
@@ -16,7 +21,9 @@ never applied, and the sandboxed server's real round trip is what a session expe
 from __future__ import annotations
 
 import json
+import logging
 import time
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +42,8 @@ from .tool_handlers import HANDLERS, EnvironmentParts, HandlerOutcome, ToolCall,
 
 __all__ = ["MAX_LOGGED_CALLS", "MAX_LOG_BYTES", "ToolRuntime"]
 
+log = logging.getLogger(__name__)
+
 #: Calls one session's log keeps; later calls are refused unrun and counted in ``calls_not_logged``.
 MAX_LOGGED_CALLS = 2000
 
@@ -48,6 +57,28 @@ class _Refusal(Exception):
         super().__init__(message)
         self.logged_args = logged_args
         self.commit_attempt = commit_attempt
+
+
+class _ServerFault(Exception):
+    """A handler bug, carrying what to log beside it (the cause is the handler's exception)."""
+
+    def __init__(self, logged_args: Any, commit_attempt: str | None) -> None:
+        super().__init__("tool handler failed")
+        self.logged_args = logged_args
+        self.commit_attempt = commit_attempt
+
+
+def _fault_record(base: dict[str, Any], exc: BaseException, logged_args: Any, commit_attempt: str | None) -> ToolCallRecord:
+    """The call as the server's own fault: the traceback is kept, the agent is told nothing of it."""
+    log.error("task server fault in tool %s", base["name"], exc_info=exc)
+    return ToolCallRecord(
+        **base,
+        args=logged_args,
+        ok=False,
+        error=f"internal error of the task server in tool {base['name']}",
+        commit_attempt=commit_attempt,
+        server_fault="".join(traceback.format_exception(exc)),
+    )
 
 
 class ToolRuntime:
@@ -79,7 +110,7 @@ class ToolRuntime:
         return [record.model_copy(deep=True) for record in self._log[start:]]
 
     def call(self, name: Any, args: Any, media_time_ms: int = 0) -> ToolCallRecord:
-        """Run and log one call; refusals and handler failures are ``ok=False`` records."""
+        """Run and log one call; refusals are ``ok=False`` records, our own failures ``server_fault`` ones."""
         index = len(self._log)
         tool_name = loggable_name(name)
         base = {"index": index, "name": tool_name, "media_time_ms": media_time_ms}
@@ -98,13 +129,11 @@ class ToolRuntime:
                 error=str(refusal),
                 commit_attempt=refusal.commit_attempt,
             )
-        except Exception as exc:  # last line of defence: a bug must not end the session
-            record = ToolCallRecord(
-                **base,
-                args=None,
-                ok=False,
-                error=f"internal error in tool {tool_name}: {type(exc).__name__}: {exc}",
-            )
+        except _ServerFault as fault:
+            assert fault.__cause__ is not None
+            record = _fault_record(base, fault.__cause__, fault.logged_args, fault.commit_attempt)
+        except Exception as exc:  # a bug of ours outside the handler: logged as the server's fault
+            record = _fault_record(base, exc, None, None)
         self._log.append(record)
         self._log_bytes += len(record.model_dump_json())
         return record
@@ -132,9 +161,8 @@ class ToolRuntime:
             outcome = handler(self._parts, call)
         except ToolError as error:
             raise _Refusal(f"{spec.name}: {error}", args, commit_attempt) from None
-        except Exception as exc:  # a handler bug is logged against the call, never raised
-            message = f"internal error in tool {spec.name}: {type(exc).__name__}: {exc}"
-            raise _Refusal(message, args, commit_attempt) from None
+        except Exception as exc:  # a handler bug: the server's fault, never a refusal
+            raise _ServerFault(args, commit_attempt) from exc
         ignored = undeclared_args(spec, call_args)
         if ignored and isinstance(outcome.result, dict):
             # Tell the agent, so it can stop sending them; the published handlers ignore them too.

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+from pathlib import Path
 
 import pytest
 
+from harness.agents.registry import get_model
+from harness.campaign.campaign import HARNESS_ERROR_FILE, CampaignCell, CampaignSettings, run_campaign
 from harness.campaign.lock import LOCK_FILE, CampaignLock, CampaignLockedError
 from harness.campaign.manifest import MANIFEST_FILE, CampaignManifest, write_manifest
+from harness.results.result_record import ResultRecord
 
 
 def test_lock_is_exclusive_and_removed_on_exit(tmp_path):
@@ -45,3 +50,77 @@ def test_manifest_keeps_created_at_across_starts(tmp_path):
     assert first.created_at == second.created_at == stored["created_at"] == "2020-01-01T00:00:00Z"
     assert stored["repeats"] == 3
     assert {"apex_voice_version", "benchmark_version", "judge_version", "condition"} <= set(stored)
+
+
+def _settings(out: Path, **overrides) -> CampaignSettings:
+    return CampaignSettings(model=get_model("oracle"), out_dir=out, repeats=1, retry_backoff_s=0.0, **overrides)
+
+
+def _record(cell: CampaignCell) -> ResultRecord:
+    return ResultRecord(
+        task_id=cell.task_id, rep=cell.rep, model="oracle", run_id=f"{cell.task_id}-run", pts=1,
+        components={"GS": True, "PC": True, "RA": True, "WA": True}, turns=1, outcome="SUCCESS",
+    )
+
+
+@pytest.mark.parametrize("raised", [SystemExit(0), KeyboardInterrupt(), asyncio.CancelledError()])
+async def test_a_base_exception_from_session_code_is_that_cells_harness_error(tmp_path, raised):
+    """Only our own cancellation (the user's Ctrl-C) aborts: a SystemExit(0) from a session used to
+    end the campaign with rc 0 and no results, as if it had succeeded."""
+
+    async def run_cell(cell: CampaignCell, rep_dir: Path) -> ResultRecord:
+        if cell.task_id == "task_a":
+            raise raised
+        return _record(cell)
+
+    result = await run_campaign(_settings(tmp_path), ["task_a", "task_b"], run_cell)
+    by_task = {o.cell.task_id: o for o in result.outcomes}
+    assert by_task["task_a"].status == "harness_error" and by_task["task_a"].attempts == 1
+    assert (tmp_path / "task_a" / "rep0" / HARNESS_ERROR_FILE).is_file()
+    assert by_task["task_b"].status == "ran"
+
+
+async def test_our_own_cancellation_still_ends_the_campaign(tmp_path):
+    started = asyncio.Event()
+
+    async def run_cell(cell: CampaignCell, rep_dir: Path) -> ResultRecord:
+        started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    campaign = asyncio.create_task(run_campaign(_settings(tmp_path), ["task_a"], run_cell))
+    await started.wait()
+    campaign.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await campaign
+    assert not (tmp_path / "task_a" / "rep0" / HARNESS_ERROR_FILE).exists()
+    assert not (tmp_path / LOCK_FILE).exists()
+
+
+async def test_a_cell_that_raises_out_of_the_campaign_cancels_its_siblings_before_the_lock_is_released(tmp_path):
+    """gather() left sibling sessions running after one cell raised, with the lock already released."""
+    sibling_cancelled = asyncio.Event()
+    sibling_running = asyncio.Event()
+
+    async def run_cell(cell: CampaignCell, rep_dir: Path) -> ResultRecord:
+        sibling_running.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            sibling_cancelled.set()
+            raise
+        raise AssertionError("unreachable")
+
+    def on_cell(outcome) -> None:
+        raise RuntimeError("a progress subscriber failed")
+
+    # task_a's result is loaded (so on_cell fires for it at once) while task_b's session runs.
+    (tmp_path / "task_a" / "rep0").mkdir(parents=True)
+    _record(CampaignCell(0, "task_a")).write(tmp_path / "task_a" / "rep0")
+
+    async def settle_first() -> None:
+        await run_campaign(_settings(tmp_path, parallel=2), ["task_a", "task_b"], run_cell, on_cell=on_cell)
+
+    with pytest.raises(RuntimeError, match="progress subscriber"):
+        await settle_first()
+    assert sibling_cancelled.is_set() and not (tmp_path / LOCK_FILE).exists()

@@ -98,18 +98,18 @@ async def test_an_unparsable_result_is_run_again(tmp_path):
 
 
 async def test_a_transient_failure_is_retried_and_noted_but_not_scored(tmp_path):
-    runner = ScriptedCells(failures={("task_a", 0): [ConnectionError("server disconnected (1006)")]})
+    runner = ScriptedCells(failures={("task_a", 0): [ProviderTransient("server disconnected (1006)")]})
     result = await run_campaign(_settings(tmp_path, repeats=1), ["task_a"], runner)
     assert runner.calls == [("task_a", 0), ("task_a", 0)]
     (outcome,) = result.outcomes
     assert outcome.status == "ran" and outcome.attempts == 2
     assert outcome.record.error is None and outcome.record.pts == 1
-    assert outcome.record.infra_errors == ["attempt 1: ConnectionError: server disconnected (1006)"]
+    assert outcome.record.infra_errors == ["attempt 1: ProviderTransient: server disconnected (1006)"]
 
 
 @pytest.mark.parametrize(
     "error",
-    [SandboxUnavailableError("container died"), SessionInfraError("socket dropped"), TimeoutError("slow")],
+    [SandboxUnavailableError("container died"), SessionInfraError("socket dropped"), ProviderTransient("slow")],
 )
 async def test_persistent_infra_failures_leave_the_cell_empty(tmp_path, error):
     runner = ScriptedCells(failures={("task_a", 0): [error] * 3})

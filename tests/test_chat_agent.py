@@ -11,13 +11,16 @@ from harness.agents.chat_agent import (
     ChatTextAgent,
     ChatTransientError,
 )
+from harness.agents.text_agents import AgentObservationView
+from harness.campaign.blame import classify
 from harness.events import EventType
 from harness.session.environment_port import InProcessEnvironment
+from harness.session.errors import AgentFailure, ProviderError, ProviderTransient
 from harness.session.text_runner import run_text_session
 from harness.tasks.dataset import resolve_data
 from harness.tasks.loader import load_task
 from tests.conftest import DEMO_DATA
-from tests.fakes.fake_chat_server import API_KEY, FakeChatServer, serve_fake_chat
+from tests.fakes.fake_chat_server import API_KEY, CONTEXT_LENGTH_EXCEEDED, FakeChatServer, serve_fake_chat
 
 DEMO_TASKS = resolve_data(DEMO_DATA).task_dirs
 
@@ -80,10 +83,12 @@ async def test_a_bad_key_fails_at_once_naming_the_endpoint(monkeypatch):
     monkeypatch.setenv("FAKE_CHAT_KEY", "sk-wrong")
     async with serve_fake_chat(FakeChatServer()) as fake:
         client = ChatClient(ChatEndpoint("m", fake.base_url, "FAKE_CHAT_KEY", backoff_s=0))
-        with pytest.raises(ChatProviderError, match="refused the request \\(401\\)") as caught:
+        with pytest.raises(ChatProviderError, match="refused the request \\(401, invalid_api_key\\)") as caught:
             await client.complete([{"role": "user", "content": "hi"}], [])
         await client.aclose()
     assert caught.value.kind == "auth" and client.requests == 1 and fake.base_url in str(caught.value)
+    # A refusal stops the campaign (it used to be an unmapped "HARNESS ERROR" and the campaign went on).
+    assert isinstance(caught.value, ProviderError) and classify(caught.value).stops_campaign
 
 
 async def test_a_bad_request_is_not_retried():
@@ -104,14 +109,40 @@ async def test_rate_limits_and_server_errors_are_retried_then_transient():
         with pytest.raises(ChatTransientError, match="HTTP 500.*after 3 attempts") as caught:
             await client.complete([{"role": "user", "content": "hi"}], [])
         await client.aclose()
-    assert isinstance(caught.value, ConnectionError) and caught.value.kind == "transient"
+    assert isinstance(caught.value, ProviderTransient) and caught.value.kind == "transient"
+    assert caught.value.retry_after_s == 0.0 and classify(caught.value).kind == "provider_transient"
 
 
 async def test_an_unreachable_endpoint_is_transient():
     client = ChatClient(ChatEndpoint("m", "http://127.0.0.1:9/v1", "FAKE_CHAT_KEY", backoff_s=0, max_retries=1))
-    with pytest.raises(ChatTransientError, match="ConnectError"):
+    with pytest.raises(ChatTransientError, match="ConnectError") as caught:
         await client.complete([{"role": "user", "content": "hi"}], [])
     await client.aclose()
+    assert classify(caught.value).kind == "provider_transient"
+
+
+async def test_a_conversation_past_the_context_length_is_the_agents_own_failure():
+    """OpenAI's 400 ``context_length_exceeded`` refuses what the model produced, not the harness:
+    the chat agent raises AgentFailure (scored at the boundary), never a harness error."""
+    async with serve_fake_chat(FakeChatServer(fail_with=[CONTEXT_LENGTH_EXCEEDED])) as fake:
+        agent = _agent(fake)
+        await agent.reset("You are an agent.", [])
+        view = AgentObservationView(user_text="hello", tool_results=[], available_tools=[], turn_index=0)
+        with pytest.raises(AgentFailure) as caught:
+            await agent.act(view)
+        await agent.aclose()
+    assert caught.value.kind == "refused" and "context_length_exceeded" in caught.value.detail
+    assert agent.client.requests == 1
+
+
+async def test_an_answer_that_is_not_a_chat_completion_is_the_agents_malformed_event():
+    async with serve_fake_chat(FakeChatServer(mode="silent")) as fake:
+        fake.fail_with = [(200, {"object": "chat.completion", "choices": []})]
+        client = ChatClient(ChatEndpoint("m", fake.base_url, "FAKE_CHAT_KEY", backoff_s=0))
+        with pytest.raises(AgentFailure) as caught:
+            await client.complete([{"role": "user", "content": "hi"}], [])
+        await client.aclose()
+    assert caught.value.kind == "malformed_event"
 
 
 def test_chat_and_cascade_prefixes_name_any_model_with_its_endpoint():

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from harness.agents.providers.errors import classify_close, classify_error, classify_status, retry_after
+from harness.agents.providers.errors import (
+    CLOSE_KINDS,
+    classify_close,
+    classify_error,
+    classify_status,
+    retry_after,
+)
 
 
 @pytest.mark.parametrize(
@@ -32,9 +38,24 @@ def test_handshake_statuses(status, kind):
     assert classify_status("xAI", status, {"Retry-After": "3"}, "nope").kind == kind
 
 
-@pytest.mark.parametrize(("code", "kind"), [(1011, "transient"), (1000, "transient"), (1006, "transient"), (1008, "auth"), (None, "transient")])
+@pytest.mark.parametrize(
+    ("code", "kind"),
+    [(1011, "transient"), (1000, "transient"), (1001, "transient"), (1005, "transient"), (1006, "transient"),
+     (1012, "transient"), (1013, "transient"), (1014, "transient"), (1015, "transient"), (4000, "transient"),
+     (None, "transient"), (1008, "auth"), (1002, "bad_request"), (1003, "bad_request"), (1007, "bad_request"),
+     (1009, "bad_request"), (1010, "bad_request")],
+)
 def test_close_codes(code, kind):
     assert classify_close("Gemini", code, "").kind == kind
+
+
+def test_the_close_table_is_the_only_one_and_covers_every_registered_close_code():
+    """One table decides a close's blame; the campaign keeps no copy of its own to disagree with."""
+    import harness.campaign.blame as blame
+
+    assert set(CLOSE_KINDS) == set(range(1000, 1015)) - {1004}  # 1004 is reserved, never sent
+    assert set(CLOSE_KINDS.values()) <= {"transient", "auth", "bad_request"}
+    assert not [name for name in vars(blame) if "CLOSE" in name]
 
 
 def test_retry_after_from_the_header_or_the_message():

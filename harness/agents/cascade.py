@@ -128,6 +128,8 @@ class CascadeAgent(RealtimeAdapter):
         self._audio_until_ms = 0
         self._pending_calls: set[str] = set()
         self._busy: asyncio.Task[None] | None = None
+        #: What a response task raised besides the endpoint's own failures, for ``poll_events``.
+        self._failure: Exception | None = None
         self._ended = False
         self._latency: TurnLatency | None = None
         self._turn_started_ns = 0
@@ -176,6 +178,8 @@ class CascadeAgent(RealtimeAdapter):
             await self._run(self._follow_up())
 
     def poll_events(self) -> list[AgentEvent]:
+        if self._failure is not None:
+            raise self._failure
         events, self._events = self._events, []
         return events
 
@@ -221,12 +225,19 @@ class CascadeAgent(RealtimeAdapter):
             self._busy = asyncio.create_task(self._guarded(step))
 
     async def _guarded(self, step: Coroutine[Any, Any, None]) -> None:
+        """The endpoint's failures become events; anything else (the model's own failure, a bug of
+        ours) propagates from the call that ran the step, or, from a response task, out of the
+        next ``poll_events``: a task's exception must not vanish with the task."""
         try:
             await step
         except ChatTransientError as exc:
-            self._events.append(AdapterError(str(exc), kind=exc.kind))
+            self._events.append(AdapterError(str(exc), kind=exc.kind, retry_after_s=exc.retry_after_s))
         except ChatProviderError as exc:
             self._events.append(AdapterError(str(exc), kind=exc.kind))
+        except Exception as exc:
+            if self.clock_mode == "virtual":
+                raise
+            self._failure = exc
 
     # -- one response --------------------------------------------------------------------------
 

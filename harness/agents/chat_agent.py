@@ -5,10 +5,14 @@ model hangs up. A conversation is the usual chat history: the user's words as us
 model's tool calls answered by ``tool`` messages carrying their call ids, then the model speaks.
 The same :class:`ChatConversation` is the brain of the cascade voice agent.
 
-Errors are typed for the campaign: a bad key or a refused request (:class:`ChatProviderError`,
-``auth``/``bad_request``) fails at once and names the endpoint; rate limits and server or network
-failures are retried with backoff (``Retry-After`` honoured) and then raised as
-:class:`ChatTransientError`, a ``ConnectionError``, so the session is retried and never scored.
+Failures are blamed here, where the endpoint answered, by its status and error code (blame by
+origin): a bad key (401/403) is :class:`ChatProviderError` ``auth`` (a :class:`ProviderError`: the
+campaign stops, naming the endpoint) and another refused request (400, 404, 422) ``bad_request``;
+rate limits, server errors, timeouts and network failures are retried with backoff
+(``Retry-After`` honoured) and then raised as :class:`ChatTransientError` (a
+:class:`ProviderTransient`: the session is retried, never scored). A 400 about the conversation
+the model itself produced (``context_length_exceeded``) and an answer that is not a chat
+completion are the model's own failure, :class:`AgentFailure`: the session ends there and is scored.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+
+from harness.session.errors import AgentFailure, ProviderError, ProviderErrorKind, ProviderTransient
 
 from .realtime import ErrorKind
 from .text_agents import AgentObservationView, AgentTurn, ToolCallRequest
@@ -49,22 +55,20 @@ _END_CALL_SCHEMA = {
         "parameters": {"type": "object", "properties": {}, "additionalProperties": False},
     },
 }
-_STATUS_KINDS: dict[int, ErrorKind] = {400: "bad_request", 401: "auth", 403: "auth", 404: "bad_request", 422: "bad_request"}
+_STATUS_KINDS: dict[int, ProviderErrorKind] = {400: "bad_request", 401: "auth", 403: "auth", 404: "bad_request", 422: "bad_request"}
+#: Error codes of a 400 that refuse the conversation the model produced, not the harness's request.
+_CONVERSATION_CODES = frozenset({"context_length_exceeded", "string_above_max_length"})
 
 
-class ChatProviderError(RuntimeError):
+class ChatProviderError(ProviderError):
     """The endpoint refused the request (bad key, unknown model, malformed request): not retryable."""
 
-    def __init__(self, message: str, kind: ErrorKind) -> None:
-        super().__init__(message)
-        self.kind = kind
 
-
-class ChatTransientError(ConnectionError):
+class ChatTransientError(ProviderTransient):
     """Rate limited, a server error or a network failure that outlived the retries."""
 
-    def __init__(self, message: str, kind: ErrorKind = "transient") -> None:
-        super().__init__(message)
+    def __init__(self, message: str, kind: ErrorKind = "transient", *, retry_after_s: float | None = None) -> None:
+        super().__init__(message, retry_after_s=retry_after_s)
         self.kind = kind
 
 
@@ -147,53 +151,76 @@ class ChatClient:
         try:
             choice = data["choices"][0]
             message = choice["message"]
-        except (KeyError, IndexError, TypeError):
-            raise ChatProviderError(f"{self.endpoint.url}: response has no choices[0].message: {str(data)[:200]}", "provider") from None
-        calls = [
-            ChatToolCall(call["id"], call["function"]["name"], call["function"].get("arguments") or "")
-            for call in message.get("tool_calls") or []
-        ]
-        return ChatReply(
-            text=(message.get("content") or "").strip(),
-            tool_calls=[c for c in calls if c.name != END_CALL_TOOL],
-            end_call=any(c.name == END_CALL_TOOL for c in calls),
-            usage=data.get("usage") or {},
-            finish_reason=choice.get("finish_reason"),
-        )
+            calls = [
+                ChatToolCall(str(call["id"]), str(call["function"]["name"]), str(call["function"].get("arguments") or ""))
+                for call in message.get("tool_calls") or []
+            ]
+            return ChatReply(
+                text=str(message.get("content") or "").strip(),
+                tool_calls=[c for c in calls if c.name != END_CALL_TOOL],
+                end_call=any(c.name == END_CALL_TOOL for c in calls),
+                usage=data.get("usage") or {},
+                finish_reason=choice.get("finish_reason"),
+            )
+        except (KeyError, IndexError, TypeError, AttributeError):
+            raise AgentFailure(
+                "malformed_event", f"{self.endpoint.url}: the answer is not a chat completion: {str(data)[:200]}"
+            ) from None
 
     async def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         if self._http is None:
             self._http = httpx.AsyncClient(timeout=self.endpoint.timeout_s)
         headers = {"Authorization": f"Bearer {key}"} if (key := self.endpoint.api_key()) else {}
         url = self.endpoint.url
-        failure = ""
+        failure, kind, wait = "", "transient", None
         for attempt in range(self.endpoint.max_retries + 1):
             delay = self.endpoint.backoff_s * 2**attempt
             self.requests += 1
             try:
                 response = await self._http.post(url, json=body, headers=headers)
-            except httpx.HTTPError as exc:
-                failure, kind = f"{url}: {type(exc).__name__}: {exc}", "transient"
+            except httpx.HTTPError as exc:  # timeouts, refused or reset connections
+                failure, kind, wait = f"{url}: {type(exc).__name__}: {exc}", "transient", None
             else:
                 if response.status_code < 300:
-                    return response.json()
-                detail = response.text[:300]
+                    return _json_answer(url, response)
                 if response.status_code in _STATUS_KINDS:
-                    raise ChatProviderError(
-                        f"{url} refused the request ({response.status_code}): {detail}",
-                        _STATUS_KINDS[response.status_code],
-                    )
+                    raise _refusal(url, response)
                 kind = "rate_limited" if response.status_code == 429 else "transient"
-                failure = f"{url}: HTTP {response.status_code}: {detail}"
-                delay = _retry_after(response) or delay
+                failure, wait = f"{url}: HTTP {response.status_code}: {response.text[:300]}", _retry_after(response)
             if attempt < self.endpoint.max_retries:
-                await asyncio.sleep(delay)
-        raise ChatTransientError(f"{failure} (after {self.endpoint.max_retries + 1} attempts)", kind)
+                await asyncio.sleep(wait or delay)
+        raise ChatTransientError(f"{failure} (after {self.endpoint.max_retries + 1} attempts)", kind, retry_after_s=wait)
 
     async def aclose(self) -> None:
         if self._owns_http and self._http is not None:
             await self._http.aclose()
         self._http = None
+
+
+def _json_answer(url: str, response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        raise AgentFailure("malformed_event", f"{url}: the answer is not JSON: {response.text[:200]!r}") from None
+
+
+def _error_code(response: httpx.Response) -> str | None:
+    """``error.code`` of an OpenAI error body, if the body is one."""
+    try:
+        error = response.json().get("error")
+    except (ValueError, AttributeError):
+        return None
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, str) else None
+
+
+def _refusal(url: str, response: httpx.Response) -> ChatProviderError | AgentFailure:
+    """A 4xx the endpoint will answer again: a refusal of the harness, or of the model's conversation."""
+    status, code = response.status_code, _error_code(response)
+    detail = f"{url} refused the request ({status}{', ' + code if code else ''}): {response.text[:300]}"
+    if status == 400 and code in _CONVERSATION_CODES:
+        return AgentFailure("refused", detail)
+    return ChatProviderError(detail, kind=_STATUS_KINDS[status])
 
 
 def _retry_after(response: httpx.Response) -> float | None:

@@ -1,9 +1,22 @@
-"""Classify a session failure once, by type: whose fault it is and what the campaign does next.
+"""Classify a session failure once, by where it came from: whose fault it is and what the campaign does next.
 
-Our own exceptions carry their kind (:mod:`harness.session.errors`); third-party ones are mapped
-by their type and attributes (a websocket close code, an HTTP status, an ``errno``), never by
-words in their message. Whatever is not mapped is a harness bug: it fails the cell loudly instead
-of hiding in retries.
+Blame is by origin, never by an exception's type alone nor by words in its message. By the time a
+failure reaches the campaign, each part of the harness that called something outside itself has
+already said what the failure was, at the point of the call:
+
+- a provider adapter turns its own transport failures, timeouts, closes and refusals into
+  :class:`~harness.session.errors.ProviderTransient` / :class:`~harness.session.errors.ProviderError`
+  (``harness/agents/providers``, ``harness/agents/chat_agent.py``);
+- the sandbox's clients turn a dead server into :class:`~sandbox.errors.SandboxUnavailableError`
+  and a refused control request into :class:`~sandbox.errors.ControlRequestError`;
+- the judge's client turns an outage into :class:`~harness.session.errors.JudgeUnavailable`;
+- the agent boundary turns whatever the agent under test did into a scored session, so
+  :class:`~harness.session.errors.AgentFailure` never reaches here (if it does, that is our bug).
+
+So a bare ``TimeoutError`` (our own ``wait_for``), ``ConnectionError``, ``httpx`` or ``websockets``
+exception here was converted by nobody: it is a harness bug, like anything else not mapped, and
+fails the cell loudly instead of hiding in retries. The one standard-library case kept is a full
+harness disk (``ENOSPC``/``EDQUOT``), which fails every session alike and stops the campaign.
 """
 
 from __future__ import annotations
@@ -13,9 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-import httpx
-
 from harness.session.errors import (
+    AgentFailure,
+    HarnessBug,
     JudgeUnavailable,
     ProviderError,
     ProviderTransient,
@@ -27,10 +40,6 @@ __all__ = ["Blame", "BlameKind", "classify"]
 
 BlameKind = Literal["sandbox", "provider_transient", "provider_error", "judge_unavailable", "harness_bug"]
 
-#: Websocket close codes after which a new session may well succeed (RFC 6455 §7.4.1, IANA).
-TRANSIENT_CLOSE_CODES = frozenset({1001, 1005, 1006, 1011, 1012, 1013, 1014})
-#: Close codes that say the provider refused us: retrying cannot help.
-REFUSED_CLOSE_CODES = frozenset({1003, 1007, 1008, 1009, 1010})
 #: A disk that is full (or over quota) on the harness side fails every session alike.
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 
@@ -71,45 +80,11 @@ def _oserror(exc: OSError) -> Blame:
     return _HARNESS_BUG
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    try:
-        return float(response.headers["retry-after"])
-    except (KeyError, ValueError):
-        return None
-
-
-def _by_status(status: int | None, retry_after_s: float | None = None) -> Blame:
-    if status is None or status == 429 or status >= 500:
-        return Blame("provider_transient", transient=True, retry_after_s=retry_after_s)
-    return Blame("provider_error", stops_campaign=True)
-
-
-def _http_status(exc: httpx.HTTPStatusError) -> Blame:
-    return _by_status(exc.response.status_code, _retry_after(exc.response))
-
-
-def _websocket_rejected(exc: BaseException) -> Blame:
-    """A handshake the server answered with an HTTP status (``InvalidStatus``/``InvalidStatusCode``)."""
-    response = getattr(exc, "response", None)
-    status = getattr(response, "status_code", None) or getattr(exc, "status_code", None)
-    return _by_status(status)
-
-
-def _close_code(exc: BaseException) -> int | None:
-    """The close code a websockets ``ConnectionClosed`` received (``None``: no close frame)."""
-    received = getattr(exc, "rcvd", None)
-    return getattr(received, "code", None)
-
-
-def _websocket_closed(exc: BaseException) -> Blame:
-    code = _close_code(exc)
-    if code in REFUSED_CLOSE_CODES:
-        return Blame("provider_error", stops_campaign=True)
-    return Blame("provider_transient", transient=True)
-
-
-#: Our types and standard-library ones, most specific first.
+#: Our types, most specific first; the first that matches decides.
 _BY_TYPE: list[tuple[type[BaseException], Callable[..., Blame]]] = [
+    (HarnessBug, lambda exc: _HARNESS_BUG),
+    # The agent's own failure is scored inside the session; one that escaped it is our bug.
+    (AgentFailure, lambda exc: _HARNESS_BUG),
     (SessionInfraError, _session_infra),
     (ProviderError, _provider_error),
     (JudgeUnavailable, lambda exc: Blame("judge_unavailable", transient=True)),
@@ -118,30 +93,14 @@ _BY_TYPE: list[tuple[type[BaseException], Callable[..., Blame]]] = [
     (SandboxUnavailableError, lambda exc: Blame("sandbox", transient=True)),
     # The control API answered but refused our request: our bug, never the sandbox's.
     (ControlRequestError, lambda exc: _HARNESS_BUG),
-    (httpx.HTTPStatusError, _http_status),
-    (httpx.TransportError, lambda exc: Blame("provider_transient", transient=True)),
-    (ConnectionError, lambda exc: Blame("provider_transient", transient=True)),
-    (TimeoutError, lambda exc: Blame("provider_transient", transient=True)),
     (OSError, _oserror),
 ]
-
-#: Third-party types matched by qualified name, so the harness need not import their packages.
-_BY_NAME: dict[str, Callable[[BaseException], Blame]] = {
-    "websockets.exceptions.ConnectionClosed": _websocket_closed,
-    "websockets.exceptions.InvalidStatus": _websocket_rejected,
-    "websockets.exceptions.InvalidStatusCode": _websocket_rejected,
-    "websockets.exceptions.InvalidHandshake": lambda exc: Blame("provider_transient", transient=True),
-}
 
 # A group takes the gravest blame among its members: a bug anywhere is a bug.
 _GRAVITY: list[BlameKind] = ["harness_bug", "provider_error", "sandbox", "judge_unavailable", "provider_transient"]
 
 
 def _classify_one(exc: BaseException) -> Blame:
-    for cls in type(exc).__mro__:
-        mapper = _BY_NAME.get(f"{cls.__module__}.{cls.__qualname__}")
-        if mapper is not None:
-            return mapper(exc)
     for cls, map_type in _BY_TYPE:
         if isinstance(exc, cls):
             return map_type(exc)

@@ -224,8 +224,20 @@ async def run_campaign(
                 on_cell(outcome)
             return outcome
 
-        outcomes = await asyncio.gather(*(settle(cell) for cell in cells))
-    return CampaignResult(settings, list(outcomes))
+        outcomes = await _all_settled([settle(cell) for cell in cells])
+    return CampaignResult(settings, outcomes)
+
+
+async def _all_settled(settling: list[Awaitable[CellOutcome]]) -> list[CellOutcome]:
+    """Every cell's outcome; if one raises (or we are cancelled), the others are cancelled and
+    awaited before this returns, so no session outlives the campaign lock."""
+    tasks = [asyncio.ensure_future(one) for one in settling]
+    try:
+        return list(await asyncio.gather(*tasks))
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _settle(
@@ -264,6 +276,17 @@ def _stamped(record: ResultRecord, infra_errors: list[str], task_version: str | 
     return record.model_copy(update=update) if update else record
 
 
+def _ours_to_propagate(exc: BaseException) -> bool:
+    """Only our own cancellation (the user's Ctrl-C or SIGTERM, or a sibling cell's failure) ends
+    the campaign from inside a cell. A ``CancelledError`` nobody asked this task for, a
+    ``SystemExit`` or a ``KeyboardInterrupt`` raised by session code (the signal handlers turn the
+    real Ctrl-C into a cancellation) is a harness bug of that cell, recorded as ``harness_error``."""
+    if not isinstance(exc, asyncio.CancelledError):
+        return False
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 def _write_harness_error(rep_dir: Path, cell: CampaignCell, exc: BaseException, attempt: int) -> Path:
     text = "".join(traceback.format_exception(exc))
     path = rep_dir / HARNESS_ERROR_FILE
@@ -283,7 +306,9 @@ async def _run_cell(
         try:
             record = _stamped(await run_cell(cell, rep_dir), infra_errors, task_version)
             record.write(rep_dir)  # a full disk here is blamed like one during the session
-        except Exception as exc:
+        except BaseException as exc:
+            if _ours_to_propagate(exc):
+                raise
             blame = classify(exc)
             if blame.kind == "harness_bug":
                 path = _write_harness_error(rep_dir, cell, exc, attempt)

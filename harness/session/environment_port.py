@@ -15,6 +15,8 @@ from mcp_servers.environment import TaskEnvironment
 from mcp_servers.public_bundle import PublicBundle
 from mcp_servers.records import ApprovalToken, EnvironmentSnapshot, SnapshotDelta, ToolCallRecord
 
+from .tool_faults import checked_record
+
 __all__ = ["EnvironmentPort", "InProcessEnvironment"]
 
 
@@ -22,7 +24,8 @@ class EnvironmentPort(Protocol):
     """The operations a session needs from its environment.
 
     ``call_tool`` never raises for a bad call by the agent: refusals are ``ok=False`` records.
-    Infrastructure failures (a dead server) raise, so they are never graded as the model's fault.
+    Infrastructure failures (a dead server) raise, so they are never graded as the model's fault;
+    a call the server itself failed on raises :class:`~harness.session.errors.HarnessBug`.
     """
 
     async def list_tools(self) -> list[dict[str, Any]]: ...
@@ -74,14 +77,14 @@ class InProcessEnvironment:
         record = self._env.call_tool(name, args, self.media_time_ms if media_time_ms is None else media_time_ms)
         for queue in self._followers:
             queue.put_nowait(record)
-        return record
+        return checked_record(record)
 
     async def follow_calls(self) -> AsyncIterator[ToolCallRecord]:
         queue: asyncio.Queue[ToolCallRecord] = asyncio.Queue()
         self._followers.append(queue)
         try:
             while True:
-                yield await queue.get()
+                yield checked_record(await queue.get())
         finally:
             self._followers.remove(queue)
 

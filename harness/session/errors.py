@@ -1,23 +1,27 @@
-"""Who is to blame when a session fails: a small taxonomy, mapped once by type.
+"""Who is to blame when a session fails: a small taxonomy, decided by where the failure came from.
 
-A campaign treats each kind differently, so the kind must be known from the exception's *type*,
-never guessed from its message:
+Blame is by origin, never by an exception's type alone nor by its message. The code that called
+something outside itself (a provider, the sandbox, the judge, the agent under test) knows what
+failed, so it raises one of these at the point of the call; the campaign
+(:mod:`harness.campaign.blame`) then only reads them:
 
-- :class:`SandboxFailure` and other :class:`SessionInfraError`: the infrastructure failed. Retried
-  when ``transient``; when retries run out the cell is left empty, never scored.
-- :class:`ProviderTransient`: the provider dropped the socket, answered 5xx or rate-limited us.
-  Retried (after ``retry_after_s`` when the provider said so); never scored.
+- :class:`AgentFailure`: whatever crossed the agent boundary (an exception of any class from an
+  adapter, a malformed event, a close, an exit, a hang, a conversation its model could not go on
+  with). The session ends, is graded on the state reached and is scored; it never reaches the
+  campaign.
+- :class:`SandboxFailure` and other :class:`SessionInfraError`: what the harness runs failed (the
+  sandbox's transport, its server process or container). Retried when ``transient``; when retries
+  run out the cell is left empty, never scored.
+- :class:`ProviderTransient`: a provider adapter saw its provider drop the socket, time out,
+  answer 5xx or rate-limit us. Retried (after ``retry_after_s`` when the provider said so); never
+  scored.
 - :class:`ProviderError`: the provider refused us (bad key, bad request). Nothing will succeed, so
   the campaign stops at once and says why.
 - :class:`JudgeUnavailable`: the semantic judge did not answer. The field verdict is left
   ``pending`` for a later ``regrade``; it is never graded FAIL against the model.
-- An agent container's own failure (it died, dropped or closed its socket, sent malformed or
-  error events, refused its session) is the model's, because the container *is* the model under
-  test: :class:`~harness.agents.container_agent.ContainerAgentAdapter` raises nothing, it ends the
-  call there (an ``AdapterError`` with code ``agent_failed``, then ``CallEnded``), and the session
-  is graded with what the environment holds, never retried. Its task server dying stays a
-  :class:`SandboxFailure`.
-- Anything else is a harness bug: the cell fails loudly with its traceback, never retried as
+- :class:`HarnessBug`, and anything no caller converted (a bare ``TimeoutError`` from our own
+  ``wait_for``, a ``KeyError``, a refused control request, a fault in one of our tool handlers):
+  the harness's own bug. The cell fails loudly with its traceback, never retried as
   infrastructure and never scored.
 """
 

@@ -15,8 +15,12 @@ logs the call as refused, so the model sees a tool error and is graded for it.
 Media time is set through the control plane before each call (the server ignores any media time in
 a caller's ``_meta``), so a native agent on the same endpoint cannot stamp its own calls.
 
-Infrastructure failures raise :class:`SandboxUnavailableError` (retryable, never the model's fault).
-A snapshot that the control API cannot give is recovered from the persisted state file, and
+Failures are blamed where the request failed, never by a catch-all: the sandbox's transport (a
+refused or reset connection, a timeout, the server process or container gone) raises
+:class:`SandboxUnavailableError` (infrastructure, retried, never the model's fault); a server that
+answered but refused (a JSON-RPC error, its own fault on a call, a control request it rejected)
+is a harness bug (:class:`HarnessBug`, :class:`ControlRequestError`); anything else raised here is
+our own code's and propagates as what it is. A snapshot that the control API cannot give is recovered from the persisted state file, and
 :attr:`McpEnvironment.snapshot_recovered` says so.
 """
 
@@ -30,9 +34,12 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack, ExitStack, s
 from typing import Any
 
 import httpx2
+import mcp.types as mcp_types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
+from harness.session.errors import HarnessBug
 from harness.tasks.bundle import TaskBundle
 from mcp_servers.argument_validation import arguments_problem, loggable_name
 from mcp_servers.records import ApprovalToken, EnvironmentSnapshot, SnapshotDelta, ToolCallRecord
@@ -42,11 +49,16 @@ from sandbox.backend import SandboxBackend, SandboxEnvironment
 from sandbox.errors import SandboxUnavailableError
 from sandbox.session_files import owned_temp_dir
 
+from .tool_faults import checked_record
+
 __all__ = ["McpEnvironment", "SandboxedEnvironments"]
 
 log = logging.getLogger(__name__)
 
 SandboxStarter = Callable[[], AbstractAsyncContextManager[SandboxEnvironment]]
+
+#: JSON-RPC errors that mean the server never answered (it stalled, or its stream ended).
+_NO_ANSWER_CODES = frozenset({mcp_types.REQUEST_TIMEOUT, mcp_types.CONNECTION_CLOSED})
 
 DEFAULT_CALL_TIMEOUT_S = 30.0
 _CLIENT_CLOSE_S = 5.0
@@ -187,10 +199,8 @@ class McpEnvironment:
         client = await self._connect()
         try:
             listing = await client.run(lambda c: c.list_tools())
-        except SandboxUnavailableError:
-            raise
-        except Exception as exc:
-            raise SandboxUnavailableError(f"tools/list at {self.sandbox.mcp_url} failed: {exc!r}") from exc
+        except (MCPError, httpx2.TransportError, OSError) as exc:
+            raise _blamed(f"tools/list at {self.sandbox.mcp_url}", exc) from exc
         return [
             {"name": tool.name, "description": tool.description or "", "parameters": tool.input_schema}
             for tool in listing.tools
@@ -201,18 +211,15 @@ class McpEnvironment:
         sent_name, arguments, meta = _request_parts(name, args)
         try:
             async with self._call_lock:
+                # The control client blames its own failures (SandboxUnavailableError, ControlRequestError).
                 await self.sandbox.control.set_media_time(media_time_ms)
                 result = await client.run(lambda c: c.call_tool(sent_name, arguments, meta=meta))  # type: ignore[arg-type]
-        except SandboxUnavailableError:
-            raise
-        except Exception as exc:
-            raise SandboxUnavailableError(
-                f"tools/call {sent_name} at {self.sandbox.mcp_url} failed: {exc!r}"
-            ) from exc
+        except (MCPError, httpx2.TransportError, OSError) as exc:
+            raise _blamed(f"tools/call {sent_name} at {self.sandbox.mcp_url}", exc) from exc
         record = (result.meta or {}).get(CALL_RECORD_META_KEY)
         if not isinstance(record, dict):
-            raise SandboxUnavailableError(f"tools/call {name}: result carries no {CALL_RECORD_META_KEY!r}")
-        return ToolCallRecord.model_validate(record)
+            raise HarnessBug(f"tools/call {sent_name}: our task server's result carries no {CALL_RECORD_META_KEY!r}")
+        return checked_record(ToolCallRecord.model_validate(record))
 
     async def grant_approval(
         self, action_type: str, target_id: str, media_time_ms: int, source_event_id: str | None
@@ -236,7 +243,7 @@ class McpEnvironment:
     async def follow_calls(self) -> AsyncIterator[ToolCallRecord]:
         """The server's call stream: every call it records, the agent's own included."""
         async for record in self.sandbox.control.follow(after=0):
-            yield ToolCallRecord.model_validate(record)
+            yield checked_record(ToolCallRecord.model_validate(record))
 
     async def set_media_time(self, media_time_ms: int) -> int:
         return await self.sandbox.control.set_media_time(media_time_ms)
@@ -260,6 +267,15 @@ class McpEnvironment:
             log.warning("snapshot recovered from the state file: %s", live_error)
             self.snapshot_recovered = True
         return EnvironmentSnapshot.model_validate(data)
+
+
+def _blamed(request: str, exc: MCPError | httpx2.TransportError | OSError) -> SandboxUnavailableError | HarnessBug:
+    """A failed MCP request, blamed by where it failed: no answer is the sandbox's (retried); an
+    answer that refused us (any JSON-RPC error: a bad request, a fault of our server's handler,
+    a status our own gate gave) is our bug, since both ends are the harness's code."""
+    if isinstance(exc, MCPError) and exc.code not in _NO_ANSWER_CODES:
+        return HarnessBug(f"{request}: the task server answered JSON-RPC error {exc.code}: {exc.message} (data {exc.data!r})")
+    return SandboxUnavailableError(f"{request} failed: {exc!r}")
 
 
 def _request_parts(name: str, args: Any) -> tuple[str, dict[str, Any] | None, dict[str, Any]]:

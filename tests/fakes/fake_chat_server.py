@@ -6,7 +6,8 @@ built as an ``openai`` ``ChatCompletion``. Playing the policy: the conversation'
 number of assistant messages that ended a turn (no tool calls) so far; for a turn with tool calls
 it first answers with those calls, then, once the tool results are in, with the turn's words (and
 an ``end_call`` call when the policy hangs up). ``silent`` answers every request with nothing.
-``fail_with`` queues HTTP statuses to answer before playing (429, 500, 401...).
+``fail_with`` queues HTTP statuses to answer before playing (429, 500, 401...), or ``(status,
+body)`` pairs such as :data:`CONTEXT_LENGTH_EXCEEDED`: error bodies exactly as OpenAI sends them.
 """
 
 from __future__ import annotations
@@ -31,29 +32,42 @@ from starlette.routing import Route
 from harness.tasks.models import ReferencePolicy
 from tests.loopback import serve_on_loopback
 
-__all__ = ["FakeChatServer", "serve_fake_chat", "serve_fake_chat_in_thread"]
+__all__ = ["CONTEXT_LENGTH_EXCEEDED", "INVALID_API_KEY", "FakeChatServer", "serve_fake_chat", "serve_fake_chat_in_thread"]
 
 _REQUEST = TypeAdapter(CompletionCreateParamsNonStreaming)
 API_KEY = "sk-fake-chat"
+
+#: OpenAI's answer to a wrong key, verbatim.
+INVALID_API_KEY: tuple[int, dict[str, Any]] = (401, {"error": {
+    "message": "Incorrect API key provided: sk-wrong. You can find your API key at https://platform.openai.com/account/api-keys.",
+    "type": "invalid_request_error", "param": None, "code": "invalid_api_key",
+}})
+#: OpenAI's answer to a conversation longer than the model's context, verbatim.
+CONTEXT_LENGTH_EXCEEDED: tuple[int, dict[str, Any]] = (400, {"error": {
+    "message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 8423 tokens. "
+    "Please reduce the length of the messages.",
+    "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded",
+}})
 
 
 @dataclass
 class FakeChatServer:
     policy: ReferencePolicy | None = None
     mode: Literal["policy", "silent"] = "policy"
-    fail_with: list[int] = field(default_factory=list)
+    fail_with: list[int | tuple[int, dict[str, Any]]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     base_url: str = ""
 
     async def completions(self, request: Request) -> JSONResponse:
         if request.headers.get("authorization") != f"Bearer {API_KEY}":
-            return JSONResponse({"error": {"message": "invalid api key", "type": "invalid_request_error"}}, 401)
+            return JSONResponse(INVALID_API_KEY[1], INVALID_API_KEY[0])
         body = await request.json()
         _validate(body)  # a malformed request fails the test through a 500
         self.requests.append(body)
         if self.fail_with:
-            status = self.fail_with.pop(0)
-            return JSONResponse({"error": {"message": f"fake {status}"}}, status, headers={"retry-after": "0"})
+            failure = self.fail_with.pop(0)
+            status, error = failure if isinstance(failure, tuple) else (failure, {"error": {"message": f"fake {failure}"}})
+            return JSONResponse(error, status, headers={"retry-after": "0"})
         message = self._answer(body["messages"]) if self.mode == "policy" else {"role": "assistant", "content": ""}
         completion = ChatCompletion.model_validate(
             {

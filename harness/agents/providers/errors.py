@@ -17,6 +17,7 @@ from harness.session.errors import ProviderError, ProviderTransient
 
 __all__ = [
     "BENIGN_ERROR_CODES",
+    "CLOSE_KINDS",
     "ProviderRefused",
     "ProviderUnavailable",
     "classify_close",
@@ -108,15 +109,34 @@ def classify_error(provider: str, error_type: str | None, code: str | None, mess
     return AdapterError(text, kind=kind, retry_after_s=retry_after(None, message), code=code or error_type)
 
 
-#: Close codes: 1011 (server error; e.g. Gemini's keepalive timeout), 1012/1013 (restart, try later),
-#: 1006 (dropped) are infrastructure; 1008 is the providers' "policy violation" for a bad key.
-_CLOSE_KINDS: dict[int, ErrorKind] = {1006: "transient", 1011: "transient", 1012: "transient", 1013: "transient", 1014: "transient", 1008: "auth", 1003: "bad_request", 1007: "bad_request", 1009: "bad_request"}
+#: The one close-code table (RFC 6455 §7.4.1 and the IANA registry): what a close we did not ask
+#: for means. 1008 is the providers' "policy violation" for a bad key; 1002/1003/1007/1009/1010
+#: say the two ends disagree on the protocol or on a message, which no retry changes; the rest
+#: (1000 and 1001 included: any close we did not ask for ends the session, the agent said nothing
+#: wrong) are infrastructure. A code outside the table (none, 1015, an application's 4xxx) is
+#: infrastructure too.
+CLOSE_KINDS: dict[int, ErrorKind] = {
+    1000: "transient",
+    1001: "transient",
+    1002: "bad_request",
+    1003: "bad_request",
+    1005: "transient",
+    1006: "transient",
+    1007: "bad_request",
+    1008: "auth",
+    1009: "bad_request",
+    1010: "bad_request",
+    1011: "transient",
+    1012: "transient",
+    1013: "transient",
+    1014: "transient",
+}
 
 
 def classify_close(provider: str, code: int | None, reason: str) -> AdapterError:
     """The provider closed the socket without being asked to. Any close we did not ask for ends the
     agent, so even a normal code is infrastructure unless the code says otherwise."""
-    kind = _CLOSE_KINDS.get(code or 1006, "transient")
+    kind = CLOSE_KINDS.get(code or 1006, "transient")
     return AdapterError(
         f"{provider} closed the connection (code {code or 1006}{': ' + reason if reason else ''})",
         kind=kind,

@@ -42,7 +42,7 @@ from harness.audio.resample import StreamingResampler
 
 from . import gemini_wire as wire
 from .errors import ProviderRefused, ProviderUnavailable
-from .ws_adapter import WebsocketAdapter
+from .ws_adapter import MalformedMessage, WebsocketAdapter
 
 __all__ = ["GEMINI_VOICES", "GeminiLiveAdapter"]
 
@@ -142,7 +142,7 @@ class GeminiLiveAdapter(WebsocketAdapter):
         blob = wire.Blob(data=base64.b64encode(data).decode("ascii"), mime_type=f"audio/pcm;rate={INPUT_RATE}")
         await self._send(wire.RealtimeInputMessage(realtime_input=wire.RealtimeInput(audio=blob)))
 
-    async def send_tool_result(self, result: ToolResult) -> None:
+    async def _send_tool_result(self, result: ToolResult) -> None:
         name = self._call_names.get(result.call_id, result.name)
         output = result.output if isinstance(result.output, dict) else {"result": result.output}
         response = wire.FunctionResponse(
@@ -188,6 +188,8 @@ class GeminiLiveAdapter(WebsocketAdapter):
 
     def _agent_pcm(self, blob: wire.InlineData) -> bytes:
         pcm = base64.b64decode(blob.data)
+        if len(pcm) % 2:
+            raise MalformedMessage(f"inline audio of {len(pcm)} bytes is not PCM16")
         rate = _rate(blob.mime_type)
         if rate == SAMPLE_RATE:
             return pcm

@@ -109,7 +109,7 @@ class GptLiveAdapter(WebsocketAdapter):
         if self._speaking_since is not None and self.now_ms - self._last_output_ms >= SEGMENT_GAP_MS:
             self._end_segment()
 
-    async def send_tool_result(self, result: ToolResult) -> None:
+    async def _send_tool_result(self, result: ToolResult) -> None:
         await self._send(wire.ResponseItemCreate(item=wire.FunctionCallOutput(call_id=result.call_id, output=tool_output_text(result))))
         batch = self._call_batch.pop(result.call_id, None)
         if batch is not None:

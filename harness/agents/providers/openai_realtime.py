@@ -211,7 +211,7 @@ class OpenAIRealtimeAdapter(WebsocketAdapter):
             await self._send(wire.InputAudioBufferCommit())
             await self._send(wire.ResponseCreate())
 
-    async def send_tool_result(self, result: ToolResult) -> None:
+    async def _send_tool_result(self, result: ToolResult) -> None:
         await self._send(
             wire.ConversationItemCreate(item=wire.FunctionCallOutputItem(call_id=result.call_id, output=tool_output_text(result)))
         )

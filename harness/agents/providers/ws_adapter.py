@@ -2,26 +2,32 @@
 
 A subclass says how to open its session (``_open_session``, which waits for the provider's
 acknowledgement through ``_ready``) and how to turn one provider message into normalized events
-(``_on_message``). Every failure is classified here or by the subclass (see ``errors``): a refused
+(``_on_message``). Every failure is classified here or by the subclass (see ``errors``), at the
+point where it happens, so nothing above needs to guess from an exception's type: a refused
 handshake raises before the session starts; a socket closed under us becomes an ``AdapterError``
-event for the runner, and sending on it is a no-op (the reader has reported it).
+event for the runner, and sending on it is a no-op (the reader has reported it). A message the
+provider sent that does not parse or validate against its wire types is the peer's malformed data
+(an ``AdapterError`` of kind ``provider``, code ``malformed``); any other exception from
+``_on_message`` is a bug of ours, raised as :class:`HarnessBug` from the next call the runner makes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import binascii
 import json
 import os
 from collections import deque
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
-from harness.agents.realtime import AdapterError, AgentEvent, RealtimeAdapter, SessionConfig
+from harness.agents.realtime import AdapterError, AgentEvent, RealtimeAdapter, SessionConfig, ToolResult
 from harness.audio.frames import AudioFrame
+from harness.session.errors import HarnessBug
 
 from .errors import (
     ProviderRefused,
@@ -32,7 +38,19 @@ from .errors import (
     raise_for,
 )
 
-__all__ = ["WebsocketAdapter", "with_query"]
+__all__ = ["MALFORMED_CODE", "MalformedMessage", "WebsocketAdapter", "with_query"]
+
+#: ``AdapterError.code`` of a provider message that is not JSON or does not fit its wire types.
+MALFORMED_CODE = "malformed"
+
+
+class MalformedMessage(ValueError):
+    """Raised by a subclass's ``_on_message`` for data the wire types cannot check (odd PCM bytes)."""
+
+
+#: The provider's data, not our code, is wrong: base64 that does not decode is part of parsing.
+_MALFORMED = (ValidationError, binascii.Error, MalformedMessage)
+_MESSAGE_HEAD = 120
 
 
 def with_query(url: str, **params: str | None) -> str:
@@ -67,6 +85,8 @@ class WebsocketAdapter(RealtimeAdapter):
         self._ready: asyncio.Future[None] | None = None
         self._closing = False
         self._failed = False
+        #: Our own ``_on_message`` failed: raised from every later call of the runner.
+        self._bug: HarnessBug | None = None
         #: Media time of the newest user frame (the adapter's clock for playback estimates).
         self.now_ms = 0
         self._session_meta: dict[str, Any] = {}
@@ -179,12 +199,17 @@ class WebsocketAdapter(RealtimeAdapter):
                 try:
                     message = json.loads(raw)
                 except (TypeError, ValueError):
-                    self._events.append(AdapterError(f"{self.provider} sent a frame that is not JSON: {str(raw)[:80]!r}"))
+                    self._malformed(raw, "is not JSON")
+                    continue
+                if not isinstance(message, dict):
+                    self._malformed(raw, "is not a JSON object")
                     continue
                 try:
                     await self._on_message(message)
-                except Exception as exc:  # our bug, not the model's: the session must not be scored
-                    self._fail(AdapterError(f"{self.provider} adapter failed on {str(message)[:120]}: {exc!r}", kind="transient"))
+                except _MALFORMED as exc:
+                    self._malformed(raw, f"does not fit its wire types ({type(exc).__name__}: {exc})")
+                except Exception as exc:  # our bug, not the provider's nor the model's: fail loudly
+                    self._report_bug(exc, raw)
                     await ws.close()
                     return
         except ConnectionClosed:
@@ -193,6 +218,26 @@ class WebsocketAdapter(RealtimeAdapter):
             return
         if not await self._resume():
             self._fail(classify_close(self.provider, ws.close_code, ws.close_reason or ""))
+
+    def _malformed(self, raw: str | bytes, problem: str) -> None:
+        """The provider sent data we cannot read: its remark is logged, the session goes on."""
+        head = str(raw)[:_MESSAGE_HEAD]
+        self._events.append(
+            AdapterError(f"{self.provider} sent a message that {problem}: {head!r}", kind="provider", code=MALFORMED_CODE)
+        )
+
+    def _report_bug(self, exc: Exception, raw: str | bytes) -> None:
+        """Keep our ``_on_message`` failure for the runner's next call (and for ``connect``)."""
+        bug = HarnessBug(f"{self.provider} adapter failed on {str(raw)[:_MESSAGE_HEAD]!r}: {exc!r}")
+        bug.__cause__ = exc
+        self._bug = bug
+        self._failed = True
+        if self._ready is not None and not self._ready.done():
+            self._ready.set_exception(bug)
+
+    def _raise_bug(self) -> None:
+        if self._bug is not None:
+            raise self._bug
 
     async def _send(self, message: BaseModel | dict[str, Any]) -> None:
         if self._ws is None or self._failed:
@@ -206,13 +251,22 @@ class WebsocketAdapter(RealtimeAdapter):
     # -- the runner's side -----------------------------------------------------------------
 
     async def send_audio(self, frame: AudioFrame) -> None:
+        self._raise_bug()
         self.now_ms = frame.start_ms
         await self._send_audio(frame)
 
     async def _send_audio(self, frame: AudioFrame) -> None:
         raise NotImplementedError
 
+    async def send_tool_result(self, result: ToolResult) -> None:
+        self._raise_bug()
+        await self._send_tool_result(result)
+
+    async def _send_tool_result(self, result: ToolResult) -> None:
+        raise NotImplementedError
+
     def poll_events(self) -> list[AgentEvent]:
+        self._raise_bug()
         events = list(self._events)
         self._events.clear()
         return events

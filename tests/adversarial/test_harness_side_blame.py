@@ -1,0 +1,205 @@
+"""Issue 19, part 1 (from the code review): what the harness runs is blamed where the harness
+called it, never by an exception's type or message. One test per case; each failed before."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+import httpx2
+import mcp.types as mcp_types
+import pytest
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel
+from test_env_public_bundle import fixture_bundle
+from websockets.asyncio.server import serve
+
+from harness.agents.chat_agent import ChatClient, ChatEndpoint
+from harness.agents.providers.errors import classify_close
+from harness.agents.providers.ws_adapter import MALFORMED_CODE, WebsocketAdapter
+from harness.agents.realtime import AdapterError, SessionConfig
+from harness.agents.registry import get_model
+from harness.campaign.blame import classify
+from harness.campaign.campaign import CampaignCell, CampaignSettings, run_campaign
+from harness.results.result_record import ResultRecord
+from harness.session.environment_port import InProcessEnvironment
+from harness.session.errors import AgentFailure, HarnessBug, ProviderError
+from harness.session.mcp_environment import _blamed
+from mcp_servers.server import TaskServer
+from sandbox.errors import SandboxUnavailableError
+from tests.fakes.fake_chat_server import CONTEXT_LENGTH_EXCEEDED, FakeChatServer, serve_fake_chat
+
+_BROKEN_TOOL = {  # a commit whose effect our handler cannot apply: a bug of ours, not the caller's
+    "name": "submit_broken",
+    "handler": "commit",
+    "effect": {"artifact_id": "expense_1", "set_fields": ["not", "a", "mapping"]},
+    "params": [{"name": "target_id", "type": "string"}],
+}
+
+
+# -- 1. a bug in our tool handler is the server's fault, never a tool error the agent is scored on --
+
+
+async def test_a_tool_handler_bug_is_a_harness_bug_in_process_and_a_json_rpc_fault_over_mcp(toy_form):
+    bundle = fixture_bundle(toy_form, extra_tools=[_BROKEN_TOOL])
+    with pytest.raises(HarnessBug, match="AttributeError"):
+        await InProcessEnvironment(bundle).call_tool("submit_broken", {"target_id": "expense_1"}, 0)
+
+    server = TaskServer(bundle)
+    with pytest.raises(MCPError) as answered:
+        await server.call_tool("submit_broken", {"target_id": "expense_1"})
+    assert answered.value.code == mcp_types.INTERNAL_ERROR
+    assert isinstance(_blamed("tools/call submit_broken", answered.value), HarnessBug)
+    (logged,) = server.loaded_env().snapshot().call_log
+    assert logged.server_fault and "AttributeError" in logged.server_fault
+
+
+async def test_hostile_arguments_stay_a_tool_error_the_agent_sees(toy_form):
+    record = await InProcessEnvironment(fixture_bundle(toy_form)).call_tool("update_expense", {"fields": "x" * 10}, 0)
+    assert not record.ok and record.server_fault is None and record.error
+
+
+# -- 2. the MCP bridge: no answer is the sandbox's, an answer that refused us is our bug ------------
+
+
+@pytest.mark.parametrize(
+    ("failure", "blamed"),
+    [
+        (httpx2.ConnectError("connection refused"), SandboxUnavailableError),
+        (ConnectionResetError("reset by peer"), SandboxUnavailableError),
+        (MCPError(mcp_types.REQUEST_TIMEOUT, "Request 'tools/call' timed out"), SandboxUnavailableError),
+        (MCPError(mcp_types.CONNECTION_CLOSED, "Connection closed"), SandboxUnavailableError),
+        (MCPError(mcp_types.INVALID_PARAMS, "Invalid request parameters"), HarnessBug),
+        (MCPError(mcp_types.INTERNAL_ERROR, "Server returned an error response"), HarnessBug),
+    ],
+)
+def test_mcp_request_failures_are_blamed_where_they_failed(failure, blamed):
+    assert isinstance(_blamed("tools/call x", failure), blamed)
+
+
+# -- 3. a bare TimeoutError (our own wait_for) is never blamed on the provider ------------------------
+
+
+def test_a_bare_timeout_is_a_harness_bug_and_a_full_disk_still_stops():
+    assert classify(TimeoutError()).kind == "harness_bug"
+    assert classify(HarnessBug("x")).kind == "harness_bug" and classify(AgentFailure("hung", "x")).kind == "harness_bug"
+    assert classify(OSError(errno.ENOSPC, "full")).stops_campaign
+
+
+# -- 4. one close-code table ---------------------------------------------------------------------------
+
+
+def test_a_1010_close_is_a_refusal_in_the_one_table():
+    assert classify_close("X", 1010, "").kind == "bad_request"
+
+
+# -- 5. our _on_message failing is our bug; the provider's malformed message is the provider's ---------
+
+
+class _Wire(BaseModel):
+    type: str
+    count: int
+
+
+class _ToyAdapter(WebsocketAdapter):
+    """A provider adapter whose session is ready on any message and whose handler has a bug."""
+
+    provider: ClassVar[str] = "Toy"
+    default_endpoint: ClassVar[str] = "ws://unused"
+    model_id: ClassVar[str] = "toy"
+
+    async def _open_session(self, config: SessionConfig) -> None:
+        return None
+
+    async def _on_message(self, message: dict[str, Any]) -> None:
+        parsed = _Wire.model_validate(message)
+        self._session_ready()
+        if parsed.type == "buggy":
+            raise KeyError("a bug of ours")
+
+    async def _send_audio(self, frame) -> None:
+        return None
+
+    async def _send_tool_result(self, result) -> None:
+        return None
+
+
+async def _adapter_hearing(*messages: str) -> tuple[_ToyAdapter, asyncio.Event]:
+    done = asyncio.Event()
+
+    async def handler(connection) -> None:
+        for message in messages:
+            await connection.send(message)
+        done.set()
+        await connection.wait_closed()
+
+    server = await serve(handler, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    adapter = _ToyAdapter(endpoint=f"ws://127.0.0.1:{port}", require_key=False)
+    adapter.server = server  # type: ignore[attr-defined]
+    return adapter, done
+
+
+async def test_a_bug_in_our_on_message_raises_harness_bug_from_the_next_call():
+    adapter, _ = await _adapter_hearing(json.dumps({"type": "ready", "count": 1}), json.dumps({"type": "buggy", "count": 2}))
+    try:
+        await adapter.connect(SessionConfig(instructions="", tools=[]))
+        await asyncio.wait_for(adapter._reader, 10)
+        with pytest.raises(HarnessBug, match="buggy") as caught:
+            adapter.poll_events()
+        assert isinstance(caught.value.__cause__, KeyError)
+        with pytest.raises(HarnessBug):
+            await adapter.send_tool_result(None)  # type: ignore[arg-type]
+    finally:
+        await adapter.close()
+        adapter.server.close()  # type: ignore[attr-defined]
+
+
+async def test_a_malformed_provider_message_is_a_provider_error_not_a_bug():
+    adapter, done = await _adapter_hearing(
+        json.dumps({"type": "ready", "count": 1}), json.dumps({"type": "x", "count": "many"}), "[1, 2]", "not json"
+    )
+    try:
+        await adapter.connect(SessionConfig(instructions="", tools=[]))
+        await done.wait()
+        errors: list[AdapterError] = []
+        while len(errors) < 3:
+            errors += [e for e in adapter.poll_events() if isinstance(e, AdapterError)]
+            await asyncio.sleep(0)
+        assert [(e.kind, e.code) for e in errors] == [("provider", MALFORMED_CODE)] * 3
+    finally:
+        await adapter.close()
+        adapter.server.close()  # type: ignore[attr-defined]
+
+
+# -- 6. C0 chat: a refusal stops the campaign, a conversation too long is the agent's own failure -----
+
+
+async def test_chat_refusals_are_blamed_by_the_servers_status_and_code(monkeypatch):
+    monkeypatch.setenv("FAKE_CHAT_KEY", "sk-wrong")
+    async with serve_fake_chat(FakeChatServer(mode="silent")) as fake:
+        client = ChatClient(ChatEndpoint("m", fake.base_url, "FAKE_CHAT_KEY", backoff_s=0))
+        with pytest.raises(ProviderError) as refused:
+            await client.complete([{"role": "user", "content": "hi"}], [])
+        monkeypatch.setenv("FAKE_CHAT_KEY", "sk-fake-chat")
+        fake.fail_with = [CONTEXT_LENGTH_EXCEEDED]
+        with pytest.raises(AgentFailure) as too_long:
+            await client.complete([{"role": "user", "content": "hi"}], [])
+        await client.aclose()
+    assert refused.value.kind == "auth" and classify(refused.value).stops_campaign
+    assert too_long.value.kind == "refused"
+
+
+# -- 7. a SystemExit from session code is that cell's harness error, not a silent rc 0 -----------------
+
+
+async def test_a_system_exit_from_a_cell_is_recorded_as_a_harness_error(tmp_path: Path):
+    async def run_cell(cell: CampaignCell, rep_dir: Path) -> ResultRecord:
+        raise SystemExit(0)
+
+    settings = CampaignSettings(model=get_model("oracle"), out_dir=tmp_path, repeats=1, retry_backoff_s=0.0)
+    result = await run_campaign(settings, ["task_a"], run_cell)
+    assert [o.status for o in result.outcomes] == ["harness_error"]
