@@ -180,6 +180,9 @@ def run(
         user_audio=user_audio.value,
         sandbox=backend.name,
         parallel=parallel,
+        condition=condition.value,
+        acoustics=acoustics if chain is not None else "none",
+        tool_mode=tool_mode,
     )
     judge = SemanticJudge.from_env()
     if judge is None and not spec.deterministic:
