@@ -13,6 +13,7 @@ from rich.table import Table
 from harness.grading.judge import CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache
 from harness.results.analysis import Analysis, analyse
+from harness.results.denominator import has_plan
 from harness.results.identity import keep_apart
 from harness.results.run_tree import Campaign, find_campaigns, load_campaign
 from harness.results.task_facts import TaskFacts, load_task_facts
@@ -134,7 +135,7 @@ def _campaigns(runs_dirs: list[Path], runs_root: Path | None, named: list[str]) 
         campaigns.append(load_campaign(Path(value), key=key))
     if not campaigns:
         _usage("no campaigns: give campaign directories, --runs-root DIR or --run KEY=DIR")
-    empty = [c for c in campaigns if not c.runs]
+    empty = [c for c in campaigns if not c.runs and not has_plan(c)]
     if empty:
         _usage(f"no result.json under {', '.join(str(c.path) for c in empty)} "
                "(expected <task>/rep<k>/result.json)")
@@ -177,7 +178,7 @@ def _print_summary(analysis: Analysis) -> None:
     if k > 1:
         headers += [f"pass@{k} %", f"Reliable@{k} %"]
     if scored_only:
-        headers.append("pass@1 % (scored cells only)")
+        headers.append("pass@1 % scored only")
     table = Table(*headers, "status")
     for m in analysis.models:
         r = m.reliability
@@ -186,7 +187,7 @@ def _print_summary(analysis: Analysis) -> None:
             row += [_pct(r.pct(r.pass_at_k)), _pct(r.pct(r.reliable_at_k))]
         if scored_only:
             row.append(_pct(r.scored_only_pass1_pct))
-        table.add_row(*row, "complete" if r.complete else f"[red]INCOMPLETE[/] ({len(r.unscored)} unscored)")
+        table.add_row(*row, "complete" if r.complete else "[red]INCOMPLETE[/]")
     console = Console()
     console.print(table)
     for m in analysis.models:

@@ -36,7 +36,9 @@ from harness.campaign.sandboxed_cell import SandboxedCellRunner
 from harness.campaign.text_cell import TextCellRunner, condition_problem
 from harness.grading.judge import CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache
+from harness.results.leaderboard import reliability
 from harness.results.regrade import pending_regrader
+from harness.results.run_tree import load_campaign
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
@@ -240,6 +242,7 @@ def run(
         for row in result.rows:
             typer.echo(row.model_dump_json())
         typer.echo(result.summary(), err=True)
+        typer.echo(_denominator_line(result), err=True)
     else:
         _print_results(result)
     raise typer.Exit(0 if result.complete else 1)
@@ -420,17 +423,38 @@ def _print_results(result: CampaignResult) -> None:
         for line in _failure_lines(outcome):
             console.print(line, highlight=False, soft_wrap=True, markup=False)
     console.print(result.summary(), highlight=False, soft_wrap=True)
+    console.print(_denominator_line(result), highlight=False, soft_wrap=True, markup=False)
+
+
+def _denominator_line(result: CampaignResult) -> str:
+    """The campaign's figure as ``apex-voice results`` counts it: every planned cell, unscored ones failing."""
+    rel = reliability(load_campaign(result.settings.out_dir), result.settings.repeats)
+    pct = rel.pct(rel.pass1_mean)
+    text = (f"pass@1 {'–' if pct is None else f'{pct:.1f}'} % over {rel.n_planned} planned cells "
+            f"({rel.n_scored} scored)")
+    if rel.complete:
+        return f"{text}: complete"
+    failures = sum(cell.counted_as == "failure" for cell in rel.unscored)
+    scored_only = rel.scored_only_pass1_pct
+    return (f"{text}: INCOMPLETE, {len(rel.unscored) - failures} pending (left out) and {failures} unscored counted "
+            f"as failures; scored cells only: pass@1 {'–' if scored_only is None else f'{scored_only:.1f}'} %")
+
+
+#: The outcome column of a cell left without a record (it counts as a failure).
+_EMPTY_LABELS = {"harness_error": "[red]HARNESS ERROR[/]", "stopped": "[yellow]NOT RUN[/]",
+                 "provider_error": "[red]PROVIDER REFUSED[/]"}
 
 
 def _table_row(outcome: CellOutcome) -> list[str]:
     cell, row = outcome.cell, outcome.record
     if row is None:
-        label = {"harness_error": "[red]HARNESS ERROR[/]", "stopped": "[yellow]NOT RUN[/]"}.get(
-            outcome.status, "[yellow]INFRA ERROR[/]")
-        return [cell.task_id, str(cell.rep), "–", "–", "–", "–", "–", "–", "–", label]
+        label = _EMPTY_LABELS.get(outcome.status, "[yellow]INFRA ERROR[/]")
+        return [cell.task_id, str(cell.rep), "[red]0[/]", "–", "–", "–", "–", "–", "–", label]
     gates = [_mark(row.components.get(gate)) for gate in ("GS", "PC", "RA", "WA")]
     afa = "–" if row.afa is None else f"{row.afa:.2f}"
     outcome_text = "[red]ERROR[/]" if row.error else (row.outcome or "")
+    if row.agent_failure:
+        outcome_text += f" (agent: {row.agent_failure.get('kind', '?')})"
     if row.pending:
         outcome_text = "[yellow]PENDING JUDGE[/]"
     return [cell.task_id, str(cell.rep), _mark(None if row.pending else row.pts == 1), *gates, afa,

@@ -25,7 +25,7 @@ from harness.campaign.manifest import UnscoredCell
 
 from .run_tree import Campaign, Run
 
-__all__ = ["CellValues", "Unscored", "cell_values"]
+__all__ = ["CellValues", "Unscored", "cell_values", "has_plan"]
 
 class _Plan(BaseModel):
     """The parts of ``campaign.json`` that say what was planned and why cells were left empty."""
@@ -70,6 +70,11 @@ def _plan(campaign: Campaign) -> _Plan:
         return _Plan.model_validate(campaign.manifest)
     except ValidationError:
         return _Plan()
+
+
+def has_plan(campaign: Campaign) -> bool:
+    """Whether ``campaign.json`` records planned cells (then a directory with no record still reports)."""
+    return bool(_plan(campaign).planned_cells)
 
 
 def _harness_error(rep_dir: Path) -> str | None:
