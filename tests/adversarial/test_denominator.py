@@ -260,3 +260,15 @@ def test_a_published_task_missing_a_repetition_is_left_out_as_published(tmp_path
     assert (model["n"], model["pass_at_k"], model["incomplete_tasks"]) == (1, 1, [B])
     assert [(c["task_id"], c["rep"], c["reason"], c["counted_as"]) for c in model["unscored"]] == [
         (B, 1, "missing", "excluded")]
+
+
+def test_a_real_c0_campaign_records_c0_and_resumes(tmp_path):
+    """Issue 23 items 1 and 15: the manifest said C2, so the identical command then refused its own records."""
+    args = ["run", "--condition", "C0", "--model", "oracle", "--sandbox", "local", "--data", str(DEMO_DATA),
+            "--only", DEMO_TASK, "--out", str(tmp_path)]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert json.loads((tmp_path / "campaign.json").read_text())["condition"] == "C0"
+    assert "pass@1 100.0 % over 1 planned cells (1 scored): complete" in first.output
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0, again.output
