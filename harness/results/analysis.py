@@ -82,7 +82,16 @@ class ModelSummary:
                 "pass_at_k_reference_reading": self.reference_reading.pass_at_k if self.reference_reading else None,
             },
             "problems": self.campaign.problems,
+            "agent_isolation": self.isolation(),
         }
+
+    def isolation(self) -> dict[str, int]:
+        """Runs by where the agent's code ran (``unknown``: records written before it was recorded)."""
+        counts: dict[str, int] = {}
+        for run in self.campaign.all_runs():
+            where = run.record.agent_isolation or "unknown"
+            counts[where] = counts.get(where, 0) + 1
+        return dict(sorted(counts.items()))
 
 
 @dataclass
@@ -101,7 +110,7 @@ class Analysis:
     def n_tasks(self) -> int:
         if self.facts:
             return len(self.facts)
-        return len({t for m in self.models for t in m.campaign.runs})
+        return len({t for m in self.models for t in (*m.campaign.runs, *m.reliability.outcomes)})
 
     @property
     def conditions(self) -> list[str]:
@@ -214,6 +223,12 @@ async def analyse(
         a, b = compare_keys
         analysis.comparison = compare(a, summaries[a].reliability, b, summaries[b].reliability)
     analysis.notes.extend(incomplete_note(m) for m in analysis.models if not m.reliability.complete)
+    analysis.notes.extend(
+        f"IN-PROCESS AGENT: {m.campaign.display_name}: {m.isolation()['in-process']} run(s) ran an out-of-tree adapter "
+        "inside the harness (--trust-adapter): its code could read the task files and harness memory, so nothing "
+        "protects these figures from it."
+        for m in analysis.models if m.isolation().get("in-process")
+    )
     pending = sum(m.reliability.pending_runs for m in analysis.models)
     if pending:
         analysis.notes.append(

@@ -22,7 +22,13 @@ from harness.results import plots
 from harness.results.result_record import ResultRecord
 from harness.session.errors import ProviderError, ProviderTransient
 from tests.conftest import DEMO_DATA
-from tests.test_results_published import LEADERBOARD, PUBLISHED, _table, task_outcomes, write_published_campaign
+from tests.test_results_published import (
+    LEADERBOARD,
+    PUBLISHED,
+    _table,
+    task_outcomes,
+    write_published_campaign,
+)
 from tests.test_run_cli import DEMO_TASK, _BrokenBackend
 
 A, B = "task_a", "task_b"
@@ -272,3 +278,12 @@ def test_a_real_c0_campaign_records_c0_and_resumes(tmp_path):
     assert "pass@1 100.0 % over 1 planned cells (1 scored): complete" in first.output
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0, again.output
+
+
+def test_an_in_process_adapter_is_flagged_wherever_the_figures_are(tmp_path):
+    campaign = tmp_path / "mine"
+    _manifest(campaign, [A])
+    _record(A, 0, model="mine", agent_isolation="in-process").write(campaign / A / "rep0")
+    result, data, markdown = _results(tmp_path / "out", campaign)
+    assert data["models"]["oracle"]["agent_isolation"] == {"in-process": 1}
+    assert "IN-PROCESS AGENT: Oracle: 1 run(s)" in markdown and "IN-PROCESS AGENT" in result.output
