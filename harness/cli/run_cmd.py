@@ -34,11 +34,12 @@ from harness.campaign.lock import CampaignLockedError
 from harness.campaign.resume import CampaignMismatchError
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
 from harness.campaign.text_cell import TextCellRunner, condition_problem
+from harness.campaign.unscored import unscored_cells
 from harness.grading.judge import CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache
 from harness.results.leaderboard import reliability
 from harness.results.regrade import pending_regrader
-from harness.results.run_tree import load_campaign
+from harness.results.run_tree import Campaign, Run
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
@@ -426,12 +427,28 @@ def _print_results(result: CampaignResult) -> None:
     console.print(_denominator_line(result), highlight=False, soft_wrap=True, markup=False)
 
 
+def _as_campaign(result: CampaignResult) -> Campaign:
+    """This start's cells as ``results`` reads a campaign: its plan, its records and why cells are empty."""
+    planned: dict[str, list[int]] = {}
+    campaign = Campaign(key=result.settings.model.key, display_name=result.settings.model.display_name,
+                        path=result.settings.out_dir)
+    for outcome in result.outcomes:
+        cell = outcome.cell
+        planned.setdefault(cell.task_id, []).append(cell.rep)
+        if outcome.record is not None:
+            run = Run(cell.task_id, cell.rep, outcome.record, cell.rep_dir(result.settings.out_dir))
+            campaign.runs.setdefault(cell.task_id, {})[cell.rep] = run
+    campaign.manifest = {"planned_cells": planned,
+                         "unscored_cells": [c.model_dump() for c in unscored_cells(result.outcomes)]}
+    return campaign
+
+
 def _denominator_line(result: CampaignResult) -> str:
-    """The campaign's figure as ``apex-voice results`` counts it: every planned cell, unscored ones failing."""
-    rel = reliability(load_campaign(result.settings.out_dir), result.settings.repeats)
+    """This start's figure as ``apex-voice results`` counts it: every planned cell, unscored ones failing."""
+    rel = reliability(_as_campaign(result), result.settings.repeats)
     pct = rel.pct(rel.pass1_mean)
-    text = (f"pass@1 {'–' if pct is None else f'{pct:.1f}'} % over {rel.n_planned} planned cells "
-            f"({rel.n_scored} scored)")
+    text = (f"{result.settings.model.key}: pass@1 {'–' if pct is None else f'{pct:.1f}'} % over {rel.n_planned} "
+            f"planned cells ({rel.n_scored} scored)")
     if rel.complete:
         return f"{text}: complete"
     failures = sum(cell.counted_as == "failure" for cell in rel.unscored)

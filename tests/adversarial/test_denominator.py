@@ -204,7 +204,7 @@ def test_run_records_the_condition_it_measured(monkeypatch, tmp_path, condition,
     assert manifest["planned_cells"] == {DEMO_TASK: [0]}
     assert manifest["unscored_cells"][0]["reason"] == "infrastructure"
     # The end-of-run table counts the empty cell as `results` does.
-    assert "pass@1 0.0 % over 1 planned cells (0 scored): INCOMPLETE" in result.output
+    assert "oracle: pass@1 0.0 % over 1 planned cells (0 scored): INCOMPLETE" in result.output
 
 
 def test_campaigns_of_one_model_in_different_conditions_are_kept_apart(tmp_path):
@@ -275,7 +275,7 @@ def test_a_real_c0_campaign_records_c0_and_resumes(tmp_path):
     first = CliRunner().invoke(app, args)
     assert first.exit_code == 0, first.output
     assert json.loads((tmp_path / "campaign.json").read_text())["condition"] == "C0"
-    assert "pass@1 100.0 % over 1 planned cells (1 scored): complete" in first.output
+    assert "oracle: pass@1 100.0 % over 1 planned cells (1 scored): complete" in first.output
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0, again.output
 
