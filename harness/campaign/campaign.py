@@ -30,6 +30,7 @@ from .blame import classify
 from .lock import CampaignLock
 from .manifest import CampaignManifest, write_manifest
 from .resume import CampaignMismatchError, CellReuse, check_manifest, reuse_cell
+from .unscored import unscored_cells
 
 __all__ = [
     "HARNESS_ERROR_FILE",
@@ -82,6 +83,11 @@ class CampaignSettings:
     repeats: int
     max_turns: int = 44
     user_audio: str = "auto"
+    #: What the campaign measures, recorded in ``campaign.json`` (its identity, checked on resume).
+    condition: str = "C2"
+    #: The C3 acoustics spec as given (a preset or a chain); ``"none"`` in the other conditions.
+    acoustics: str = "none"
+    tool_mode: str | None = None
     sandbox: str = "auto"
     parallel: int = 1
     max_attempts: int = MAX_ATTEMPTS
@@ -194,6 +200,7 @@ async def run_campaign(
     manifest = CampaignManifest(
         model=settings.model.key,
         display_name=settings.model.display_name,
+        condition=settings.condition,
         repeats=settings.repeats,
         max_turns=settings.max_turns,
         user_audio=settings.user_audio,
@@ -201,6 +208,9 @@ async def run_campaign(
         sandbox=settings.sandbox,
         parallel=settings.parallel,
         task_ids=sorted({c.task_id for c in cells}),
+        acoustics=settings.acoustics,
+        tool_mode=settings.tool_mode,
+        planned_cells={task: sorted(c.rep for c in cells if c.task_id == task) for task in {c.task_id for c in cells}},
     )
     with CampaignLock(settings.out_dir):
         check_manifest(settings.out_dir, manifest)
@@ -225,6 +235,7 @@ async def run_campaign(
             return outcome
 
         outcomes = await _all_settled([settle(cell) for cell in cells])
+        write_manifest(settings.out_dir, manifest.model_copy(update={"unscored_cells": unscored_cells(outcomes)}))
     return CampaignResult(settings, outcomes)
 
 

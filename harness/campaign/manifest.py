@@ -1,8 +1,13 @@
 """``campaign.json``: what a campaign directory measures, rewritten at every start.
 
 ``created_at`` survives rewrites, so a resumed campaign keeps the date it was first started, and
-the task ids and repeats are the union of every start: a second run with ``--only X --repeats 2``
-does not make the directory claim it holds one task.
+the task ids, repeats and planned cells are the union of every start: a second run with ``--only X
+--repeats 2`` does not make the directory claim it holds one task.
+
+The planned cells are the campaign's denominator: ``apex-voice results`` counts every one of them,
+and a cell left without a scored record is a failure there, never silently absent. Why a cell was
+left empty (infrastructure, a harness bug, a provider refusal, a stop) is known only to the run
+that left it, so each start ends by recording it in ``unscored_cells``.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -17,7 +23,8 @@ from harness import __version__
 from harness.atomic_write import atomic_write_json
 from harness.grading.judge_prompt import JUDGE_VERSION
 
-__all__ = ["BENCHMARK_VERSION", "MANIFEST_FILE", "CampaignManifest", "write_manifest"]
+__all__ = ["BENCHMARK_VERSION", "MANIFEST_FILE", "CampaignManifest", "UnscoredCell", "UnscoredReason",
+           "write_manifest"]
 
 MANIFEST_FILE = "campaign.json"
 BENCHMARK_VERSION = "1.0"
@@ -27,8 +34,27 @@ def _utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+#: Why a planned cell has no scored record (``results`` lists the cell with it).
+UnscoredReason = Literal["not run", "infrastructure", "harness error", "provider refused", "stopped"]
+
+
+class UnscoredCell(BaseModel):
+    """A planned cell the last start of the campaign left without a record, and why."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    task_id: str
+    rep: int
+    reason: UnscoredReason
+    detail: str = ""
+
+
 class CampaignManifest(BaseModel):
-    """Published keys, then ours (sandbox backend, parallelism, the task ids)."""
+    """Published keys, then ours (identity, sandbox backend, parallelism, the plan and its gaps).
+
+    ``acoustics`` and ``tool_mode`` are ``None`` only in manifests written before they were
+    recorded: unknown, which ``results`` never takes to equal a known value.
+    """
 
     model_config = ConfigDict(extra="ignore")
 
@@ -46,6 +72,11 @@ class CampaignManifest(BaseModel):
     sandbox: str = "auto"
     parallel: int = 1
     task_ids: list[str] = Field(default_factory=list)
+    acoustics: str | None = None
+    tool_mode: str | None = None
+    #: Every planned (task, repetition): task id -> its repetitions, sorted.
+    planned_cells: dict[str, list[int]] = Field(default_factory=dict)
+    unscored_cells: list[UnscoredCell] = Field(default_factory=list)
 
 
 def _previous(path: Path) -> CampaignManifest | None:
@@ -55,17 +86,30 @@ def _previous(path: Path) -> CampaignManifest | None:
         return None
 
 
+def _union(a: dict[str, list[int]], b: dict[str, list[int]]) -> dict[str, list[int]]:
+    return {task: sorted(set(a.get(task, [])) | set(b.get(task, []))) for task in sorted(set(a) | set(b))}
+
+
 def write_manifest(out_dir: Path, manifest: CampaignManifest) -> CampaignManifest:
-    """Write ``<out_dir>/campaign.json``, keeping the ``created_at`` of an earlier start."""
+    """Write ``<out_dir>/campaign.json``, keeping the ``created_at`` of an earlier start.
+
+    ``manifest`` describes this start: its planned cells join the earlier ones, and its
+    ``unscored_cells`` replace the earlier reasons of the cells it plans (those it does not plan
+    keep theirs until a start that plans them settles them).
+    """
     path = Path(out_dir) / MANIFEST_FILE
     previous = _previous(path)
     if previous is not None:
         task_ids = sorted(set(previous.task_ids) | set(manifest.task_ids))
+        planned_now = {(task, rep) for task, reps in manifest.planned_cells.items() for rep in reps}
+        kept = [cell for cell in previous.unscored_cells if (cell.task_id, cell.rep) not in planned_now]
         manifest = manifest.model_copy(update={
             "created_at": previous.created_at,
             "task_ids": task_ids,
             "n_tasks": max(len(task_ids), previous.n_tasks, manifest.n_tasks),
             "repeats": max(previous.repeats, manifest.repeats),
+            "planned_cells": _union(previous.planned_cells, manifest.planned_cells),
+            "unscored_cells": sorted([*kept, *manifest.unscored_cells], key=lambda c: (c.task_id, c.rep)),
         })
     atomic_write_json(path, manifest.model_dump(mode="json"), indent=2)
     return manifest

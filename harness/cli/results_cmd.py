@@ -13,6 +13,8 @@ from rich.table import Table
 from harness.grading.judge import CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache
 from harness.results.analysis import Analysis, analyse
+from harness.results.denominator import has_plan
+from harness.results.identity import keep_apart
 from harness.results.run_tree import Campaign, find_campaigns, load_campaign
 from harness.results.task_facts import TaskFacts, load_task_facts
 from harness.tasks.dataset import BUNDLED_DATA, DATA_ENV_VAR, resolve_data
@@ -45,7 +47,7 @@ def results(
         _usage(f"--repeats must be at least 1, got {repeats}")
     if by not in (None, "tool-path"):
         _usage(f"--by {by!r}: the only grouping is tool-path")
-    campaigns = _campaigns(runs_dirs or [], runs_root, run or [])
+    campaigns, apart = _campaigns(runs_dirs or [], runs_root, run or [])
     if by == "tool-path":
         _tool_paths(campaigns, out)
         return
@@ -58,6 +60,7 @@ def results(
     facts, note = _facts(data, campaigns)
     judge = SemanticJudge.from_env() or CachedVerdicts(JudgeCache())
     analysis = run_interruptible(analyse(campaigns, repeats, facts=facts, judge=judge, compare_keys=compare_keys))
+    analysis.notes[:0] = apart
     if note:
         analysis.notes.append(note)
     from harness.results.tables import write_tables
@@ -111,32 +114,32 @@ def _usage(message: str) -> None:
     raise typer.Exit(2)
 
 
-def _campaigns(runs_dirs: list[Path], runs_root: Path | None, named: list[str]) -> list[Campaign]:
+def _campaigns(runs_dirs: list[Path], runs_root: Path | None, named: list[str]) -> tuple[list[Campaign], list[str]]:
+    """The campaigns to report, those sharing a model key kept apart, and the notes saying so."""
     paths = list(runs_dirs)
     if runs_root is not None:
         if not runs_root.is_dir():
             _usage(f"--runs-root {runs_root} is not a directory")
         paths += find_campaigns(runs_root)
-    campaigns: dict[str, Campaign] = {}
+    campaigns: list[Campaign] = []
     for path in paths:
         if not path.is_dir():
             _usage(f"{path} is not a directory")
-        campaign = load_campaign(path)
-        campaigns[campaign.key] = campaign
+        campaigns.append(load_campaign(path))
     for item in named:
         key, sep, value = item.partition("=")
         if not sep or not key or not value:
             _usage(f"--run {item!r}: expected KEY=DIR")
         if not Path(value).is_dir():
             _usage(f"--run {item!r}: {value} is not a directory")
-        campaigns[key] = load_campaign(Path(value), key=key)
+        campaigns.append(load_campaign(Path(value), key=key))
     if not campaigns:
         _usage("no campaigns: give campaign directories, --runs-root DIR or --run KEY=DIR")
-    empty = [key for key, c in campaigns.items() if not c.runs]
+    empty = [c for c in campaigns if not c.runs and not has_plan(c)]
     if empty:
-        _usage(f"no result.json under {', '.join(str(campaigns[k].path) for k in empty)} "
+        _usage(f"no result.json under {', '.join(str(c.path) for c in empty)} "
                "(expected <task>/rep<k>/result.json)")
-    return list(campaigns.values())
+    return keep_apart(campaigns)
 
 
 def _facts(data: Path | None, campaigns: list[Campaign]) -> tuple[dict[str, TaskFacts] | None, str | None]:
@@ -159,13 +162,41 @@ def _facts(data: Path | None, campaigns: list[Campaign]) -> tuple[dict[str, Task
     return facts, note
 
 
+#: Unscored cells listed per campaign under the table; results.json lists them all.
+LISTED_UNSCORED = 10
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}"
+
+
 def _print_summary(analysis: Analysis) -> None:
+    """Rates (not counts) out of every planned cell, with each campaign's completeness beside them."""
     k = analysis.k
-    table = Table("model", "n", "pass@1", f"pass@{k}", f"Reliable@{k}")
+    scored_only = not analysis.complete
+    headers = ["model", "cells scored/planned", "pass@1 %"]
+    if k > 1:
+        headers += [f"pass@{k} %", f"Reliable@{k} %"]
+    if scored_only:
+        headers.append("pass@1 % scored only")
+    table = Table(*headers, "status")
     for m in analysis.models:
         r = m.reliability
-        table.add_row(m.key, str(r.n), f"{r.pass1_mean:.1f}", str(r.pass_at_k), str(r.reliable_at_k))
+        row = [m.key, f"{r.n_scored}/{r.n_planned}", _pct(r.pct(r.pass1_mean))]
+        if k > 1:
+            row += [_pct(r.pct(r.pass_at_k)), _pct(r.pct(r.reliable_at_k))]
+        if scored_only:
+            row.append(_pct(r.scored_only_pass1_pct))
+        table.add_row(*row, "complete" if r.complete else "[red]INCOMPLETE[/]")
     console = Console()
     console.print(table)
+    for m in analysis.models:
+        cells = m.reliability.unscored
+        for cell in cells[:LISTED_UNSCORED]:
+            what = "counted as a failure" if cell.counted_as == "failure" else "left out"
+            console.print(f"unscored: {m.key}: {cell} — {what}", highlight=False, soft_wrap=True, markup=False)
+        if len(cells) > LISTED_UNSCORED:
+            console.print(f"unscored: {m.key}: … and {len(cells) - LISTED_UNSCORED} more (results.json)",
+                          highlight=False)
     for note in analysis.notes:
-        console.print(f"note: {note}", highlight=False, soft_wrap=True)
+        console.print(f"note: {note}", highlight=False, soft_wrap=True, markup=False)

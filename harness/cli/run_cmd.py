@@ -34,9 +34,12 @@ from harness.campaign.lock import CampaignLockedError
 from harness.campaign.resume import CampaignMismatchError
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
 from harness.campaign.text_cell import TextCellRunner, condition_problem
+from harness.campaign.unscored import unscored_cells
 from harness.grading.judge import CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache
+from harness.results.leaderboard import reliability
 from harness.results.regrade import pending_regrader
+from harness.results.run_tree import Campaign, Run
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
@@ -180,6 +183,9 @@ def run(
         user_audio=user_audio.value,
         sandbox=backend.name,
         parallel=parallel,
+        condition=condition.value,
+        acoustics=acoustics if chain is not None else "none",
+        tool_mode=tool_mode,
     )
     judge = SemanticJudge.from_env()
     if judge is None and not spec.deterministic:
@@ -237,6 +243,7 @@ def run(
         for row in result.rows:
             typer.echo(row.model_dump_json())
         typer.echo(result.summary(), err=True)
+        typer.echo(_denominator_line(result), err=True)
     else:
         _print_results(result)
     raise typer.Exit(0 if result.complete else 1)
@@ -417,17 +424,54 @@ def _print_results(result: CampaignResult) -> None:
         for line in _failure_lines(outcome):
             console.print(line, highlight=False, soft_wrap=True, markup=False)
     console.print(result.summary(), highlight=False, soft_wrap=True)
+    console.print(_denominator_line(result), highlight=False, soft_wrap=True, markup=False)
+
+
+def _as_campaign(result: CampaignResult) -> Campaign:
+    """This start's cells as ``results`` reads a campaign: its plan, its records and why cells are empty."""
+    planned: dict[str, list[int]] = {}
+    campaign = Campaign(key=result.settings.model.key, display_name=result.settings.model.display_name,
+                        path=result.settings.out_dir)
+    for outcome in result.outcomes:
+        cell = outcome.cell
+        planned.setdefault(cell.task_id, []).append(cell.rep)
+        if outcome.record is not None:
+            run = Run(cell.task_id, cell.rep, outcome.record, cell.rep_dir(result.settings.out_dir))
+            campaign.runs.setdefault(cell.task_id, {})[cell.rep] = run
+    campaign.manifest = {"planned_cells": planned,
+                         "unscored_cells": [c.model_dump() for c in unscored_cells(result.outcomes)]}
+    return campaign
+
+
+def _denominator_line(result: CampaignResult) -> str:
+    """This start's figure as ``apex-voice results`` counts it: every planned cell, unscored ones failing."""
+    rel = reliability(_as_campaign(result), result.settings.repeats)
+    pct = rel.pct(rel.pass1_mean)
+    text = (f"{result.settings.model.key}: pass@1 {'–' if pct is None else f'{pct:.1f}'} % over {rel.n_planned} "
+            f"planned cells ({rel.n_scored} scored)")
+    if rel.complete:
+        return f"{text}: complete"
+    failures = sum(cell.counted_as == "failure" for cell in rel.unscored)
+    scored_only = rel.scored_only_pass1_pct
+    return (f"{text}: INCOMPLETE, {len(rel.unscored) - failures} pending (left out) and {failures} unscored counted "
+            f"as failures; scored cells only: pass@1 {'–' if scored_only is None else f'{scored_only:.1f}'} %")
+
+
+#: The outcome column of a cell left without a record (it counts as a failure).
+_EMPTY_LABELS = {"harness_error": "[red]HARNESS ERROR[/]", "stopped": "[yellow]NOT RUN[/]",
+                 "provider_error": "[red]PROVIDER REFUSED[/]"}
 
 
 def _table_row(outcome: CellOutcome) -> list[str]:
     cell, row = outcome.cell, outcome.record
     if row is None:
-        label = {"harness_error": "[red]HARNESS ERROR[/]", "stopped": "[yellow]NOT RUN[/]"}.get(
-            outcome.status, "[yellow]INFRA ERROR[/]")
-        return [cell.task_id, str(cell.rep), "–", "–", "–", "–", "–", "–", "–", label]
+        label = _EMPTY_LABELS.get(outcome.status, "[yellow]INFRA ERROR[/]")
+        return [cell.task_id, str(cell.rep), "[red]0[/]", "–", "–", "–", "–", "–", "–", label]
     gates = [_mark(row.components.get(gate)) for gate in ("GS", "PC", "RA", "WA")]
     afa = "–" if row.afa is None else f"{row.afa:.2f}"
     outcome_text = "[red]ERROR[/]" if row.error else (row.outcome or "")
+    if row.agent_failure:
+        outcome_text += f" (agent: {row.agent_failure.get('kind', '?')})"
     if row.pending:
         outcome_text = "[yellow]PENDING JUDGE[/]"
     return [cell.task_id, str(cell.rep), _mark(None if row.pending else row.pts == 1), *gates, afa,

@@ -68,13 +68,30 @@ class ModelSummary:
             # Ours.
             "ci95": {name: list(ci) if ci else None for name, ci in self.ci.items()},
             "incomplete_tasks": list(rel.incomplete),
+            # The denominator: every planned cell counts; the unscored ones are failures (or, pending, left out).
+            "complete": rel.complete,
+            "plan": "campaign.json" if rel.plan_recorded else "inferred from the runs present",
+            "n_planned": rel.n_planned,
+            "n_scored": rel.n_scored,
+            "unscored": [cell.json() for cell in rel.unscored],
+            "pass1_pct": rel.pct(rel.pass1_mean),
+            "pass1_pct_scored_cells_only": rel.scored_only_pass1_pct,
             "writes_after_committed": {
                 "runs": self.committed_writes_runs,
                 "pass1_mean_reference_reading": self.reference_reading.pass1_mean if self.reference_reading else None,
                 "pass_at_k_reference_reading": self.reference_reading.pass_at_k if self.reference_reading else None,
             },
             "problems": self.campaign.problems,
+            "agent_isolation": self.isolation(),
         }
+
+    def isolation(self) -> dict[str, int]:
+        """Runs by where the agent's code ran (``unknown``: records written before it was recorded)."""
+        counts: dict[str, int] = {}
+        for run in self.campaign.all_runs():
+            where = run.record.agent_isolation or "unknown"
+            counts[where] = counts.get(where, 0) + 1
+        return dict(sorted(counts.items()))
 
 
 @dataclass
@@ -93,7 +110,15 @@ class Analysis:
     def n_tasks(self) -> int:
         if self.facts:
             return len(self.facts)
-        return len({t for m in self.models for t in m.campaign.runs})
+        return len({t for m in self.models for t in (*m.campaign.runs, *m.reliability.outcomes)})
+
+    @property
+    def conditions(self) -> list[str]:
+        return sorted({m.campaign.condition for m in self.models})
+
+    @property
+    def complete(self) -> bool:
+        return all(m.reliability.complete for m in self.models)
 
     def _campaign_index(self, summary: ModelSummary) -> int:
         return self.campaign_order.index(summary.key) if summary.key in self.campaign_order else len(self.campaign_order)
@@ -104,6 +129,7 @@ class Analysis:
             "generated_at": self.generated_at,
             "reps": self.k,
             "n_tasks": self.n_tasks,
+            "complete": self.complete,
             "models": {m.key: m.model_json() for m in sorted(self.models, key=self._campaign_index)},
             "slices": self.slices,
             "compare": self.comparison.model_dump(mode="json") if self.comparison else None,
@@ -154,6 +180,18 @@ async def _reference_reading(summary: ModelSummary, facts: dict[str, TaskFacts],
         )
 
 
+def incomplete_note(summary: ModelSummary) -> str:
+    """The line that marks a campaign INCOMPLETE wherever its figures are printed."""
+    rel = summary.reliability
+    failures = sum(cell.counted_as == "failure" for cell in rel.unscored)
+    excluded = len(rel.unscored) - failures
+    parts = [f"{failures} counted as failures"] if failures else []
+    if excluded:
+        parts.append(f"{excluded} left out with their tasks (pending judge or missing)")
+    return (f"INCOMPLETE: {summary.campaign.display_name}: {len(rel.unscored)} of {rel.n_planned} planned cells "
+            f"unscored ({', '.join(parts)}); see \"Completeness\".")
+
+
 async def analyse(
     campaigns: list[Campaign],
     k: int,
@@ -184,6 +222,13 @@ async def analyse(
     if compare_keys is not None:
         a, b = compare_keys
         analysis.comparison = compare(a, summaries[a].reliability, b, summaries[b].reliability)
+    analysis.notes.extend(incomplete_note(m) for m in analysis.models if not m.reliability.complete)
+    analysis.notes.extend(
+        f"IN-PROCESS AGENT: {m.campaign.display_name}: {m.isolation()['in-process']} run(s) ran an out-of-tree adapter "
+        "inside the harness (--trust-adapter): its code could read the task files and harness memory, so nothing "
+        "protects these figures from it."
+        for m in analysis.models if m.isolation().get("in-process")
+    )
     pending = sum(m.reliability.pending_runs for m in analysis.models)
     if pending:
         analysis.notes.append(

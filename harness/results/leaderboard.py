@@ -1,10 +1,11 @@
-"""Reliability over k repetitions, exactly as published (reference §7.4), and the ranking.
+"""Reliability over k repetitions (reference §7.4) over the campaign's denominator, and the ranking.
 
-``full`` = tasks having every repetition 0..k−1 graded; ``n = |full|``. pass@1 (mean of k) is the
+``full`` = tasks having every repetition 0..k−1 counted; ``n = |full|``. pass@1 (mean of k) is the
 mean over repetitions of the passes among full tasks; pass@k counts tasks passed at least once;
-Reliable@k tasks passed every time. A task with a missing or still-pending repetition is left out
-of these (it is not-yet-graded, neither a pass nor a fail) but its other runs still count in the
-gate and latency pools.
+Reliable@k tasks passed every time. A planned cell without a usable score counts as a failure
+(:mod:`.denominator`); a task with a still-pending repetition is left out of these (not yet
+graded, neither a pass nor a fail) but its other runs still count in the gate and latency pools.
+Without a recorded plan (the published runs) a task missing a repetition is left out, as published.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .denominator import Unscored, cell_values
 from .run_tree import Campaign, Run
 
 __all__ = ["Reliability", "rank", "reliability"]
@@ -25,6 +27,26 @@ class Reliability:
     #: Tasks left out because a repetition is missing or pending.
     incomplete: tuple[str, ...]
     pending_runs: int
+    #: Cells of repetitions 0..k−1 that were planned, and those of them without a usable score.
+    n_planned: int = 0
+    unscored: tuple[Unscored, ...] = ()
+    #: Whether ``campaign.json`` recorded the plan (else the runs present stand for it).
+    plan_recorded: bool = False
+    #: Passes among the scored cells and their number: the "scored cells only" reading.
+    scored_passes: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return not self.unscored
+
+    @property
+    def n_scored(self) -> int:
+        return self.n_planned - len(self.unscored)
+
+    @property
+    def scored_only_pass1_pct(self) -> float | None:
+        """pass@1 % over the scored cells alone: beside the campaign's figure, never instead of it."""
+        return 100.0 * self.scored_passes / self.n_scored if self.n_scored else None
 
     @property
     def n(self) -> int:
@@ -71,18 +93,21 @@ def _stored_pts(run: Run) -> int | None:
 
 def reliability(campaign: Campaign, k: int, pts: Callable[[Run], int | None] = _stored_pts) -> Reliability:
     """Reliability of ``campaign`` over repetitions 0..k−1; ``pts`` may read a run another way."""
+    cells = cell_values(campaign, k, pts)
     outcomes: dict[str, tuple[int, ...]] = {}
     incomplete: list[str] = []
-    pending = 0
-    for task_id in sorted(campaign.runs):
-        reps = campaign.runs[task_id]
-        pending += sum(1 for run in reps.values() if run.pts is None)
-        values = [pts(reps[r]) if r in reps else None for r in range(k)]
+    for task_id, values in cells.values.items():
         if any(v is None for v in values):
             incomplete.append(task_id)
         else:
             outcomes[task_id] = tuple(int(v) for v in values)  # type: ignore[arg-type]
-    return Reliability(k, outcomes, tuple(incomplete), pending)
+    pending = sum(1 for run in campaign.all_runs() if run.pts is None)
+    unscored = {(u.task_id, u.rep) for u in cells.unscored}
+    scored_passes = sum(
+        int(bool(pts(run))) for run in campaign.all_runs() if run.rep < k and (run.task_id, run.rep) not in unscored
+    )
+    return Reliability(k, outcomes, tuple(incomplete), pending, cells.n_planned, tuple(cells.unscored),
+                       cells.plan_recorded, scored_passes)
 
 
 def rank(results: dict[str, Reliability]) -> list[str]:

@@ -31,10 +31,23 @@ def _save(plt, fig, path: Path) -> None:
     plt.close(fig)
 
 
+def _names(a: Analysis) -> list[str]:
+    """Each model's label: its name, its n, and INCOMPLETE when planned cells are unscored."""
+    return [f"{m.campaign.display_name}\nn={m.reliability.n}" + ("" if m.reliability.complete else " INCOMPLETE")
+            for m in a.models]
+
+
+def _titled(a: Analysis, title: str) -> str:
+    incomplete = [m.campaign.display_name for m in a.models if not m.reliability.complete]
+    if not incomplete:
+        return title
+    return f"{title}\nINCOMPLETE (planned cells unscored, see results.md): {', '.join(incomplete)}"
+
+
 def _grouped_bars(plt, a: Analysis, path: Path, series: list[tuple[str, list[float], list[tuple[float, float] | None]]],
                   *, ylabel: str, title: str) -> None:
     """One group of bars per model, one bar per series (``label, values, intervals``), in percent."""
-    names = [m.campaign.display_name for m in a.models]
+    names = _names(a)
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(names) + 2), 4))
     width = 0.8 / len(series)
     for i, (label, values, intervals) in enumerate(series):
@@ -47,15 +60,16 @@ def _grouped_bars(plt, a: Analysis, path: Path, series: list[tuple[str, list[flo
     ax.set_ylabel(ylabel)
     ax.set_ylim(0, 125)  # head room above 100 % for the legend, so it never hides a bar
     ax.set_yticks(range(0, 101, 20))
-    ax.set_title(title)
+    ax.set_title(_titled(a, title), fontsize=10)
     ax.legend(ncols=len(series), loc="upper center")
     _save(plt, fig, path)
 
 
 def _leaderboard(plt, a: Analysis, path: Path) -> None:
-    metrics = [("pass@1 %", "pass1_pct", lambda r: r.pct(r.pass1_mean)),
-               (f"pass@{a.k} %", "pass_at_k_pct", lambda r: r.pct(r.pass_at_k)),
-               (f"Reliable@{a.k} %", "reliable_at_k_pct", lambda r: r.pct(r.reliable_at_k))]
+    metrics = [("pass@1 %", "pass1_pct", lambda r: r.pct(r.pass1_mean))]
+    if a.k > 1:  # with k = 1 all three are the same figure: one bar, not three alike
+        metrics += [(f"pass@{a.k} %", "pass_at_k_pct", lambda r: r.pct(r.pass_at_k)),
+                    (f"Reliable@{a.k} %", "reliable_at_k_pct", lambda r: r.pct(r.reliable_at_k))]
     series = [(label, [value(m.reliability) or 0.0 for m in a.models], [m.ci.get(key) for m in a.models])
               for label, key, value in metrics]
     _grouped_bars(plt, a, path, series, ylabel="% of tasks", title="Leaderboard (95 % bootstrap intervals over tasks)")
@@ -81,7 +95,7 @@ def _afa_vs_pts(plt, a: Analysis, path: Path) -> None:
     ax.set_ylabel("pass@1 % (PTS)")
     ax.set_xlim(-5, 110)
     ax.set_ylim(-5, 110)
-    ax.set_title("Field accuracy vs passing the whole task")
+    ax.set_title(_titled(a, "Field accuracy vs passing the whole task"), fontsize=10)
     _save(plt, fig, path)
 
 

@@ -60,6 +60,16 @@ class Campaign:
     runs: dict[str, dict[int, Run]] = field(default_factory=dict)
     manifest: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    #: Cells whose ``result.json`` exists but cannot be used, with the problem (they are unscored).
+    unusable: dict[tuple[str, int], str] = field(default_factory=dict)
+
+    @property
+    def condition(self) -> str:
+        """``campaign.json``'s condition, else the one its records name (published runs: C2)."""
+        stated = self.manifest.get("condition")
+        if isinstance(stated, str) and stated:
+            return stated
+        return next((run.record.condition for run in self.all_runs()), "C2")
 
     def all_runs(self) -> list[Run]:
         return [run for reps in self.runs.values() for run in reps.values()]
@@ -87,16 +97,18 @@ def load_campaign(path: Path, key: str | None = None) -> Campaign:
         match = _REP_DIR.match(rep_dir.name)
         if match is None:
             continue
+        task_id, rep = rep_dir.parent.name, int(match.group(1))
         try:
             record = ResultRecord.load(rep_dir)
         except ResultFileError as exc:
             campaign.problems.append(str(exc))
+            campaign.unusable[(task_id, rep)] = exc.problem
             continue
         if record is None:
             continue
-        task_id, rep = rep_dir.parent.name, int(match.group(1))
         if (record.task_id, record.rep) != (task_id, rep):
             campaign.problems.append(f"{result}: names {record.task_id} rep{record.rep}; skipped")
+            campaign.unusable[(task_id, rep)] = f"names {record.task_id} rep{record.rep}"
             continue
         campaign.runs.setdefault(task_id, {})[rep] = Run(task_id, rep, record, rep_dir)
     return campaign

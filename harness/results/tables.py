@@ -70,6 +70,30 @@ def _repetitions(a: Analysis) -> list[str]:
     return [f"## Per-repetition pass@1 and k-of-{k} distribution", "", *_table(header, rows)]
 
 
+def _completeness(a: Analysis) -> list[str]:
+    """Ours: the denominator of each campaign, the scored-cells-only reading beside it, and every gap."""
+    rows = []
+    for m in a.models:
+        r = m.reliability
+        failures = sum(cell.counted_as == "failure" for cell in r.unscored)
+        rows.append([m.campaign.display_name, "yes" if r.complete else "**INCOMPLETE**", str(r.n_planned),
+                     str(r.n_scored), str(failures), str(len(r.unscored) - failures), _f(r.pct(r.pass1_mean), 1),
+                     _f(r.scored_only_pass1_pct, 1)])
+    header = ["Model", "complete", "cells planned", "cells scored", "unscored: failures", "unscored: left out",
+              "pass@1 %", "pass@1 % (scored cells only)"]
+    lines = ["## Completeness (ours)", "",
+             "Every planned (task, repetition) cell counts: one without a usable score (not run, infrastructure, "
+             "harness error, provider refused, stopped, an error row) is a failure in the leaderboard; one waiting "
+             "on the judge is neither pass nor fail and its task is left out. The scored-cells-only pass@1 is "
+             "beside it for reference, never instead of it.", "", *_table(header, rows)]
+    for m in a.models:
+        if m.reliability.unscored:
+            lines += [f"Unscored cells of {m.campaign.display_name}:", "",
+                      *(f"- {cell} — {'counted as a failure' if cell.counted_as == 'failure' else 'left out'}"
+                        for cell in m.reliability.unscored), ""]
+    return lines
+
+
 def _gates(a: Analysis) -> list[str]:
     rows = []
     for m in a.models:
@@ -180,11 +204,14 @@ def _cost(a: Analysis) -> list[str]:
 
 def results_markdown(a: Analysis) -> str:
     n = max((m.reliability.n for m in a.models), default=0)
+    conditions = a.conditions
+    condition = f"condition {conditions[0]}" if len(conditions) == 1 else f"conditions {', '.join(conditions)}"
     head = ["# APEX-Voice results", "",
-            f"Generated {a.generated_at} by apex-voice {__version__}: {a.n_tasks} tasks, condition C2, k = {a.k}; "
-            f"counts are out of n (tasks with all {a.k} repetitions graded; here up to {n}).", ""]
+            f"Generated {a.generated_at} by apex-voice {__version__}: {a.n_tasks} tasks, {condition}, k = {a.k}; "
+            f"counts are out of n (tasks with all {a.k} repetitions counted; here up to {n}).", ""]
     notes = [f"> {note}" for note in a.notes]
-    sections = [_leaderboard(a), _intervals(a), _repetitions(a), _gates(a), _latency(a), _duplex(a), _slices(a),
+    sections = [_leaderboard(a), _completeness(a), _intervals(a), _repetitions(a), _gates(a), _latency(a), _duplex(a),
+                _slices(a),
                 _interaction(a),
                 _committed_writes(a), _comparison(a), _cost(a)]
     return "\n".join(head + (notes + [""] if notes else []) + [line for s in sections for line in s])
