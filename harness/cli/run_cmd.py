@@ -184,6 +184,10 @@ def run(
     else:
         backend = _backend_or_exit((sandbox or SandboxChoice.auto).value)
     typer.echo(f"sandbox: {backend.name} ({backend.chosen_because})", err=True)
+    if spec.agent_kind == "external_code":
+        typer.echo(f"warning: {spec.key} runs in the harness's process (--trust-adapter): its code can read the loaded "
+                   "tasks' gold and reference policy, patch the grader and read task files, so its scores prove "
+                   "nothing (recorded as agent_isolation: in-process)", err=True)
 
     settings = CampaignSettings(
         model=spec,
