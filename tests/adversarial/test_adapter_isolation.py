@@ -126,3 +126,44 @@ async def test_function_calls_cross_the_hosting_server_as_openai_sends_them():
     assert second["output"][0]["content"][0]["transcript"] == "The enrollment window is open."
     added = [e["item"]["type"] for e in received if e["type"] == "conversation.item.added"]
     assert added == ["function_call", "function_call_output"]
+
+
+@pytest.mark.docker
+async def test_a_hosted_adapter_container_holds_its_package_read_only_and_no_task_file(docker_engine, tmp_path):
+    from harness.campaign.hosted_agent import ADAPTER_HOST_IMAGE, hosted_container_config
+    from sandbox.agent_container import AgentContainerConfig, ensure_agent_image, start_agent_container
+    from sandbox.docker_backend import DockerBackend
+
+    ensure_agent_image(ADAPTER_HOST_IMAGE, client=docker_engine)
+    task_dir = (DEMO_DATA / "tasks" / TASK).resolve()
+    public = tmp_path / "public" / TASK
+    load_task(task_dir).public_bundle(seed=1).write(public)
+    config = hosted_container_config(f"{ADAPTERS}:BridgeCaller", AgentContainerConfig(image=ADAPTER_HOST_IMAGE),
+                                     task_dirs=[task_dir])
+    probe = (
+        "import os, sys\n"
+        "print('task dir', os.path.exists(sys.argv[1]), 'control', os.path.exists(sys.argv[2]), os.path.exists('/run/control'))\n"
+        "found = [os.path.join(r, f) for top in ('/opt', '/home', '/tmp') for r, d, fs in os.walk(top)\n"
+        "         for f in fs if f in ('gold.yaml', 'policy.yaml', 'tasks.jsonl')]\n"
+        "print('task files', found)\n"
+        "try: open('/opt/adapter/tests/planted.py', 'w')\n"
+        "except OSError as e: print('mount read-only', e.errno)\n"
+        "print('env keys', sorted(k for k in os.environ if 'KEY' in k or 'TOKEN' in k))\n"
+    )
+    backend = DockerBackend()
+    try:
+        async with backend.start(public, "t-hosted-adapter", task_id=TASK) as sandbox:
+            async with start_agent_container(sandbox, config) as agent:
+                async with connect(agent.url) as ws:
+                    hello = json.loads(await asyncio.wait_for(ws.recv(), 30))
+                container = await asyncio.to_thread(docker_engine.containers.get, agent.container_id)
+                control = str(sandbox.metadata.get("private_dir", "/nonexistent"))
+                result = await asyncio.to_thread(container.exec_run, ["python", "-c", probe, str(task_dir), control])
+    finally:
+        await backend.aclose()
+    assert hello["type"] == "session.created" and hello["session"]["model"] == f"{ADAPTERS}:BridgeCaller"
+    mounts = [(m["Destination"], m["RW"]) for m in container.attrs["Mounts"]]
+    assert mounts == [("/opt/adapter/tests", False)]  # the adapter's package, read-only, and nothing else
+    output = result.output.decode()
+    assert "task dir False control False False" in output and "task files []" in output, output
+    assert "mount read-only 30" in output and "env keys []" in output, output  # EROFS
