@@ -1,7 +1,9 @@
 """The ``local`` backend: the task server as a subprocess on a free loopback port.
 
 For machines without a Docker engine (and for fast tests). It isolates nothing beyond a separate
-process: the server runs with the harness user's rights. Use ``docker`` for untrusted agents.
+process: the server runs with the harness user's rights, though with a scrubbed environment
+(:mod:`sandbox.child_env`: no provider key) and its private directory as working directory. Use
+``docker`` for untrusted agents.
 
 Servers are started ahead of need (:class:`~sandbox.warm_pool.WarmPool`): a spare boots (python,
 ``import mcp``) while the previous session runs, empty, and gets its task through
