@@ -191,9 +191,7 @@ def _create_and_start(
                 hostname="agent",
                 labels=labels,
                 network=network_id,
-                command=list(config.command) if config.command is not None else None,
-                volumes={host: {"bind": inside, "mode": "ro"} for host, inside in config.read_only_mounts},
-                environment=dict(config.environment),
+                **_hosting_options(config),
                 **hardened_create_options(config.limits),
             )
         except docker.errors.ImageNotFound as exc:
@@ -214,6 +212,18 @@ def _create_and_start(
         raise SandboxUnavailableError(f"agent container {launch.name} ({config.image}): {exc}") from exc
     finally:
         launch.done.set()
+
+
+def _hosting_options(config: AgentContainerConfig) -> dict[str, Any]:
+    """What a hosted adapter's container adds to the image's defaults (nothing for an agent image)."""
+    options: dict[str, Any] = {}
+    if config.command is not None:
+        options["command"] = list(config.command)
+    if config.read_only_mounts:
+        options["volumes"] = {host: {"bind": inside, "mode": "ro"} for host, inside in config.read_only_mounts}
+    if config.environment:
+        options["environment"] = dict(config.environment)
+    return options
 
 
 def _exit_reason(client: Any, launch: _Launch) -> str | None:
