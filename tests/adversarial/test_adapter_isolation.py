@@ -167,3 +167,17 @@ async def test_a_hosted_adapter_container_holds_its_package_read_only_and_no_tas
     output = result.output.decode()
     assert "task dir False control False False" in output and "task files []" in output, output
     assert "mount read-only 30" in output and "env keys []" in output, output  # EROFS
+
+
+def test_a_package_holding_a_task_of_the_campaign_is_never_mounted_and_agent_images_get_no_mount():
+    from harness.agents.adapter_process import AdapterLoadError
+    from harness.campaign.hosted_agent import hosted_container_config
+    from sandbox.agent_container import AgentContainerConfig, _hosting_options
+
+    base = AgentContainerConfig(image="apex-voice/adapter-host:latest")
+    assert _hosting_options(base) == {}  # an agent image runs as built: its command, no mount
+    planted = Path(__file__).parent / "planted_task"  # inside the package that would be mounted
+    with pytest.raises(AdapterLoadError, match="holds task planted_task"):
+        hosted_container_config(f"{ADAPTERS}:BridgeCaller", base, task_dirs=[planted])
+    config = hosted_container_config(f"{ADAPTERS}:BridgeCaller", base, task_dirs=[DEMO_DATA / "tasks" / TASK])
+    assert config.read_only_mounts == ((str(Path(__file__).parent.parent.resolve()), "/opt/adapter/tests"),)
