@@ -79,9 +79,9 @@ from .realtime import (
     SpeechStopped,
     ToolCallCancelled,
     ToolCallRequested,
+    ToolResult,
     TranscriptDelta,
     TranscriptDone,
-    ToolResult,
     TurnDetection,
     UserTranscript,
 )
