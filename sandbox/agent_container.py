@@ -72,6 +72,12 @@ class AgentContainerConfig:
     nofile: int = 1024
     port: int = AGENT_PORT
     ready_timeout_s: float = 60.0
+    #: The image's command, replaced (the adapter-host image is told which adapter to host).
+    command: tuple[str, ...] | None = None
+    #: Host path → container path, bound read-only (a hosted adapter's package; nothing else).
+    read_only_mounts: tuple[tuple[str, str], ...] = ()
+    #: Variables set in the container (only what the user passes explicitly: ``run --adapter-env``).
+    environment: tuple[tuple[str, str], ...] = ()
 
     @property
     def limits(self) -> ContainerLimits:
@@ -185,6 +191,7 @@ def _create_and_start(
                 hostname="agent",
                 labels=labels,
                 network=network_id,
+                **_hosting_options(config),
                 **hardened_create_options(config.limits),
             )
         except docker.errors.ImageNotFound as exc:
@@ -205,6 +212,18 @@ def _create_and_start(
         raise SandboxUnavailableError(f"agent container {launch.name} ({config.image}): {exc}") from exc
     finally:
         launch.done.set()
+
+
+def _hosting_options(config: AgentContainerConfig) -> dict[str, Any]:
+    """What a hosted adapter's container adds to the image's defaults (nothing for an agent image)."""
+    options: dict[str, Any] = {}
+    if config.command is not None:
+        options["command"] = list(config.command)
+    if config.read_only_mounts:
+        options["volumes"] = {host: {"bind": inside, "mode": "ro"} for host, inside in config.read_only_mounts}
+    if config.environment:
+        options["environment"] = dict(config.environment)
+    return options
 
 
 def _exit_reason(client: Any, launch: _Launch) -> str | None:

@@ -30,6 +30,8 @@ from sandbox.project_sources import ProjectSources, SourceSnapshot
 from sandbox.wheelhouse import Wheelhouse, host_python, require_same_python
 
 __all__ = [
+    "ADAPTER_HOST_SOURCES",
+    "AGENT_RUNTIME_REQUIREMENTS",
     "IMAGE_SPECS",
     "LABEL_BUILD_HASH",
     "LABEL_SOURCE_HASH",
@@ -73,6 +75,18 @@ class ImageSpec:
         return REPOSITORY_PREFIX + self.name
 
 
+#: What hosts an agent adapter behind the realtime protocol (``harness.agents.realtime_server``):
+#: the agent images ship these sources, and a hosted adapter's child process imports a copy of them.
+ADAPTER_HOST_SOURCES = (
+    "harness/__init__.py", "harness/atomic_write.py", "harness/agents", "harness/audio",
+    "harness/tasks/__init__.py", "harness/tasks/models.py",
+    "mcp_servers/__init__.py", "mcp_servers/public_models.py",
+)
+AGENT_RUNTIME_REQUIREMENTS = (
+    "mcp", "httpx", "sniffio", "websockets", "pydantic", "pyyaml", "numpy", "scipy",
+    "webrtcvad-wheels", "espeakng-loader",
+)
+
 IMAGE_SPECS: dict[str, ImageSpec] = {
     spec.name: spec
     for spec in (
@@ -88,15 +102,17 @@ IMAGE_SPECS: dict[str, ImageSpec] = {
         ImageSpec(
             name="native-oracle",
             dockerfile="images/Dockerfile.native-oracle",
-            requirement_names=(
-                "mcp", "httpx", "sniffio", "websockets", "pydantic", "pyyaml", "numpy", "scipy",
-                "webrtcvad-wheels", "espeakng-loader",
-            ),
-            source_packages=(
-                "harness/__init__.py", "harness/atomic_write.py", "harness/agents", "harness/audio",
-                "harness/tasks/__init__.py", "harness/tasks/models.py",
-                "mcp_servers/__init__.py", "mcp_servers/public_models.py",
-            ),
+            requirement_names=AGENT_RUNTIME_REQUIREMENTS,
+            source_packages=ADAPTER_HOST_SOURCES,
+            installs_project=False,
+        ),
+        # The same runtime hosting an out-of-tree adapter (``--model module:Class``), whose package
+        # is mounted read-only per session: no task data, no grader, no agent of its own.
+        ImageSpec(
+            name="adapter-host",
+            dockerfile="images/Dockerfile.adapter-host",
+            requirement_names=AGENT_RUNTIME_REQUIREMENTS,
+            source_packages=ADAPTER_HOST_SOURCES,
             installs_project=False,
         ),
         ImageSpec(

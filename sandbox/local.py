@@ -1,7 +1,9 @@
 """The ``local`` backend: the task server as a subprocess on a free loopback port.
 
 For machines without a Docker engine (and for fast tests). It isolates nothing beyond a separate
-process: the server runs with the harness user's rights. Use ``docker`` for untrusted agents.
+process: the server runs with the harness user's rights, though with a scrubbed environment
+(:mod:`sandbox.child_env`: no provider key) and its private directory as working directory. Use
+``docker`` for untrusted agents.
 
 Servers are started ahead of need (:class:`~sandbox.warm_pool.WarmPool`): a spare boots (python,
 ``import mcp``) while the previous session runs, empty, and gets its task through
@@ -14,7 +16,6 @@ the private folders such a harness leaves are removed by the next one's first se
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 import socket
 import subprocess
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .backend import SandboxBackend, SandboxEnvironment
+from .child_env import child_environment, source_root
 from .control_client import ControlClient
 from .errors import SandboxUnavailableError
 from .public_files import read_public_files
@@ -46,18 +48,12 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _server_environment() -> dict[str, str]:
-    """The child's environment, with the directory holding ``mcp_servers`` on its path.
-
-    Located with ``find_spec`` (nothing of ours is imported), so a source checkout works uninstalled.
-    """
-    env = dict(os.environ)
-    spec = importlib.util.find_spec("mcp_servers")
-    if spec is not None and spec.origin is not None:
-        root = str(Path(spec.origin).resolve().parents[1])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
+def _server_environment(private_dir: Path) -> dict[str, str]:
+    """The server's scrubbed environment (:mod:`sandbox.child_env`: no provider key reaches it),
+    with the directory holding ``mcp_servers`` first on its path, then the harness's own path."""
+    root = source_root("mcp_servers")
+    inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return child_environment(home=private_dir, python_path=[*([root] if root else []), *inherited])
 
 
 @dataclass
@@ -195,7 +191,8 @@ class LocalBackend(SandboxBackend):
                     stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL,
                     stderr=stderr,
-                    env=_server_environment(),
+                    env=_server_environment(files.root),
+                    cwd=files.root,
                     start_new_session=True,  # Ctrl-C in the terminal reaches the harness, which tears down
                 )  # fmt: skip
         except OSError as exc:

@@ -1,10 +1,15 @@
-"""An OpenAI Realtime (GA) websocket server hosting one in-process agent: how an agent becomes a
-container agent.
+"""An OpenAI Realtime (GA) websocket server hosting one agent adapter: how an agent becomes a
+container agent, and how an out-of-tree adapter is kept out of the harness's process.
 
 ``python -m harness.agents.realtime_server --agent native-oracle --port 8765`` serves the
 registry's ``native-oracle`` behind the protocol any OpenAI-Realtime client speaks, so the harness
-runs it through its OpenAI adapter like any other agent image (docs/agent-containers.md). Each
-connection gets a fresh adapter:
+runs it through its OpenAI adapter like any other agent image (docs/agent-containers.md).
+``--adapter package.module:Class`` (or an installed entry point's name) hosts an agent author's
+adapter the same way: the harness starts this server in a child process or an agent container
+(:mod:`harness.agents.adapter_process`, ``--model module:Class`` without ``--trust-adapter``), so
+the adapter's code never shares memory or files with the harness; ``--check`` only loads and
+describes it (one JSON line; exit 2 with the reason when it does not load). Each connection gets
+a fresh adapter:
 
 - ``session.update`` configures it: instructions, voice, turn detection, function tools, and the
   task's MCP endpoint from the ``{"type": "mcp", "server_url", "headers", "allowed_tools", ...}``
@@ -22,10 +27,15 @@ connection gets a fresh adapter:
 - The agent's account of its own MCP calls (``McpCallReported``) becomes an ``mcp_call`` output
   item and ``response.mcp_call.in_progress`` / ``.completed`` / ``.failed``, as OpenAI reports the
   calls of its own MCP client (diagnostics: the task server's call stream is the record).
+- A function call the agent asks for (``ToolCallRequested``, bridge tool mode) is a
+  ``function_call`` output item, as OpenAI sends one: ``response.output_item.added``,
+  ``conversation.item.added``, ``response.function_call_arguments.done``,
+  ``response.output_item.done``; a response holding only calls is done at once (the agent speaks
+  again in a new response, as OpenAI continues after ``response.create``). The client's
+  ``conversation.item.create`` with a ``function_call_output`` item goes to the adapter's
+  ``send_tool_result`` (its output parsed back from JSON when it is JSON; the protocol carries no
+  error flag, so the client's ``{"error": ...}`` object is the one output taken as ``is_error``).
 - Anything malformed or unsupported is answered with an ``error`` event naming it.
-
-Hosted agents call their tools themselves (native tool mode): an adapter that asks the harness to
-execute a function call is told, in an ``error`` event, that this server does not carry them.
 """
 
 from __future__ import annotations
@@ -37,6 +47,8 @@ import binascii
 import itertools
 import json
 import logging
+import os
+import sys
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Annotated, Any, Literal
@@ -67,6 +79,7 @@ from .realtime import (
     SpeechStopped,
     ToolCallCancelled,
     ToolCallRequested,
+    ToolResult,
     TranscriptDelta,
     TranscriptDone,
     TurnDetection,
@@ -157,6 +170,34 @@ class SessionIn(_Lenient):
     )
 
 
+class FunctionCallOutputIn(_Lenient):
+    type: Literal["function_call_output"]
+    call_id: str
+    output: str
+    id: str | None = None
+
+
+class ConversationItemCreateIn(_Lenient):
+    """The one item a client may add: the output of a function call the agent asked for."""
+
+    type: Literal["conversation.item.create"]
+    event_id: str | None = None
+    previous_item_id: str | None = None
+    item: FunctionCallOutputIn
+
+
+def tool_result(call_id: str, name: str, output: str) -> ToolResult:
+    """The adapter's result from a ``function_call_output``: JSON output parsed back, and the
+    client's ``{"error": ...}`` object (how it sends an error result) taken as ``is_error``."""
+    try:
+        value: Any = json.loads(output)
+    except ValueError:
+        return ToolResult(call_id, name, output)
+    if isinstance(value, dict) and set(value) == {"error"}:
+        return ToolResult(call_id, name, value["error"], is_error=True)
+    return ToolResult(call_id, name, value)
+
+
 class ApexVoiceExtension(_Lenient):
     """What the harness adds for privileged registry entries only (the oracle)."""
 
@@ -224,8 +265,13 @@ class _Connection:
         self.adapter: RealtimeAdapter | None = None
         self._pending = b""
         self._media_ms = 0
-        self._response: tuple[str, str] | None = None  # (response id, item id)
+        self._response: tuple[str, str] | None = None  # (response id, message item id)
         self._transcript: list[str] = []
+        self._spoke = False  # the open response has audio or words (its message item is real)
+        self._response_calls: list[dict[str, Any]] = []  # function_call items of the open response
+        self._closed_for_calls = False  # the last response held only calls: the agent's ResponseDone is spent
+        self._calls: dict[str, str] = {}  # call id → function name, until its output arrives
+        self._last_item: str | None = None
         self._mcp_items: dict[str, str] = {}  # the agent's call id → its mcp_call item id
         self._server_label = "task"
         self._ended = False
@@ -336,10 +382,19 @@ class _Connection:
         """``response.create`` / ``input_audio_buffer.commit``: the hosted agent decides when to speak."""
 
     async def _on_item_create(self, message: dict[str, Any]) -> None:
-        await self._error(
-            f"{self.agent_name} calls its tools itself over MCP; this server takes no conversation items",
-            code="unsupported_item", event_id=message.get("event_id"),
-        )
+        event = ConversationItemCreateIn.model_validate(message)
+        name = self._calls.pop(event.item.call_id, None)
+        if self.adapter is None or name is None:
+            await self._error(f"no function call {event.item.call_id!r} is waiting for its output",
+                              code="invalid_value", event_id=event.event_id)
+            return
+        item = {"id": event.item.id or self._id("item"), "type": "function_call_output", "object": "realtime.item",
+                "status": "completed", "call_id": event.item.call_id, "output": event.item.output}
+        await self._send("conversation.item.added", previous_item_id=self._last_item, item=item)
+        await self._send("conversation.item.done", previous_item_id=self._last_item, item=item)
+        self._last_item = item["id"]
+        await self.adapter.send_tool_result(tool_result(event.item.call_id, name, event.item.output))
+        await self._deliver(self.adapter.poll_events())
 
     _HANDLERS = {
         "session.update": _on_session_update,
@@ -358,18 +413,23 @@ class _Connection:
         for event in events:
             if isinstance(event, AudioDelta):
                 response_id, item_id = await self._open_response()
+                self._spoke, self._closed_for_calls = True, False
                 for start in range(0, len(event.pcm), AUDIO_CHUNK_BYTES):
                     chunk = base64.b64encode(event.pcm[start : start + AUDIO_CHUNK_BYTES]).decode("ascii")
                     await self._send("response.output_audio.delta", response_id=response_id, item_id=item_id,
                                      output_index=0, content_index=0, delta=chunk)
             elif isinstance(event, TranscriptDelta):
                 response_id, item_id = await self._open_response()
+                self._spoke, self._closed_for_calls = True, False
                 self._transcript.append(event.text)
                 await self._send("response.output_audio_transcript.delta", response_id=response_id, item_id=item_id,
                                  output_index=0, content_index=0, delta=event.text)
             elif isinstance(event, TranscriptDone):
                 self._transcript = [event.text]
             elif isinstance(event, ResponseDone):
+                if self._response is None and self._closed_for_calls:
+                    self._closed_for_calls = False  # its calls' response is already done
+                    continue
                 await self._close_response(event.status or "completed")
             elif isinstance(event, McpCallReported):
                 await self._mcp_call(event)
@@ -390,11 +450,31 @@ class _Connection:
                 await self._error(event.message, error_type="server_error" if event.transient else "invalid_request_error",
                                   code=event.code)
             elif isinstance(event, ToolCallRequested):
-                await self._error(f"{self.agent_name} asked for function call {event.name!r}; this server hosts "
-                                  "agents that call their tools over MCP themselves", error_type="server_error",
-                                  code="function_calls_unsupported")
+                await self._function_call(event)
             elif not isinstance(event, AdapterInfo | ToolCallCancelled | UserTranscript):
                 raise TypeError(f"no server event for {type(event).__name__}")
+        if self._response is not None and self._response_calls and not self._spoke:
+            await self._close_response("completed")  # OpenAI ends a response once it has asked for calls
+            self._closed_for_calls = True
+
+    async def _function_call(self, event: ToolCallRequested) -> None:
+        response_id, _ = await self._open_response()
+        item_id = self._id("item")
+        output_index = len(self._response_calls) + (1 if self._spoke else 0)
+        item = {"id": item_id, "type": "function_call", "object": "realtime.item", "call_id": event.call_id,
+                "name": event.name, "arguments": event.arguments}
+        await self._send("response.output_item.added", response_id=response_id, output_index=output_index,
+                         item={**item, "status": "in_progress", "arguments": ""})
+        await self._send("conversation.item.added", previous_item_id=self._last_item,
+                         item={**item, "status": "in_progress", "arguments": ""})
+        await self._send("response.function_call_arguments.done", response_id=response_id, item_id=item_id,
+                         output_index=output_index, call_id=event.call_id, name=event.name, arguments=event.arguments)
+        done = {**item, "status": "completed"}
+        await self._send("response.output_item.done", response_id=response_id, output_index=output_index, item=done)
+        await self._send("conversation.item.done", previous_item_id=self._last_item, item=done)
+        self._last_item = item_id
+        self._response_calls.append(done)
+        self._calls[event.call_id] = event.name
 
     async def _mcp_call(self, event: McpCallReported) -> None:
         response_id, _ = await self._open_response()
@@ -418,18 +498,24 @@ class _Connection:
 
     async def _close_response(self, status: str) -> None:
         response_id, item_id = await self._open_response()
-        transcript = "".join(self._transcript)
-        item = {"id": item_id, "type": "message", "role": "assistant", "status": "completed", "object": "realtime.item",
-                "content": [{"type": "output_audio", "transcript": transcript}]}
-        await self._send("response.output_audio.done", response_id=response_id, item_id=item_id, output_index=0,
-                         content_index=0)
-        await self._send("response.output_audio_transcript.done", response_id=response_id, item_id=item_id,
-                         output_index=0, content_index=0, transcript=transcript)
-        await self._send("response.output_item.done", response_id=response_id, output_index=0, item=item)
+        output = list(self._response_calls)
+        if self._spoke or not output:
+            transcript = "".join(self._transcript)
+            item = {"id": item_id, "type": "message", "role": "assistant", "status": "completed",
+                    "object": "realtime.item", "content": [{"type": "output_audio", "transcript": transcript}]}
+            await self._send("response.output_audio.done", response_id=response_id, item_id=item_id, output_index=0,
+                             content_index=0)
+            await self._send("response.output_audio_transcript.done", response_id=response_id, item_id=item_id,
+                             output_index=0, content_index=0, transcript=transcript)
+            await self._send("response.output_item.done", response_id=response_id, output_index=0, item=item)
+            output.insert(0, item)
+            self._last_item = item_id
         await self._send("response.done", response={"id": response_id, "object": "realtime.response",
-                                                    "status": status, "output": [item]})
+                                                    "status": status, "output": output})
         self._response = None
         self._transcript = []
+        self._spoke = False
+        self._response_calls = []
 
 
 class RealtimeAgentServer:
@@ -468,26 +554,68 @@ class RealtimeAgentServer:
         self._server.close()
         await self._server.wait_closed()
 
-    async def serve_forever(self) -> None:
+    async def serve_forever(self, *, announce: Callable[[dict[str, Any]], None] | None = None,
+                            exit_with_stdin: bool = False) -> None:
+        """Serve until cancelled; ``announce`` is given the URL once it listens (``--port 0``);
+        with ``exit_with_stdin`` it stops when its stdin closes (the harness that started it is gone)."""
         async with self:
             log.info("%s serving the OpenAI Realtime protocol at %s", self.agent_name, self.url)
-            await asyncio.Future()
+            if announce is not None:
+                announce({"url": self.url})
+            await (_stdin_closed() if exit_with_stdin else asyncio.Future())
+
+
+async def _stdin_closed() -> None:
+    """Returns once stdin reaches end of file (read on the loop: no thread is left blocked)."""
+    reader = asyncio.StreamReader()
+    await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while await reader.read(4096):
+        pass
+
+
+def _announcer() -> Callable[[dict[str, Any]], None]:
+    """Where the URL is printed: the original stdout, as one JSON line, then closed. Everything the
+    hosted code prints goes to stderr from here on, so the line the harness reads is ours alone."""
+    channel = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+
+    def announce(payload: dict[str, Any]) -> None:
+        with channel:
+            channel.write(json.dumps(payload) + "\n")
+
+    return announce
 
 
 def main(argv: list[str] | None = None) -> None:
-    from .registry import get_model
+    from .registry import UnknownModelError, get_model
 
-    parser = argparse.ArgumentParser(description="Serve a registered in-process agent over the OpenAI Realtime protocol.")
-    parser.add_argument("--agent", required=True, help="registry key of the agent to host (e.g. native-oracle)")
+    parser = argparse.ArgumentParser(description="Serve an agent adapter over the OpenAI Realtime protocol.")
+    parser.add_argument("--agent", "--adapter", dest="agent", required=True,
+                        help="registry key (e.g. native-oracle), package.module:Class, or an installed entry point")
     parser.add_argument("--host", default="0.0.0.0")
-    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--port", type=int, default=8765, help="0: any free port (the URL is printed as JSON)")
+    parser.add_argument("--check", action="store_true",
+                        help="load the adapter, print what it is as one JSON line and exit (2 when it does not load)")
+    parser.add_argument("--exit-with-stdin", action="store_true", help="stop when stdin closes")
     args = parser.parse_args(argv)
+    announce = _announcer()
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    spec = get_model(args.agent)
+    try:
+        # Loaded here, in the host: whatever the code does, it does in this process (or container).
+        spec = get_model(args.agent, trust_adapter=True)
+    except UnknownModelError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     if spec.interface != "realtime":
-        parser.error(f"{args.agent} is a {spec.interface} agent, not a realtime one")
+        print(f"error: {args.agent} is a {spec.interface} agent, not a realtime one", file=sys.stderr)
+        raise SystemExit(2)
+    if args.check:
+        announce({"key": spec.key, "display_name": spec.display_name, "tool_modes": list(spec.tool_modes),
+                  "clock": spec.clock})
+        return
     server = RealtimeAgentServer(spec.create_adapter, agent_name=spec.key, host=args.host, port=args.port)
-    asyncio.run(server.serve_forever())
+    asyncio.run(server.serve_forever(announce=announce if args.port == 0 else None, exit_with_stdin=args.exit_with_stdin))
 
 
 if __name__ == "__main__":

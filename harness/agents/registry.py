@@ -5,10 +5,21 @@ SDK is needed only to run that provider. Credentials are checked by name before 
 (any one of ``required_env`` suffices) and never read here.
 
 ``chat:MODEL`` and ``cascade:MODEL`` name any chat-completions model as a C0 text agent or as the
-brain of the cascade voice agent. Beyond the built-in entries, ``--model package.module:Class`` loads an adapter that lives outside
-this repository, and installed packages can register entries under the ``apex_voice.agents``
-entry-point group (the entry point names a :class:`ModelSpec` or an adapter class). Only built-in
-entries may be ``privileged`` (receive the task's reference policy): a loaded class cannot ask for it.
+brain of the cascade voice agent. Beyond the built-in entries, ``--model package.module:Class``
+names an adapter that lives outside this repository, and installed packages can register entries
+under the ``apex_voice.agents`` entry-point group (the entry point names a :class:`ModelSpec` or an
+adapter class).
+
+Out-of-tree code is untrusted, and :func:`get_model` does not import it: by default the spec it
+returns says which code to host (``hosted_adapter``), and the campaign runs that adapter out of the
+harness's process, behind the OpenAI Realtime protocol (:mod:`harness.agents.realtime_server`),
+in an agent container with ``--sandbox docker`` and in a child process otherwise
+(:mod:`harness.agents.adapter_process`); the class is loaded and checked there. Only
+``trust_adapter=True`` (``run --trust-adapter``) imports it here, into the harness, where it
+shares the harness's memory and files: the loaded task bundle with its gold and reference policy,
+the grader's code, every task file on disk. Not being ``privileged`` (only built-in entries are:
+they are sent the reference policy) keeps the policy out of what such an adapter is *given*, not
+out of its reach (docs/security.md).
 
 A key with a known prefix is built by that prefix's factory: a URL (``ws://``, ``wss://``) is any
 OpenAI-Realtime-compatible server (pipecat, LiveKit, a local model server), run through the OpenAI
@@ -80,6 +91,9 @@ class ModelSpec:
     #: adapter); ``external_code`` — an agent author's adapter code in this process. For the last
     #: two, everything that crosses the boundary is the agent's failure, scored.
     agent_kind: Literal["builtin", "provider", "remote_agent", "external_code"] = "external_code"
+    #: An out-of-tree adapter (``"module:Class"`` or an entry point) the campaign hosts out of its
+    #: process (``remote_agent``); ``adapter`` is then the client that reaches it. ``None``: none.
+    hosted_adapter: str | None = None
 
     @property
     def container_only(self) -> bool:
@@ -287,11 +301,16 @@ PREFIXES: dict[str, ModelFamily] = {
 }
 
 
-def get_model(key: str) -> ModelSpec:
+def get_model(key: str, *, trust_adapter: bool = False) -> ModelSpec:
     """The model ``key``: built in, an installed entry point, or ``module:Class``.
 
+    An out-of-tree key is imported only with ``trust_adapter`` (an ``external_code`` spec, run in
+    this process); otherwise nothing of it is imported and the spec hosts it elsewhere
+    (``hosted_adapter``; whether it loads is checked there: ``adapter_process.probe_adapter``).
+
     Raises:
-        UnknownModelError: none of these names it (the message lists the known keys).
+        UnknownModelError: none of these names it (the message lists the known keys), or, trusted,
+            its code does not load.
     """
     if key in MODELS:
         return MODELS[key]
@@ -303,19 +322,48 @@ def get_model(key: str) -> ModelSpec:
             return factory(key)
     for point in entry_points(group=ENTRY_POINT_GROUP):
         if point.name == key:
-            return _spec_from_object(key, point.load(), provider=point.dist.name if point.dist else "entry point")
+            provider = point.dist.name if point.dist else "entry point"
+            if not trust_adapter:
+                return _hosted(key, key, provider=provider)
+            return _spec_from_object(key, _load(key, point.load), provider=provider)
     if ":" in key and "://" not in key:
+        if not trust_adapter:
+            return _hosted(key, key, provider="external")
         module_name, _, class_name = key.partition(":")
-        try:
-            target = getattr(importlib.import_module(module_name), class_name)
-        except (ImportError, AttributeError) as exc:
-            raise UnknownModelError(f"cannot load adapter {key!r}: {exc}") from None
+        target = _load(key, lambda: getattr(importlib.import_module(module_name), class_name))
         return _spec_from_object(key, target, provider="external")
     installed = [p.name for p in entry_points(group=ENTRY_POINT_GROUP)]
     raise UnknownModelError(
         f"unknown model {key!r}; known models: {', '.join([*MODELS, *installed])} "
         f"(or {', '.join(f'{p}:MODEL' for p in PREFIXES)}, an adapter as package.module:Class, "
         "an OpenAI-Realtime server as ws://HOST:PORT/PATH, or an agent image as container:IMAGE)"
+    )
+
+
+def _load(key: str, load: Callable[[], object]) -> object:
+    """Import an agent author's code: anything it raises (a ``SyntaxError``, its own exceptions at
+    import time) is one clear error naming the key."""
+    try:
+        return load()
+    except Exception as exc:
+        raise UnknownModelError(f"cannot load adapter {key!r}: {type(exc).__name__}: {exc}") from None
+
+
+def _hosted(key: str, target: str, *, provider: str) -> ModelSpec:
+    """An out-of-tree adapter run out of process, reached through the container agent's client.
+
+    Its name, tool modes and whether it loads at all are learned from the host (``--check``);
+    until then it is named by its key and may be asked for either tool mode.
+    """
+    return ModelSpec(
+        key=key,
+        display_name=key,
+        provider=provider,
+        adapter=CONTAINER_ADAPTER,
+        hosted_adapter=target,
+        tool_modes=("bridge", "native"),
+        agent_kind="remote_agent",
+        notes="an out-of-tree adapter, hosted out of process behind the OpenAI Realtime protocol",
     )
 
 
@@ -327,7 +375,7 @@ def _spec_from_object(key: str, target: object, *, provider: str) -> ModelSpec:
     if isinstance(target, type) and issubclass(target, RealtimeAdapter):
         return ModelSpec(
             key=key,
-            display_name=getattr(target, "model_id", target.__name__),
+            display_name=str(getattr(target, "model_id", target.__name__)),
             provider=provider,
             adapter=f"{target.__module__}:{target.__qualname__}",
             clock=getattr(target, "clock_mode", "realtime"),

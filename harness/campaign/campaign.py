@@ -195,6 +195,10 @@ async def run_campaign(
     Raises :class:`CampaignMismatchError` before running anything when the directory holds results
     of another model, condition, task version or measurement settings.
     """
+    if settings.model.agent_kind == "external_code":
+        log.warning("warning: %s runs in the harness's process (--trust-adapter): its code can read the loaded tasks' "
+                    "gold and reference policy, patch the grader and read task files, so its scores prove nothing "
+                    "(results record agent_isolation: in-process)", settings.model.key)
     cells = campaign_cells(task_ids, settings.repeats)
     versions = task_versions or {}
     manifest = CampaignManifest(

@@ -8,7 +8,11 @@ state leaks from one cell into another.
 A model with an agent image (``container:IMAGE``; the native oracle under ``--sandbox docker``)
 runs in its own container, started after the sandbox on the sandbox's network and removed with the
 session (:mod:`sandbox.agent_container`); the harness reaches it through the OpenAI adapter on the
-realtime clock (:class:`~harness.agents.container_agent.ContainerAgentAdapter`).
+realtime clock (:class:`~harness.agents.container_agent.ContainerAgentAdapter`). An out-of-tree
+adapter that is not trusted (``hosted_adapter``) is hosted the same way, per session: in an
+adapter-host container with a docker sandbox, in a child process otherwise
+(:mod:`harness.campaign.hosted_agent`, :mod:`harness.agents.adapter_process`). Every record says
+where the agent ran (``agent_isolation``).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness.agents.adapter_process import start_adapter_process
 from harness.agents.container_agent import ContainerAgentAdapter
 from harness.agents.realtime import McpEndpoint, RealtimeAdapter
 from harness.agents.registry import ModelSpec
@@ -47,6 +52,7 @@ from sandbox.errors import AgentImageError
 from sandbox.session_files import owned_temp_dir
 
 from .campaign import CampaignCell
+from .hosted_agent import ADAPTER_HOST_IMAGE, agent_isolation, hosted_container_config
 
 __all__ = ["SandboxedCellRunner", "SpeechFactory", "native_endpoint"]
 
@@ -86,6 +92,8 @@ class SandboxedCellRunner:
     on_session: Callable[[CampaignCell, EventBus], None] | None = None
     #: Limits of agent containers (the image comes from the model).
     agent_limits: AgentContainerConfig | None = None
+    #: Variables a hosted adapter is given (``run --adapter-env``); it inherits nothing else.
+    adapter_env: dict[str, str] = field(default_factory=dict)
     _image_checked: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
     _image_ready: bool = field(default=False, init=False, repr=False)
 
@@ -105,9 +113,12 @@ class SandboxedCellRunner:
             async with (
                 self.backend.start(public_dir, run_id, task_id=bundle.task_id) as sandbox_env,
                 self.agent_container(sandbox_env) as agent,
+                self.agent_process() as hosted,
             ):
                 if agent is not None:
                     sandbox_env.metadata["agent_container"] = agent.metadata()
+                if hosted is not None:
+                    sandbox_env.metadata["agent_process"] = hosted.metadata()
                 sandbox = {"backend": sandbox_env.backend, **sandbox_env.metadata}
                 async with McpEnvironment(sandbox_env) as env:
                     session = await self.run_session(cell, bundle, env, rep_dir / run_id, run_id, sandbox_env)
@@ -115,8 +126,25 @@ class SandboxedCellRunner:
 
     @property
     def runs_in_container(self) -> bool:
-        """The model runs from its image: it has one, and the sandbox can start containers."""
-        return self.model.agent_image is not None and self.backend.name == "docker"
+        """The model runs from its image (its own, or the adapter host's), and the sandbox can start containers."""
+        return self.agent_image is not None and self.backend.name == "docker"
+
+    @property
+    def agent_image(self) -> str | None:
+        return ADAPTER_HOST_IMAGE if self.model.hosted_adapter is not None else self.model.agent_image
+
+    @property
+    def agent_isolation(self) -> str:
+        return agent_isolation(self.model, self.backend.name)
+
+    @asynccontextmanager
+    async def agent_process(self) -> AsyncIterator[Any]:
+        """The session's adapter host process (a hosted adapter, no docker sandbox), else ``None``."""
+        if self.model.hosted_adapter is None or self.runs_in_container:
+            yield None
+            return
+        async with start_adapter_process(self.model.hosted_adapter, env=self.adapter_env) as hosted:
+            yield hosted
 
     @asynccontextmanager
     async def agent_container(self, sandbox_env: SandboxEnvironment) -> AsyncIterator[AgentContainer | None]:
@@ -126,18 +154,22 @@ class SandboxedCellRunner:
                 raise AgentImageError(f"{self.model.key} runs only in a container: use --sandbox docker")
             yield None
             return
-        assert self.model.agent_image is not None
+        image = self.agent_image
+        assert image is not None
         async with self._image_checked:
             if not self._image_ready:
-                await asyncio.to_thread(ensure_agent_image, self.model.agent_image)
+                await asyncio.to_thread(ensure_agent_image, image)
                 self._image_ready = True
-        limits = self.agent_limits or AgentContainerConfig(image=self.model.agent_image)
-        async with start_agent_container(sandbox_env, replace(limits, image=self.model.agent_image)) as agent:
+        config = replace(self.agent_limits or AgentContainerConfig(image=image), image=image)
+        if self.model.hosted_adapter is not None:
+            config = hosted_container_config(self.model.hosted_adapter, config, task_dirs=self.task_dirs.values(),
+                                             environment=self.adapter_env)
+        async with start_agent_container(sandbox_env, config) as agent:
             yield agent
 
     def create_adapter(self, sandbox_env: SandboxEnvironment) -> RealtimeAdapter:
-        """A fresh adapter: the model's own, or the client of its agent container."""
-        agent = sandbox_env.metadata.get("agent_container")
+        """A fresh adapter: the model's own, or the client of its agent container or host process."""
+        agent = sandbox_env.metadata.get("agent_container") or sandbox_env.metadata.get("agent_process")
         if agent is None:
             return self.model.create_adapter()
         return ContainerAgentAdapter(endpoint=agent["url"])
@@ -174,4 +206,5 @@ class SandboxedCellRunner:
         )
 
     def record(self, session: Any, cell: CampaignCell, *, wall_s: float, sandbox: dict[str, Any]) -> ResultRecord:
-        return record_from_session(session, rep=cell.rep, model=self.model.key, wall_s=wall_s, sandbox=sandbox)
+        return record_from_session(session, rep=cell.rep, model=self.model.key, wall_s=wall_s, sandbox=sandbox,
+                                   agent_isolation=self.agent_isolation)

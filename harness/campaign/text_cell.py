@@ -97,6 +97,7 @@ class TextCellRunner(SandboxedCellRunner):
             failed_predicates=list(session.grade.failed_predicates),
             fields=list(session.grade.fields),
             sandbox=dict(sandbox),
+            agent_isolation=self.agent_isolation,
             adapter=dict(session.adapter_meta),
             explain=session.grade.explain(),
         )

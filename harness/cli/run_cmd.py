@@ -7,7 +7,9 @@ Exit codes: 0 when every cell has a result (a model failing tasks is a measureme
 from __future__ import annotations
 
 import importlib
+import os
 import tempfile
+from dataclasses import replace
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,6 +19,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from harness.agents.adapter_process import AdapterLoadError, probe_adapter
 from harness.agents.env_file import EnvFileError, load_env_file
 from harness.agents.registry import PREFIXES, ModelSpec, UnknownModelError, get_model
 from harness.audio.acoustics import AcousticChain, AcousticsError
@@ -143,6 +146,15 @@ def run(
         Path | None, typer.Option("--env-file", help="Read provider keys from this file (default: ./.env when present).")
     ] = None,
     tui: Annotated[bool, typer.Option("--tui", help="Watch the sessions live in the terminal UI.")] = False,
+    trust_adapter: Annotated[
+        bool, typer.Option("--trust-adapter", help="Load an out-of-tree adapter (package.module:Class, an entry point) "
+                           "into the harness's process instead of hosting it out of process: its code can then read "
+                           "gold, reference and grader (docs/security.md). Recorded as agent_isolation in-process.")
+    ] = False,
+    adapter_env: Annotated[
+        list[str] | None, typer.Option("--adapter-env", help="A variable a hosted out-of-tree adapter is given "
+                                       "(repeatable); it inherits no other variable, provider keys included.")
+    ] = None,
 ) -> None:
     """Run a campaign (resumable: cells that already have a result are loaded, not re-run).
 
@@ -151,8 +163,9 @@ def run(
     model scored), 1 when infrastructure left cells empty, 2 for usage errors.
     """
     _env_file_or_exit(env_file)
+    passed_env = _adapter_env_or_exit(adapter_env or [])
     spec = _model_or_exit(model, condition.value, endpoint=endpoint, provider_model=provider_model,
-                          api_key_env=api_key_env)
+                          api_key_env=api_key_env, trust_adapter=trust_adapter, adapter_env=passed_env)
     tool_mode = tool_mode or spec.tool_modes[0]
     if tool_mode not in spec.tool_modes:
         typer.echo(f"error: {spec.key} supports --tool-mode {', '.join(spec.tool_modes)}, not {tool_mode!r}", err=True)
@@ -174,6 +187,10 @@ def run(
     else:
         backend = _backend_or_exit((sandbox or SandboxChoice.auto).value)
     typer.echo(f"sandbox: {backend.name} ({backend.chosen_because})", err=True)
+    if spec.agent_kind == "external_code":
+        typer.echo(f"warning: {spec.key} runs in the harness's process (--trust-adapter): its code can read the loaded "
+                   "tasks' gold and reference policy, patch the grader and read task files, so its scores prove "
+                   "nothing (recorded as agent_isolation: in-process)", err=True)
 
     settings = CampaignSettings(
         model=spec,
@@ -215,6 +232,7 @@ def run(
         tool_latency_ms=tool_latency_ms,
         observer=observer,
         tool_mode=tool_mode,
+        adapter_env=passed_env,
         **({"mcp_public_url": mcp_public_url} if mcp_public_url is not None else {}),
     )
     golds = {b.task_id: b.gold for b in bundles}
@@ -273,14 +291,30 @@ def _env_file_or_exit(path: Path | None) -> None:
         raise typer.Exit(2) from None
 
 
+def _adapter_env_or_exit(names: list[str]) -> dict[str, str]:
+    """``--adapter-env NAME``: the named variables, each of which must be set."""
+    missing = [name for name in names if name not in os.environ]
+    if missing:
+        typer.echo(f"error: --adapter-env {missing[0]} is not set", err=True)
+        raise typer.Exit(2)
+    return {name: os.environ[name] for name in names}
+
+
 def _model_or_exit(
-    key: str, condition: str, *, endpoint: str | None, provider_model: str | None, api_key_env: str | None
+    key: str, condition: str, *, endpoint: str | None, provider_model: str | None, api_key_env: str | None,
+    trust_adapter: bool = False, adapter_env: dict[str, str] | None = None,
 ) -> ModelSpec:
     try:
-        spec = get_model(key)
+        spec = get_model(key, trust_adapter=trust_adapter)
     except UnknownModelError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    if trust_adapter and spec.agent_kind != "external_code":
+        typer.echo(f"error: --trust-adapter applies to out-of-tree adapters (package.module:Class), not {key!r}", err=True)
+        raise typer.Exit(2)
+    if spec.hosted_adapter is not None:
+        spec = _hosted_or_exit(spec, endpoint=endpoint, provider_model=provider_model, adapter_env=adapter_env or {})
+        endpoint = provider_model = None
     if api_key_env is not None and key.partition(":")[0] not in PREFIXES:
         typer.echo(f"error: --api-key-env applies to {', '.join(f'{p}:MODEL' for p in PREFIXES)}, not {key!r}", err=True)
         raise typer.Exit(2)
@@ -302,6 +336,23 @@ def _model_or_exit(
         typer.echo(f"error: the adapter of model {key!r} ({spec.adapter}) cannot be loaded: {exc}", err=True)
         raise typer.Exit(2) from None
     return spec
+
+
+def _hosted_or_exit(
+    spec: ModelSpec, *, endpoint: str | None, provider_model: str | None, adapter_env: dict[str, str]
+) -> ModelSpec:
+    """A hosted adapter, loaded once in a child as its sessions will load it (exit 2 when it does not)."""
+    assert spec.hosted_adapter is not None
+    if endpoint is not None or provider_model is not None:
+        typer.echo("error: --endpoint and --provider-model are options of in-process adapters; a hosted adapter "
+                   "takes no constructor arguments (or use --trust-adapter)", err=True)
+        raise typer.Exit(2)
+    try:
+        hosted = probe_adapter(spec.hosted_adapter, env=adapter_env)
+    except AdapterLoadError as exc:
+        typer.echo(f"error: the adapter {spec.key!r} cannot be hosted: {exc}", err=True)
+        raise typer.Exit(2) from None
+    return replace(spec, display_name=hosted.display_name, tool_modes=hosted.tool_modes)
 
 
 def _load_or_exit(task_dirs: list[Path], checksums) -> list[TaskBundle]:

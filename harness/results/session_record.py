@@ -29,6 +29,7 @@ def record_from_session(
     model: str,
     wall_s: float,
     sandbox: dict[str, Any] | None = None,
+    agent_isolation: str | None = None,
 ) -> ResultRecord:
     """The full record of one session: published keys, metrics, and the evidence behind the grade."""
     events: Sequence[RunEvent] = session.events.events
@@ -54,6 +55,7 @@ def record_from_session(
         fields=list(session.grade.fields),
         reason=session.reason,
         sandbox=dict(sandbox or {}),
+        agent_isolation=agent_isolation,
         adapter=adapter,
         infra_errors=list(session.infra_errors),
         explain=session.grade.explain(),

@@ -1,0 +1,73 @@
+"""Where the agent under test runs, as ``result.json`` records it, and how an out-of-tree adapter
+is hosted out of the harness's process (``--model package.module:Class`` without
+``--trust-adapter``).
+
+``agent_isolation`` is ``builtin`` for the harness's own adapters (built-ins and provider clients:
+our code in our process), ``container`` for an agent running in its own hardened container,
+``process`` for one behind the protocol in another process (a hosted adapter's child process; a
+``ws://`` server), and ``in-process`` for an agent author's adapter loaded into the harness with
+``--trust-adapter`` — where it shares the harness's memory and files (docs/security.md).
+
+With a docker sandbox a hosted adapter runs in the ``adapter-host`` image: hardened like every
+agent container (:mod:`sandbox.agent_container`), on the session's internal network, with the
+adapter's top-level package bind-mounted read-only at ``/opt/adapter/<name>`` and nothing else
+mounted. A package whose directory holds a task of the campaign is refused: the mount would bring
+that task's files into the container.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+
+from harness.agents.adapter_process import AdapterLoadError
+from harness.agents.adapter_source import AdapterSourceError, adapter_source
+from harness.agents.registry import ModelSpec
+from sandbox.agent_container import AGENT_PORT, AgentContainerConfig
+
+__all__ = ["ADAPTER_HOST_IMAGE", "agent_isolation", "hosted_container_config"]
+
+#: The generic host image (``sandbox/image_build.py`` builds it as ``adapter-host``).
+ADAPTER_HOST_IMAGE = "apex-voice/adapter-host:latest"
+#: Where the adapter's package is mounted (on the image's ``PYTHONPATH``).
+ADAPTER_MOUNT_ROOT = "/opt/adapter"
+
+
+def agent_isolation(model: ModelSpec, backend: str) -> str:
+    """How the agent's code is kept from the harness: ``builtin``, ``process``, ``container`` or ``in-process``."""
+    if model.hosted_adapter is not None:
+        return "container" if backend == "docker" else "process"
+    if model.agent_image is not None and (backend == "docker" or model.container_only):
+        return "container"
+    if model.agent_kind == "external_code":
+        return "in-process"
+    if model.agent_kind == "remote_agent":
+        return "process"
+    return "builtin"
+
+
+def hosted_container_config(
+    target: str, base: AgentContainerConfig, *, task_dirs: Iterable[Path] = (), environment: dict[str, str] | None = None
+) -> AgentContainerConfig:
+    """The agent container that hosts ``target``: the adapter-host image, the adapter's package
+    mounted read-only, the host's command naming it.
+
+    Raises:
+        AdapterLoadError: the package cannot be found, or it holds one of ``task_dirs``.
+    """
+    try:
+        source = adapter_source(target)
+    except AdapterSourceError as exc:
+        raise AdapterLoadError(str(exc)) from None
+    inside = [d for d in task_dirs if source.holds(d)]
+    if inside:
+        raise AdapterLoadError(f"the package of adapter {target!r} ({source.path}) holds task {inside[0].name}: "
+                               "mounting it would show the agent that task's files; move the adapter out")
+    command = ("python", "-m", "harness.agents.realtime_server", "--adapter", target,
+               "--host", "0.0.0.0", "--port", str(AGENT_PORT))
+    return replace(
+        base, image=ADAPTER_HOST_IMAGE, command=command,
+        read_only_mounts=((str(source.path), f"{ADAPTER_MOUNT_ROOT}/{source.path.name}"),),
+        environment=tuple(sorted((environment or {}).items())),
+    )
