@@ -5,6 +5,13 @@ acknowledgement through ``_ready``) and how to turn one provider message into no
 (``_on_message``). Every failure is classified here or by the subclass (see ``errors``): a refused
 handshake raises before the session starts; a socket closed under us becomes an ``AdapterError``
 event for the runner, and sending on it is a no-op (the reader has reported it).
+
+What the peer sends is bounded: one message may be at most ``AGENT_LIMITS.ws_message_bytes``
+(the frame header is checked before its payload is read, so an announced 3 GiB frame costs
+nothing); past it the socket closes with 1009 and the runner gets an ``AdapterError`` of kind
+``bad_request`` and code ``over_limit`` — a provider refusal for a provider, the agent's failure
+for a remote agent. The reader yields to the loop after every message, so a burst already in the
+socket's buffer cannot hold the session's frames.
 """
 
 from __future__ import annotations
@@ -18,10 +25,11 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from pydantic import BaseModel
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI, PayloadTooBig
 
 from harness.agents.realtime import AdapterError, AgentEvent, RealtimeAdapter, SessionConfig
 from harness.audio.frames import AudioFrame
+from harness.session.agent_limits import AGENT_LIMITS
 
 from .errors import (
     ProviderRefused,
@@ -32,7 +40,10 @@ from .errors import (
     raise_for,
 )
 
-__all__ = ["WebsocketAdapter", "with_query"]
+__all__ = ["OVER_LIMIT", "WebsocketAdapter", "with_query"]
+
+#: ``AdapterError.code`` of a peer whose message passed ``AGENT_LIMITS.ws_message_bytes``.
+OVER_LIMIT = "over_limit"
 
 
 def with_query(url: str, **params: str | None) -> str:
@@ -104,7 +115,8 @@ class WebsocketAdapter(RealtimeAdapter):
         url = self._url()
         try:
             return await connect(
-                url, additional_headers=self._headers(self.api_key()), max_size=None, compression=None,
+                url, additional_headers=self._headers(self.api_key()), max_size=AGENT_LIMITS.ws_message_bytes,
+                compression=None,
                 open_timeout=self.open_timeout_s,
             )
         except InvalidStatus as exc:
@@ -187,9 +199,16 @@ class WebsocketAdapter(RealtimeAdapter):
                     self._fail(AdapterError(f"{self.provider} adapter failed on {str(message)[:120]}: {exc!r}", kind="transient"))
                     await ws.close()
                     return
+                # A burst already buffered in the socket would otherwise be read without a pause.
+                await asyncio.sleep(0)
         except ConnectionClosed:
             pass
         if self._closing or ws is not self._ws or self._failed:
+            return
+        if isinstance(ws.protocol.parser_exc, PayloadTooBig):
+            self._fail(AdapterError(
+                f"{self.provider} sent a message over the {AGENT_LIMITS.ws_message_bytes}-byte limit "
+                f"({ws.protocol.parser_exc}); the socket was closed with 1009", kind="bad_request", code=OVER_LIMIT))
             return
         if not await self._resume():
             self._fail(classify_close(self.provider, ws.close_code, ws.close_reason or ""))
