@@ -28,8 +28,12 @@ from harness.audio.frames import FRAME_SAMPLES, ms_to_samples
 from harness.session.agent_limits import AGENT_LIMITS, AgentLimits
 from harness.session.channels import AgentChannel, AgentResponse
 from harness.session.errors import AgentFailure
+from harness.events import EventType
 from tests.conftest import REPO
-from tests.fakes.flooding_agent import FloodingAgent, FloodPlan
+from tests.event_builders import events
+from tests.fakes.flooding_agent import FloodingAgent, FloodPlan, transcript_chunk
+from tui.state import reduce_all
+from tui.state.reducer import LINE_CHARS
 
 TASK_ID = "demo_benefits_enrollment_001"
 #: Generous bounds for conditions to become true (never a measured duration).
@@ -142,6 +146,19 @@ def test_the_audio_queue_keeps_each_delta_once_and_plays_them_in_order():
     out = np.concatenate(played)[: 7 * len(deltas)]
     assert out.tobytes() == b"".join(deltas)
     assert channel.played_by_item[("r1", "i1")] == 7 * len(deltas)
+
+
+# -- transcripts ------------------------------------------------------------------------------
+
+
+def test_the_tui_keeps_a_bounded_line_however_long_the_agent_streams():
+    """Each delta costs at most one line's worth of work: the line stops growing at its bound."""
+    deltas = [(EventType.AGENT_TRANSCRIPT_PARTIAL, 100 + i, {"text": transcript_chunk(i, 1024), "response_id": "r1"})
+              for i in range(1000)]
+    view = reduce_all(events(*deltas))
+    (line,) = view.transcript
+    assert line.partial and len(line.text) == LINE_CHARS
+    assert line.text == "".join(transcript_chunk(i, 1024) for i in range(8))[:LINE_CHARS]
 
 
 # -- SIGTERM -----------------------------------------------------------------------------------
