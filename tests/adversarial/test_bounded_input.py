@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -25,10 +26,10 @@ from harness.agents.providers.openai_realtime import OpenAIRealtimeAdapter
 from harness.agents.providers.ws_adapter import OVER_LIMIT
 from harness.agents.realtime import AdapterError, CallEnded, SessionConfig
 from harness.audio.frames import FRAME_SAMPLES, ms_to_samples
+from harness.events import EventType
 from harness.session.agent_limits import AGENT_LIMITS, AgentLimits
 from harness.session.channels import AgentChannel, AgentResponse
 from harness.session.errors import AgentFailure
-from harness.events import EventType
 from tests.conftest import REPO
 from tests.event_builders import events
 from tests.fakes.flooding_agent import FloodingAgent, FloodPlan, transcript_chunk
@@ -230,7 +231,6 @@ def test_sigterm_ends_a_command_whose_loop_an_agent_starved(tmp_path):
                 time.sleep(0.01)
         interrupts.run_interruptible(starve())
     """))
-    import subprocess
 
     process = subprocess.Popen([sys.executable, str(script)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
