@@ -13,16 +13,23 @@ its session and then floods:
 CPU-s is the whole process (the flooding server included). Run:
 ``PYTHONPATH=. python benchmarks/bench_agent_flood.py``.
 
-Measured (2-core shared host, 2025-06, this branch; main before it: 2.7 GB for the frame, 1.8 GB
-for the audio flood, the loop frozen by the transcripts):
+Measured (2-core host shared with other jobs, this branch; the issue measured main before it at
+2.7 GB RSS for the frame, 1.8 GB for the audio flood, and a frozen loop for the transcripts):
 
-=============  =========  ======  ================  =============================================
-scenario       peak RSS   wall    media-s / CPU-s   outcome
-=============  =========  ======  ================  =============================================
-huge_frame     FILL       FILL    FILL              FILL
-audio          FILL       FILL    FILL              FILL
-transcript     FILL       FILL    FILL              FILL
-=============  =========  ======  ================  =============================================
+=============  =========  =======  ================  ============================================
+scenario       peak RSS   wall     media-s / CPU-s   outcome
+=============  =========  =======  ================  ============================================
+huge_frame     144 MiB    0.1 s    — (at media 0)    refused at its header after 8 MiB had been
+                                                     read; ``AdapterError`` ``over_limit`` (a
+                                                     ``ProviderError`` until the boundary maps a
+                                                     ``ws://`` agent's to its failure)
+audio          162 MiB    0.3 s    0.22              ``AgentFailure`` ``over_limit`` at 120 s
+                                                     queued (1,396 deltas of 200 ms sent)
+transcript     167 MiB    118.8 s  0.18              ran to its 20 s budget: 100 s of the wall
+                                                     are the runner's transcript observation
+                                                     (``_observe_streaming`` re-reads the whole
+                                                     text per delta), not in this change's files
+=============  =========  =======  ================  ============================================
 """
 
 from __future__ import annotations
