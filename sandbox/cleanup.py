@@ -3,8 +3,9 @@
 Everything the docker backend creates carries :mod:`sandbox.labels`, with its owner (pid, host,
 boot id). ``sweep()`` removes only leftovers whose owner is gone, which is safe while other
 campaigns run (``apex-voice sandbox cleanup``, and the first session of every harness);
-``sweep(run_id=...)`` removes one run's resources, ``sweep(everything=True)`` all labelled ones
-(``--all``). Each sweep also removes the private folders (tokens, state) of owners that are gone.
+``sweep(run_id=...)`` removes one run's resources, ``sweep(owner_pid=...)`` those of one harness
+process (its own forced exit), ``sweep(everything=True)`` all labelled ones (``--all``). Each
+sweep also removes the private folders (tokens, state) of owners that are gone.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .labels import LABEL_RUN, owner_of
+from .labels import LABEL_OWNER_PID, LABEL_RUN, owner_of
 from .session_files import sweep_orphaned_files
 
 __all__ = ["SweepReport", "sweep"]
@@ -26,18 +27,23 @@ class SweepReport:
     errors: list[str] = field(default_factory=list)
 
 
-def sweep(run_id: str | None = None, *, everything: bool = False, client: Any = None) -> SweepReport:
+def sweep(
+    run_id: str | None = None, *, everything: bool = False, owner_pid: int | None = None, client: Any = None
+) -> SweepReport:
     """Remove selected labelled containers (with their anonymous volumes), networks, then folders.
 
-    Selected: the run's resources when ``run_id`` is given, all with ``everything``, else those
-    whose owner is gone.
+    Selected: the run's resources when ``run_id`` is given, those of the harness process
+    ``owner_pid``, all with ``everything``, else those whose owner is gone.
     """
     import docker
     import docker.errors
 
     client = client or docker.from_env(use_context=False)
-    selector = f"{LABEL_RUN}={run_id}" if run_id else LABEL_RUN
-    orphans_only = run_id is None and not everything
+    if owner_pid is not None:
+        selector = f"{LABEL_OWNER_PID}={owner_pid}"
+    else:
+        selector = f"{LABEL_RUN}={run_id}" if run_id else LABEL_RUN
+    orphans_only = run_id is None and owner_pid is None and not everything
     report = SweepReport()
     for container in client.containers.list(all=True, filters={"label": selector}):
         if orphans_only and not owner_of(container.labels).is_gone():

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict
 from harness.session.errors import ProviderError, ProviderTransient
 
 from .providers.openai_realtime import OpenAIRealtimeAdapter
+from .providers.ws_adapter import OVER_LIMIT
 from .realtime import AdapterError, CallEnded, SessionConfig
 
 __all__ = ["AGENT_FAILED", "ContainerAgentAdapter"]
@@ -93,9 +94,10 @@ class ContainerAgentAdapter(OpenAIRealtimeAdapter):
         if received is not None and received.code == HANG_UP_CLOSE_CODE:
             self._emit(CallEnded())
             return
-        self._agent_failed(error.message)
+        # A message over the size limit keeps its own code, so the session records it as over_limit.
+        self._agent_failed(error.message, code=OVER_LIMIT if error.code == OVER_LIMIT else AGENT_FAILED)
 
-    def _agent_failed(self, detail: str) -> None:
+    def _agent_failed(self, detail: str, *, code: str = AGENT_FAILED) -> None:
         self._emit(AdapterError(f"the agent container failed ({detail}): the model's failure, graded with what the "
-                                "environment holds", kind="provider", code=AGENT_FAILED))
+                                "environment holds", kind="provider", code=code))
         self._emit(CallEnded())

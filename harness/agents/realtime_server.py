@@ -35,7 +35,10 @@ a fresh adapter:
   ``conversation.item.create`` with a ``function_call_output`` item goes to the adapter's
   ``send_tool_result`` (its output parsed back from JSON when it is JSON; the protocol carries no
   error flag, so the client's ``{"error": ...}`` object is the one output taken as ``is_error``).
-- Anything malformed or unsupported is answered with an ``error`` event naming it.
+- Anything malformed or unsupported is answered with an ``error`` event naming it. A client
+  message over ``AGENT_LIMITS.ws_message_bytes`` closes the socket with 1009, and one append is
+  cut into frames in time linear in its size.
+
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from harness.audio.frames import FRAME_BYTES, FRAME_MS, AudioFrame
+from harness.session.agent_limits import AGENT_LIMITS
 from harness.tasks.models import ReferencePolicy
 
 from .providers import openai_wire as wire
@@ -365,11 +369,16 @@ class _Connection:
             await self._error("input_audio_buffer.append: audio is not base64", code="invalid_value",
                               event_id=event.event_id)
             return
-        while len(self._pending) >= FRAME_BYTES and not self._ended:
-            frame, self._pending = self._pending[:FRAME_BYTES], self._pending[FRAME_BYTES:]
+        # Frames are read at an offset and the remainder kept once: slicing the rest off per frame
+        # would copy a large append once per frame.
+        offset = 0
+        while len(self._pending) - offset >= FRAME_BYTES and not self._ended:
+            frame = self._pending[offset : offset + FRAME_BYTES]
+            offset += FRAME_BYTES
             await self.adapter.send_audio(AudioFrame.from_bytes(frame, self._media_ms))
             self._media_ms += FRAME_MS
             await self._deliver(self.adapter.poll_events())
+        self._pending = self._pending[offset:]
 
     async def _on_truncate(self, message: dict[str, Any]) -> None:
         event = wire.ConversationItemTruncate.model_validate(message)
@@ -546,7 +555,7 @@ class RealtimeAgentServer:
 
     async def __aenter__(self) -> RealtimeAgentServer:
         self._server = await serve(self._serve, self.host, self.port, process_request=self._check_path,
-                                   max_size=2**22, compression=None)
+                                   max_size=AGENT_LIMITS.ws_message_bytes, compression=None)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

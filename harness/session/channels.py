@@ -2,7 +2,7 @@
 
 The user channel plays scheduled utterances back to back; the agent channel plays the agent's
 audio in arrival order at media speed (audio that arrives faster than real time waits in the
-queue). Neither channel mixes: overlap only ever happens *between* the channels.
+queue, up to a bound). Neither channel mixes: overlap only ever happens *between* the channels.
 """
 
 from __future__ import annotations
@@ -13,7 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from harness.audio.frames import FRAME_SAMPLES, samples_to_ms
+from harness.audio.frames import FRAME_SAMPLES, ms_to_samples, samples_to_ms
+
+from .agent_limits import AGENT_LIMITS, AgentLimits
+from .errors import AgentFailure
 
 __all__ = ["AgentChannel", "AgentResponse", "UserChannel", "UserUtterance"]
 
@@ -77,7 +80,8 @@ class AgentResponse:
 
     response_id: str
     transcript: str = ""
-    #: Every sample the agent sent for this response (for local ASR when it gives no transcript).
+    #: The samples the agent sent for this response (for local ASR when it gives no transcript),
+    #: up to ``AgentLimits.queued_audio_ms`` of media: a longer response keeps its beginning.
     audio: bytearray = field(default_factory=bytearray)
     queued_samples: int = 0
     played_samples: int = 0
@@ -88,17 +92,32 @@ class AgentResponse:
 
 
 class AgentChannel:
-    """Queues the agent's audio and plays it at media speed, one frame per tick."""
+    """Queues the agent's audio and plays it at media speed, one frame per tick.
 
-    def __init__(self) -> None:
-        self._buffer = np.zeros(0, dtype=np.int16)
+    The queue is a deque of the deltas as they arrived, read from the head at an offset, so an
+    enqueue and a frame each cost time linear in the samples they move, however many deltas wait.
+    It holds at most ``limits.queued_audio_ms`` of media: an agent that sends audio faster than it
+    can play that far ahead has flooded the harness, and the enqueue that would pass the bound
+    raises :class:`~harness.session.errors.AgentFailure` (``over_limit``) with nothing queued.
+    """
+
+    def __init__(self, limits: AgentLimits = AGENT_LIMITS) -> None:
+        self._chunks: deque[np.ndarray] = deque()
+        self._head = 0  # samples of _chunks[0] already played
+        self._queued = 0
+        self.max_queued_samples = ms_to_samples(limits.queued_audio_ms)
         self._owners: deque[list[Any]] = deque()  # [response, item_id, samples left]
         #: Samples played per (response_id, item_id): what truncation feedback reports.
         self.played_by_item: dict[tuple[str, str | None], int] = {}
 
     @property
     def queued_samples(self) -> int:
-        return len(self._buffer)
+        return self._queued
+
+    @property
+    def chunk_count(self) -> int:
+        """Deltas held in the queue (what an enqueue or a frame may have to walk)."""
+        return len(self._chunks)
 
     @property
     def playing(self) -> AgentResponse | None:
@@ -109,8 +128,17 @@ class AgentChannel:
         samples = np.frombuffer(pcm, dtype="<i2").astype(np.int16)
         if not len(samples):
             return
-        response.audio += pcm
-        self._buffer = np.concatenate([self._buffer, samples])
+        if self._queued + len(samples) > self.max_queued_samples:
+            raise AgentFailure(
+                "over_limit",
+                f"the agent queued {samples_to_ms(self._queued + len(samples))} ms of audio ahead of playout "
+                f"(the limit is {samples_to_ms(self.max_queued_samples)} ms)",
+            )
+        room = 2 * self.max_queued_samples - len(response.audio)
+        if room > 0:
+            response.audio += pcm[:room]
+        self._chunks.append(samples)
+        self._queued += len(samples)
         response.queued_samples += len(samples)
         if self._owners and self._owners[-1][0] is response and self._owners[-1][1] == item_id:
             self._owners[-1][2] += len(samples)
@@ -123,17 +151,30 @@ class AgentChannel:
         for owner in self._owners:
             if not any(owner[0] is seen for seen in cut):
                 cut.append(owner[0])
-        self._buffer = np.zeros(0, dtype=np.int16)
+        self._chunks.clear()
+        self._head = self._queued = 0
         self._owners.clear()
         return cut
 
+    def _take(self, frame: np.ndarray) -> int:
+        """Fill ``frame`` from the head of the queue; how many samples it took."""
+        filled = 0
+        while filled < len(frame) and self._chunks:
+            chunk = self._chunks[0]
+            used = min(len(chunk) - self._head, len(frame) - filled)
+            frame[filled : filled + used] = chunk[self._head : self._head + used]
+            filled += used
+            self._head += used
+            if self._head == len(chunk):
+                self._chunks.popleft()
+                self._head = 0
+        self._queued -= filled
+        return filled
+
     def next_frame(self) -> tuple[np.ndarray, list[tuple[AgentResponse, str | None, int]]]:
         """The next frame and, per (response, item), how many of its samples it played."""
-        take = min(FRAME_SAMPLES, len(self._buffer))
         frame = np.zeros(FRAME_SAMPLES, dtype=np.int16)
-        if take:
-            frame[:take] = self._buffer[:take]
-            self._buffer = self._buffer[take:]
+        take = self._take(frame)
         played: list[tuple[AgentResponse, str | None, int]] = []
         remaining = take
         while remaining and self._owners:

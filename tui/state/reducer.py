@@ -40,6 +40,10 @@ _STALE = re.compile(r"([A-Za-z0-9_\-]+)\.([^\s:]+):?\s+stale")
 _DRAFTING = ("EMPTY", "PARTIAL")
 #: Agent acts kept as tags on the agent's transcript line.
 _MAX_ACT_TAGS = 4
+#: Characters of one agent line the view keeps (far more than a pane draws). An agent streaming
+#: a long response would otherwise make every delta copy and compare the whole text so far: the
+#: reducer's cost quadratic in the response, on the harness's loop when the TUI is live.
+LINE_CHARS = 4_000
 
 
 def event_type(event: RunEvent) -> str:
@@ -194,7 +198,7 @@ def _response_id(p: dict[str, Any]) -> str | None:
 def _agent_text(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
     response_id = _response_id(p)
     index = _agent_line_index(view, response_id)
-    text = str(p.get("text", ""))
+    text = str(p.get("text", ""))[:LINE_CHARS]
     if index is None:
         return _with_line(view, None, TranscriptLine(event.media_time_ms, "agent", text, response_id))
     return _with_line(view, index, evolve(view.transcript[index], text=text, partial=False))
@@ -204,14 +208,14 @@ def _agent_partial(view: SessionView, event: RunEvent, p: dict[str, Any]) -> Ses
     """Partials may be deltas or the text so far; either way the line shows the text so far."""
     response_id = _response_id(p)
     index = _agent_line_index(view, response_id)
-    text = str(p.get("text", ""))
+    text = str(p.get("text", ""))[:LINE_CHARS]
     if index is None:
         return _with_line(view, None, TranscriptLine(event.media_time_ms, "agent", text, response_id, partial=True))
     line = view.transcript[index]
-    if not line.partial:
-        return view  # the final text is already in
+    if not line.partial or len(line.text) >= LINE_CHARS:
+        return view  # the final text is already in, or the line is full
     so_far = text if text.startswith(line.text) else line.text + text
-    return _with_line(view, index, evolve(line, text=so_far))
+    return _with_line(view, index, evolve(line, text=so_far[:LINE_CHARS]))
 
 
 def _tagged(view: SessionView, index: int | None, tag: str, limit: int | None = None) -> SessionView:

@@ -9,6 +9,13 @@ event for the runner, and sending on it is a no-op (the reader has reported it).
 provider sent that does not parse or validate against its wire types is the peer's malformed data
 (an ``AdapterError`` of kind ``provider``, code ``malformed``); any other exception from
 ``_on_message`` is a bug of ours, raised as :class:`HarnessBug` from the next call the runner makes.
+
+What the peer sends is bounded: one message may be at most ``AGENT_LIMITS.ws_message_bytes``
+(the frame header is checked before its payload is read, so an announced 3 GiB frame costs
+nothing); past it the socket closes with 1009 and the runner gets an ``AdapterError`` of kind
+``bad_request`` and code ``over_limit`` — a provider refusal for a provider, the agent's failure
+for a remote agent. The reader yields to the loop after every message, so a burst already in the
+socket's buffer cannot hold the session's frames.
 """
 
 from __future__ import annotations
@@ -23,10 +30,11 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ValidationError
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI, PayloadTooBig
 
 from harness.agents.realtime import AdapterError, AgentEvent, RealtimeAdapter, SessionConfig, ToolResult
 from harness.audio.frames import AudioFrame
+from harness.session.agent_limits import AGENT_LIMITS
 from harness.session.errors import HarnessBug
 
 from .errors import (
@@ -38,7 +46,7 @@ from .errors import (
     raise_for,
 )
 
-__all__ = ["MALFORMED_CODE", "MalformedMessage", "WebsocketAdapter", "with_query"]
+__all__ = ["MALFORMED_CODE", "OVER_LIMIT", "MalformedMessage", "WebsocketAdapter", "with_query"]
 
 #: ``AdapterError.code`` of a provider message that is not JSON or does not fit its wire types.
 MALFORMED_CODE = "malformed"
@@ -51,6 +59,9 @@ class MalformedMessage(ValueError):
 #: The provider's data, not our code, is wrong: base64 that does not decode is part of parsing.
 _MALFORMED = (ValidationError, binascii.Error, MalformedMessage)
 _MESSAGE_HEAD = 120
+
+#: ``AdapterError.code`` of a peer whose message passed ``AGENT_LIMITS.ws_message_bytes``.
+OVER_LIMIT = "over_limit"
 
 
 def with_query(url: str, **params: str | None) -> str:
@@ -124,7 +135,8 @@ class WebsocketAdapter(RealtimeAdapter):
         url = self._url()
         try:
             return await connect(
-                url, additional_headers=self._headers(self.api_key()), max_size=None, compression=None,
+                url, additional_headers=self._headers(self.api_key()), max_size=AGENT_LIMITS.ws_message_bytes,
+                compression=None,
                 open_timeout=self.open_timeout_s,
             )
         except InvalidStatus as exc:
@@ -212,9 +224,16 @@ class WebsocketAdapter(RealtimeAdapter):
                     self._report_bug(exc, raw)
                     await ws.close()
                     return
+                # A burst already buffered in the socket would otherwise be read without a pause.
+                await asyncio.sleep(0)
         except ConnectionClosed:
             pass
         if self._closing or ws is not self._ws or self._failed:
+            return
+        if isinstance(ws.protocol.parser_exc, PayloadTooBig):
+            self._fail(AdapterError(
+                f"{self.provider} sent a message over the {AGENT_LIMITS.ws_message_bytes}-byte limit "
+                f"({ws.protocol.parser_exc}); the socket was closed with 1009", kind="bad_request", code=OVER_LIMIT))
             return
         if not await self._resume():
             self._fail(classify_close(self.provider, ws.close_code, ws.close_reason or ""))

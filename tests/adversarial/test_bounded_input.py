@@ -1,0 +1,275 @@
+"""An agent cannot exhaust or freeze the harness: every path from it is bounded and linear.
+
+A websocket agent that announces a 3 GiB frame is refused at the frame's header (nothing of it is
+buffered); an agent that queues audio past the bound is the agent's failure; the audio queue costs
+linear work however the audio is cut; SIGTERM ends the harness even when an agent has starved its
+loop; and an agent that floods audio through the real CLI (``ws://``) is stopped at the bound
+with its cell's ``result.json`` written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.agents.container_agent import ContainerAgentAdapter
+from harness.agents.providers.openai_realtime import OpenAIRealtimeAdapter
+from harness.agents.providers.ws_adapter import OVER_LIMIT
+from harness.agents.realtime import AdapterError, CallEnded, SessionConfig
+from harness.audio.frames import FRAME_SAMPLES, ms_to_samples
+from harness.events import EventType
+from harness.session.agent_limits import AGENT_LIMITS, AgentLimits
+from harness.session.channels import AgentChannel, AgentResponse
+from harness.session.errors import AgentFailure
+from tests.conftest import REPO
+from tests.event_builders import events
+from tests.fakes.flooding_agent import FloodingAgent, FloodPlan, transcript_chunk
+from tui.state import reduce_all
+from tui.state.reducer import LINE_CHARS
+
+TASK_ID = "demo_benefits_enrollment_001"
+#: Generous bounds for conditions to become true (never a measured duration).
+PATIENCE_S = 120.0
+
+
+def _rss_bytes() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS in /proc/self/status")
+
+
+async def _until(condition, what: str) -> None:
+    deadline = asyncio.get_running_loop().time() + PATIENCE_S
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, f"not within {PATIENCE_S:.0f} s: {what}"
+        await asyncio.sleep(0.01)
+
+
+async def _events_until_error(adapter) -> list:
+    seen: list = []
+    await _until(lambda: seen.extend(adapter.poll_events()) or any(isinstance(e, AdapterError) for e in seen),
+                 "an AdapterError from the adapter")
+    await asyncio.sleep(0.05)
+    return seen + adapter.poll_events()
+
+
+# -- the websocket frame -----------------------------------------------------------------------
+
+
+async def test_a_frame_announced_at_3_gib_is_refused_at_its_header_without_buffering_it():
+    async with FloodingAgent(FloodPlan("huge_frame")) as agent:
+        adapter = OpenAIRealtimeAdapter(endpoint=agent.url, model="", require_key=False)
+        before = _rss_bytes()
+        await adapter.connect(SessionConfig(instructions="", tools=[]))
+        try:
+            events = await _events_until_error(adapter)
+            await _until(lambda: agent.close_code is not None, "the client's close frame")
+        finally:
+            await adapter.close()
+        grown = _rss_bytes() - before
+    errors = [e for e in events if isinstance(e, AdapterError)]
+    assert [(e.kind, e.code) for e in errors] == [("bad_request", OVER_LIMIT)]
+    assert agent.close_code == 1009
+    # The peer wrote far more than the limit; none of it stayed in the harness.
+    assert agent.sent > 8 * AGENT_LIMITS.ws_message_bytes or agent.flood_done.is_set()
+    assert grown < 8 * AGENT_LIMITS.ws_message_bytes, f"RSS grew by {grown / 2**20:.0f} MiB"
+
+
+async def test_an_agent_container_over_the_frame_limit_fails_as_over_limit_and_the_call_ends():
+    async with FloodingAgent(FloodPlan("huge_frame", payload_bytes=16 * 1024**2)) as agent:
+        adapter = ContainerAgentAdapter(endpoint=agent.url)
+        await adapter.connect(SessionConfig(instructions="", tools=[]))
+        try:
+            events = await _events_until_error(adapter)
+        finally:
+            await adapter.close()
+    errors = [e for e in events if isinstance(e, AdapterError)]
+    assert [e.code for e in errors] == [OVER_LIMIT]
+    assert isinstance(events[-1], CallEnded)
+
+
+# -- the agent audio queue -----------------------------------------------------------------------
+
+
+def _pcm(samples: int, start: int = 0) -> bytes:
+    return (np.arange(start, start + samples) % 30000).astype("<i2").tobytes()
+
+
+def test_queueing_audio_past_the_bound_is_the_agents_failure_and_queues_nothing():
+    channel = AgentChannel(AgentLimits(queued_audio_ms=1000))
+    response = AgentResponse("r1")
+    channel.enqueue(response, "i1", _pcm(ms_to_samples(900)))
+    with pytest.raises(AgentFailure) as failure:
+        channel.enqueue(response, "i1", _pcm(ms_to_samples(200)))
+    assert failure.value.kind == "over_limit"
+    assert channel.queued_samples == response.queued_samples == ms_to_samples(900)
+    channel.next_frame()  # a frame played: there is room for 20 ms more
+    channel.enqueue(response, "i1", _pcm(FRAME_SAMPLES))
+    assert channel.queued_samples == ms_to_samples(900)
+
+
+def test_a_response_keeps_at_most_the_bound_of_its_audio():
+    channel = AgentChannel(AgentLimits(queued_audio_ms=100))
+    response = AgentResponse("r1")
+    for _ in range(50):  # 50 × 100 ms streamed at the pace it plays: never over the queue bound
+        channel.enqueue(response, "i1", _pcm(ms_to_samples(100)))
+        while channel.queued_samples:
+            channel.next_frame()
+    assert response.queued_samples == response.played_samples == 50 * ms_to_samples(100)
+    assert len(response.audio) == 2 * ms_to_samples(100)
+
+
+def test_the_audio_queue_keeps_each_delta_once_and_plays_them_in_order():
+    """Linear: a delta is stored as it came (never copied into a rebuilt buffer) and each frame
+    walks only the deltas it plays; the output is the input, sample for sample."""
+    channel = AgentChannel()
+    response = AgentResponse("r1")
+    deltas = [_pcm(7, start=7 * i) for i in range(5000)]  # 7-sample deltas: many per frame
+    for delta in deltas:
+        channel.enqueue(response, "i1", delta)
+    assert channel.chunk_count == len(deltas)
+    played = []
+    while channel.queued_samples:
+        before = channel.chunk_count
+        frame, _ = channel.next_frame()
+        played.append(frame)
+        assert before - channel.chunk_count <= FRAME_SAMPLES // 7 + 1
+    out = np.concatenate(played)[: 7 * len(deltas)]
+    assert out.tobytes() == b"".join(deltas)
+    assert channel.played_by_item[("r1", "i1")] == 7 * len(deltas)
+
+
+# -- transcripts ------------------------------------------------------------------------------
+
+
+def test_the_tui_keeps_a_bounded_line_however_long_the_agent_streams():
+    """Each delta costs at most one line's worth of work: the line stops growing at its bound."""
+    deltas = [(EventType.AGENT_TRANSCRIPT_PARTIAL, 100 + i, {"text": transcript_chunk(i, 1024), "response_id": "r1"})
+              for i in range(1000)]
+    view = reduce_all(events(*deltas))
+    (line,) = view.transcript
+    assert line.partial and len(line.text) == LINE_CHARS
+    assert line.text == "".join(transcript_chunk(i, 1024) for i in range(8))[:LINE_CHARS]
+
+
+# -- SIGTERM -----------------------------------------------------------------------------------
+
+
+def _children(pid: int) -> list[tuple[int, str]]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if int(stat.rpartition(")")[2].split()[1]) == pid:
+            found.append((int(entry.name), cmdline))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "harness.cli.main", *args]
+
+
+async def test_sigterm_ends_a_running_campaign_with_its_sandbox_torn_down(tmp_path):
+    async with FloodingAgent(FloodPlan("transcript", transcript_deltas=0)) as agent:  # a silent agent
+        process = await asyncio.create_subprocess_exec(
+            *_cli("run", "--model", agent.url, "--sandbox", "local", "--only", TASK_ID, "--repeats", "1",
+                  "--out", str(tmp_path / "runs")),
+            cwd=REPO, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"},
+        )
+        try:
+            await _until(lambda: any("mcp_servers" in c for _, c in _children(process.pid)) or process.returncode is not None,
+                         "the session's task server")
+            assert process.returncode is None
+            servers = [pid for pid, c in _children(process.pid) if "mcp_servers" in c]
+            await _until(lambda: agent.flood_done.is_set(), "the agent's session opened")
+            process.send_signal(signal.SIGTERM)
+            _, stderr = await asyncio.wait_for(process.communicate(), PATIENCE_S)
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+    assert process.returncode == 143, stderr.decode()
+    assert "terminated" in stderr.decode()
+    await _until(lambda: not any(_alive(pid) for pid in servers), "the task server gone")
+
+
+def test_sigterm_ends_a_command_whose_loop_an_agent_starved(tmp_path):
+    """The loop never gets control back (a blocking adapter); the signal still ends the process."""
+    script = tmp_path / "starved.py"
+    script.write_text(textwrap.dedent("""
+        import asyncio, sys, time
+        from harness.cli import interrupts
+        interrupts.FORCE_EXIT_AFTER_S = 1.0
+        async def starve():
+            await asyncio.sleep(0)
+            print("starving", flush=True)
+            while True:
+                time.sleep(0.01)
+        interrupts.run_interruptible(starve())
+    """))
+
+    process = subprocess.Popen([sys.executable, str(script)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert process.stdout is not None and process.stdout.readline().strip() == "starving"
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=PATIENCE_S)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 143, stderr
+    assert "did not unwind" in stderr
+
+
+# -- a flood through the real CLI ----------------------------------------------------------------
+
+
+async def test_a_ws_agent_flooding_audio_is_stopped_at_the_bound_and_its_cell_is_written(tmp_path):
+    out = tmp_path / "runs"
+    async with FloodingAgent(FloodPlan("audio")) as agent:
+        process = await asyncio.create_subprocess_exec(
+            *_cli("run", "--model", agent.url, "--sandbox", "local", "--only", TASK_ID, "--repeats", "1", "--out", str(out)),
+            cwd=REPO, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
+        try:
+            _, stderr = await asyncio.wait_for(process.communicate(), PATIENCE_S)
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+        sent_ms = agent.sent * agent.plan.delta_ms
+    rep_dir = out / TASK_ID / "rep0"
+    # Stopped at the queue bound, long before the agent ran out of audio to send.
+    assert sent_ms < agent.plan.audio_ms
+    if (rep_dir / "result.json").is_file():
+        record = json.loads((rep_dir / "result.json").read_text())
+        assert record["agent_failure"]["kind"] == "over_limit", record
+        assert record["pts"] == 0
+    else:  # until the session catches AgentFailure (the boundary's work) the cell fails loudly on it
+        traceback = (rep_dir / "harness_error.txt").read_text()
+        assert "errors.AgentFailure: over_limit" in traceback, stderr.decode()
