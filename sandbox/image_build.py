@@ -80,6 +80,8 @@ class ImageSpec:
 ADAPTER_HOST_SOURCES = (
     "harness/__init__.py", "harness/atomic_write.py", "harness/agents", "harness/audio",
     "harness/tasks/__init__.py", "harness/tasks/models.py",
+    # The blame types and the agent limits the adapters raise and read (no session code).
+    "harness/session/__init__.py", "harness/session/errors.py", "harness/session/agent_limits.py",
     "mcp_servers/__init__.py", "mcp_servers/public_models.py",
 )
 AGENT_RUNTIME_REQUIREMENTS = (
