@@ -261,6 +261,7 @@ class HeardSpeech:
             "transcript_chars": chars,
             "received_ms": samples_to_ms(response.received),
             **measure.as_dict(),
+            "played_ms": samples_to_ms(response.played),
             "heard_chars": heard,
             "unheard_chars": chars - heard,
             "cut": response.cut,
