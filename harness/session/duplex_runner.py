@@ -67,8 +67,8 @@ from .clocks import MediaClock, make_clock
 from .deferred import DeferredWork
 from .duplex_delivery import CONTINUE_ACTIONS, OVERLAY_FLOOR_ACTIONS, DeliveryTracker, overlay_events
 from .environment_port import EnvironmentPort
-from .heard_speech import HeardSlice, HeardSpeech
 from .errors import ProviderError, SessionInfraError, provider_failure
+from .heard_speech import HeardSlice, HeardSpeech
 from .session_effects import AgentActivity, SessionEffects
 
 __all__ = ["VOICE_CONDITIONS", "DuplexSessionResult", "run_duplex_session"]

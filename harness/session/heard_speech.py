@@ -137,6 +137,8 @@ class HeardSpeech:
 
     def __init__(self) -> None:
         self._responses: dict[str, _Response] = {}
+        #: Done but still playing: the only ones :meth:`over` looks at (a frame costs O(1), not O(responses)).
+        self._ending: dict[str, _Response] = {}
         self._last_played: _Response | None = None
 
     # -- what the agent sent -------------------------------------------------------------------
@@ -183,7 +185,10 @@ class HeardSpeech:
             response.cut = True
 
     def done(self, response_id: str) -> None:
-        self._response(response_id).done = True
+        response = self._response(response_id)
+        response.done = True
+        if not response.over:
+            self._ending[response_id] = response
 
     # -- what played -----------------------------------------------------------------------------
 
@@ -207,16 +212,18 @@ class HeardSpeech:
 
     def over(self) -> list[str]:
         """Responses that just ended (done, nothing left to play): their rows are now final."""
-        ended = [r for r in self._responses.values() if not r.over and r.done and r.left_to_play <= 0]
+        ended = [r for r in self._ending.values() if r.left_to_play <= 0]
         for response in ended:
             response.over = True
+            del self._ending[response.response_id]
         return [r.response_id for r in ended]
 
     def close(self) -> list[str]:
         """Session end: every response not yet over ends with what played."""
         for response in self._responses.values():
-            response.dropped += max(0, response.left_to_play)
-            response.done = True
+            if not response.over:
+                response.dropped += max(0, response.left_to_play)
+                self.done(response.response_id)
         return self.over()
 
     def finish(self, response_id: str) -> list[HeardSlice]:

@@ -13,9 +13,9 @@ from harness.audio.frames import SAMPLE_RATE
 from harness.audio.speech_bank import open_speech_source
 from harness.events import EventType
 from harness.results.session_record import record_from_session
+from harness.session.agent_speech import SpeechSegment
 from harness.session.duplex_delivery import DeliveryTracker
 from harness.session.duplex_runner import run_duplex_session
-from harness.session.agent_speech import SpeechSegment
 from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.loader import load_task
 from harness.user.flow_engine import UserPlan
