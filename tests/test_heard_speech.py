@@ -118,3 +118,29 @@ def test_what_act_patterns_rescan_is_bounded_however_long_the_transcript():
     slices = _play(hearing, pcm)
     assert slices and all(s.before <= SCAN_WINDOW_CHARS for s in slices)
     assert sum(len(s.window) - s.before for s in slices) == len(hearing.heard_text("r0"))
+
+
+def test_a_final_transcript_replaces_the_deltas_and_hearing_goes_on_in_it():
+    hearing = HeardSpeech()
+    pcm = _speech(4000)
+    hearing.words("r0", "i0", "Could you tell me your")
+    hearing.audio("r0", "i0", len(pcm))
+    _play(hearing, pcm, item="i0", frames=100)
+    hearing.words_done("r0", "i0", TEXT)
+    _play(hearing, pcm[100 * FRAME_SAMPLES :], item="i0")
+    hearing.done("r0")
+    hearing.over()
+    hearing.finish("r0")
+    assert hearing.heard_text("r0") == TEXT and hearing.row("r0")["unheard_chars"] == 0
+
+
+def test_audio_without_words_is_kept_for_local_asr_only_as_far_as_it_played():
+    hearing = HeardSpeech()
+    pcm = _speech(2000)
+    hearing.audio("r0", None, len(pcm))
+    _play(hearing, pcm, frames=50)
+    hearing.cleared(["r0"])
+    hearing.done("r0")
+    assert hearing.over() == ["r0"]
+    assert len(hearing.unheard_audio("r0")) == 50 * FRAME_SAMPLES
+    assert hearing.row("r0")["verdict"] == "no_words"

@@ -110,6 +110,8 @@ class _Response:
     done: bool = False
     cut: bool = False
     over: bool = False
+    #: Characters heard over all items (kept as a sum: a frame must not cost O(items)).
+    heard_chars: int = 0
     #: Played samples, kept only while the response has no words (local ASR hears those).
     played_pcm: list[np.ndarray] | None = field(default_factory=list)
 
@@ -122,10 +124,6 @@ class _Response:
     @property
     def transcript_chars(self) -> int:
         return sum(len(item.text) for item in self.items.values())
-
-    @property
-    def heard_chars(self) -> int:
-        return sum(item.heard for item in self.items.values())
 
     @property
     def left_to_play(self) -> int:
@@ -149,7 +147,8 @@ class HeardSpeech:
         response = self._response(response_id)
         item = response.item(item_id)
         start = item.text.append(text)
-        response.played_pcm = None
+        if text:
+            response.played_pcm = None  # it has words: local ASR is not needed
         if timings:
             cursor = 0
             for word, _, end_ms in timings:
@@ -168,7 +167,9 @@ class HeardSpeech:
         item = response.item(item_id)
         item.text.replace(text)
         item.word_chars, item.word_ends_ms = [], []  # positions in the old text
-        item.heard = min(item.heard, len(text))
+        if item.heard > len(text):
+            response.heard_chars -= item.heard - len(text)
+            item.heard = len(text)
         if text:
             response.played_pcm = None
 
@@ -307,6 +308,7 @@ class HeardSpeech:
                 continue
             released.append(HeardSlice(response.response_id, item_id, window, item.heard - start))
             budget -= new_heard - item.heard
+            response.heard_chars += new_heard - item.heard
             item.heard = new_heard
         return released
 
