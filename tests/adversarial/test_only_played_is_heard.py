@@ -139,3 +139,22 @@ def test_a_barge_in_over_no_speech_is_listed_as_no_opportunity_never_as_a_perfec
     for record in (silent, tone):
         assert record["yield_opportunity"] is False
         assert record["stop_latency_ms"] is None and record["agent_yielded"] is None
+
+
+async def test_a_megabyte_of_transcript_deltas_is_scanned_for_acts_only_as_far_as_it_is_heard(monkeypatch):
+    from harness.user.simulator import SimulatedUser
+
+    scanned = []
+    original = SimulatedUser.acts_in
+    monkeypatch.setattr(SimulatedUser, "acts_in", lambda self, text: scanned.append(len(text)) or original(self, text))
+
+    def flood(heard):
+        if heard.now_ms == 200:
+            return [*(TranscriptDelta(("word " * 205)[:1024]) for _ in range(1000)), say(8000), ResponseDone()]
+        return []
+
+    result, _ = await _session(ScriptedVoiceAgent(flood), budget_s=12)
+    (row,) = _payloads(result, EventType.SPEECH_AGREEMENT)
+    assert row["transcript_chars"] == 1_024_000 and row["verdict"] == "too_fast"
+    # Before: every delta rescanned the whole transcript so far (about 500 MB in all).
+    assert sum(scanned) < 20 * row["heard_chars"] + 1000 * 256
