@@ -2,8 +2,8 @@
 
 A test gives a handler; the agent calls it with what it has heard on every user frame and with
 every tool result, and emits what the handler returns. It runs on the virtual clock, so a session
-with it is deterministic. Speech is real audio (a tone burst stands in for words when no clip is
-given: the runner measures speech on the samples, and a tone is voiced to the VAD).
+with it is deterministic. Speech is real audio (a synthetic voice stands in for words when no clip is
+given: the runner measures speech on the samples, and this synthetic voice passes its checks).
 """
 
 from __future__ import annotations
@@ -20,13 +20,20 @@ from harness.audio.vad import FrameVad
 
 
 def voiced_audio(ms: int, *, seed: int = 0) -> bytes:
-    """``ms`` of speech-like audio (a harmonic tone with a syllable envelope) that VAD hears as voice."""
+    """``ms`` of speech-like audio that VAD hears as voice and the speech check as speech.
+
+    Harmonics of a gliding pitch whose balance shifts from syllable to syllable (spectral change,
+    as formants give) under a 4 Hz syllable envelope (energy modulation): a steady tone would be
+    refused as "not speech" and its words never heard (``harness/audio/speech_likeness.py``).
+    """
     n = SAMPLE_RATE * ms // 1000
     t = np.arange(n) / SAMPLE_RATE
-    f0 = 140 + 10 * seed
-    tone = sum(np.sin(2 * np.pi * f0 * k * t) / k for k in range(1, 8))
-    envelope = 0.6 + 0.4 * np.abs(np.sin(2 * np.pi * 3 * t))
-    return (tone * envelope * 4000).astype("<i2").tobytes()
+    f0 = (140 + 10 * seed) * (1 + 0.2 * np.sin(2 * np.pi * 1.3 * t))
+    phase = 2 * np.pi * np.cumsum(f0) / SAMPLE_RATE
+    syllable = 2 * np.pi * 4 * t
+    tone = sum(np.sin(k * phase) * (1.05 + np.sin(0.7 * k * syllable + k)) / np.sqrt(k) for k in range(1, 10))
+    envelope = 0.08 + 0.92 * np.sin(syllable / 2) ** 2
+    return (tone * envelope * 2000).astype("<i2").tobytes()
 
 
 @dataclass

@@ -104,8 +104,10 @@ async def test_words_without_audio_have_no_response_start():
         return [] if isinstance(event, AudioDelta) else [event]
 
     result = await _session(BENEFITS, TransformedAgent(OracleVoiceAgent(), words_only))
-    assert _events(result, EventType.AGENT_TEXT)  # it did "say" things
+    assert _events(result, EventType.AGENT_TRANSCRIPT_PARTIAL)  # it did "say" things
     assert not _events(result, EventType.AGENT_AUDIO_START)  # but nothing played
+    assert not _events(result, EventType.AGENT_TEXT)  # so nothing was heard
+    assert {e.payload["verdict"] for e in _events(result, EventType.SPEECH_AGREEMENT)} == {"no_audio"}
     latency = latency_metrics(result.events.events)
     assert latency["response_start_latency_ms"]["n"] == 0
 

@@ -43,11 +43,11 @@ def test_yield_and_continue_decisions_are_scored_only_while_the_agent_speaks():
     assert len(delivery_records(events)) == 5
     duplex = duplex_metrics(events)
     assert duplex["n_events"] == 5
-    assert duplex["n_scored"] == 4
+    assert duplex["n_scored"] == 4 and duplex["n_no_opportunity"] == 1
     assert duplex["fda"] == 0.5
     assert duplex["fyr"] == 0.5
     assert duplex["stop_latency_ms"] == {"median": 300.0, "p90": 300.0, "p95": 300.0, "miss_rate": 0.5, "n": 1,
-                                         "n_expected": 2}
+                                         "n_expected": 2, "n_no_opportunity": 0}
     assert duplex["isl_ms"] == {"median": 300.0, "p90": 300.0, "p95": 300.0, "miss_rate": 0.5, "n": 1}
     assert duplex["n_yield_expected"] == 2 and duplex["n_continue_expected"] == 2
     assert duplex["occr"] is None and duplex["ira"] is None
@@ -65,11 +65,26 @@ def test_yield_and_continue_decisions_are_scored_only_while_the_agent_speaks():
     }
 
 
+def test_a_barge_in_over_no_speech_is_listed_as_no_opportunity_never_as_a_yield():
+    events = _events(
+        _delivery("e1", "YIELD", yielded=True, stop=300),
+        _delivery("e2", "YIELD", yielded=None, speaking=False, yield_opportunity=False, no_opportunity="agent_silent"),
+        _delivery("e3", "YIELD", yielded=None, yield_opportunity=False, no_opportunity="agent_not_speech"),
+    )
+    duplex = duplex_metrics(events)
+    assert duplex["n_scored"] == 1 and duplex["n_no_opportunity"] == 2 and duplex["fda"] == 1.0
+    assert duplex["stop_latency_ms"]["n_expected"] == 1 and duplex["stop_latency_ms"]["n_no_opportunity"] == 2
+    assert duplex["stop_latency_ms"]["median"] == 300.0  # the tone's "stop" is no sample
+    listed = {e["event_id"]: e for e in duplex["events"]}
+    assert listed["e3"]["no_opportunity"] == "agent_not_speech" and listed["e3"]["correct"] is None
+    assert listed["e2"]["no_opportunity"] == "agent_silent" and listed["e2"]["agent_yielded"] is False
+
+
 def test_stop_latency_statistics_are_linear_percentiles_and_isl_ms_follows_the_published_index_rule():
     events = _events(*(_delivery(f"e{i}", "YIELD", yielded=True, stop=stop) for i, stop in enumerate([400, 100, 300, 200])))
     duplex = duplex_metrics(events)
     assert duplex["stop_latency_ms"] == {"median": 250.0, "p90": 370.0, "p95": 385.0, "miss_rate": 0.0, "n": 4,
-                                         "n_expected": 4}
+                                         "n_expected": 4, "n_no_opportunity": 0}
     # Published: sorted[round(p·(n−1))], half-even: round(2.7) = round(2.85) = 3 → 400.
     assert duplex["isl_ms"] == {"median": 250.0, "p90": 400.0, "p95": 400.0, "miss_rate": 0.0, "n": 4}
 
@@ -88,7 +103,7 @@ def test_no_duplex_events_gives_nulls_and_still_reports_overlap():
     assert duplex["fda"] is None
     assert duplex["fyr"] is None
     assert duplex["stop_latency_ms"] == {"median": None, "p90": None, "p95": None, "miss_rate": None, "n": 0,
-                                         "n_expected": 0}
+                                         "n_expected": 0, "n_no_opportunity": 0}
     assert duplex["isl_ms"] == {}  # published: an empty block when there is nothing to measure
     assert duplex["overlap_ms"] == 500
     assert duplex["overlap_ratio"] == 0.25

@@ -169,6 +169,10 @@ class DuplexEvent(_Payload):
     agent_yielded: bool | None = None
     overlap_ms: int | None = None
     agent_signalled_stop_ms: int | None = None
+    #: Whether the agent was speaking at the onset, so there was a floor to yield or keep; when
+    #: not, why (no audio at all, or audio that is not speech) — listed, never scored.
+    yield_opportunity: bool | None = None
+    no_opportunity: Literal["agent_silent", "agent_not_speech"] | None = None
 
 
 class ApprovalEvent(_Payload):
@@ -245,6 +249,29 @@ class HarnessError(_Payload):
     traceback: str
 
 
+class SpeechAgreement(_Payload):
+    """One agent response's words against its played audio, once it is over (``heard_speech.py``).
+
+    The user heard ``heard_chars`` of ``transcript_chars``; the rest was never heard (no audio,
+    audio that is not speech, audio the agent dropped, or more words than its voice could carry).
+    """
+
+    response_id: str
+    transcript_chars: int
+    received_ms: int
+    played_ms: int
+    active_ms: int
+    voiced_ms: int
+    envelope_std_db: float
+    spectral_flux: float
+    spectral_flatness: float
+    speech_like: bool
+    heard_chars: int
+    unheard_chars: int
+    cut: bool
+    verdict: Literal["speech", "no_audio", "no_words", "not_speech", "cut", "too_fast"]
+
+
 PAYLOADS: dict[EventType, type[_Payload]] = {
     EventType.RUN_START: RunStart,
     EventType.USER_STATE_TRANSITION: UserStateTransition,
@@ -274,6 +301,7 @@ PAYLOADS: dict[EventType, type[_Payload]] = {
     EventType.AGENT_SIGNAL: AgentSignal,
     EventType.ADAPTER_INFO: AdapterInfo,
     EventType.HARNESS_ERROR: HarnessError,
+    EventType.SPEECH_AGREEMENT: SpeechAgreement,
 }
 
 

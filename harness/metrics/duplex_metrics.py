@@ -2,8 +2,9 @@
 
 Computed from the runner's ``DUPLEX_EVENT`` *delivery* records (the ones carrying
 ``expected_floor_action``; firing records are ignored). A record whose plan reached the agent while
-it was silent (``agent_speaking_at_onset: false``) is listed but not scored: there was no floor to
-yield. For a ``YIELD`` plan the agent is right when it yielded in time; for ``CONTINUE`` (a
+it was not speaking — silent (``agent_speaking_at_onset: false``) or playing audio that is not
+speech (``yield_opportunity: false``, ``no_opportunity`` says which) — is listed and counted as
+``n_no_opportunity``, but not scored: there was no floor to yield, and silence proves no yield. For a ``YIELD`` plan the agent is right when it yielded in time; for ``CONTINUE`` (a
 back-channel) when it did not.
 
 OCCR and IRA need the ``task_critical`` / ``retained_overlap`` judgements the reference defines
@@ -36,6 +37,8 @@ def delivery_records(events: Sequence[RunEvent]) -> list[dict[str, Any]]:
 
 
 def _scored(record: dict[str, Any]) -> bool:
+    if record.get("yield_opportunity") is False:
+        return False
     return record.get("agent_speaking_at_onset", True) is not False
 
 
@@ -55,8 +58,11 @@ def _stop_samples(yield_expected: list[dict[str, Any]], key: str) -> list[float]
     return [float(r[key]) for r in yield_expected if _yielded(r) and r.get(key) is not None]
 
 
-def _stop_latency(yield_expected: list[dict[str, Any]]) -> dict[str, Any]:
-    """Ours: stop latency measured on the played audio, linear percentiles (as the analysis uses)."""
+def _stop_latency(yield_expected: list[dict[str, Any]], no_opportunity: int) -> dict[str, Any]:
+    """Ours: stop latency measured on the played audio, linear percentiles (as the analysis uses).
+
+    ``n_no_opportunity``: barge-ins that met no speech to stop (beside ``n_expected``, never in it).
+    """
     samples = _stop_samples(yield_expected, "stop_latency_ms")
     missed = sum(not _yielded(r) for r in yield_expected)
     return {
@@ -66,6 +72,7 @@ def _stop_latency(yield_expected: list[dict[str, Any]]) -> dict[str, Any]:
         "miss_rate": _ratio(missed, len(yield_expected)),
         "n": len(samples),
         "n_expected": len(yield_expected),
+        "n_no_opportunity": no_opportunity,
     }
 
 
@@ -94,6 +101,7 @@ def _per_event(record: dict[str, Any]) -> dict[str, Any]:
         "isl_ms": record.get("isl_ms", record.get("stop_latency_ms")),
         "overlap_ms": record.get("overlap_ms"),
         "correct": _correct(record) if _scored(record) else None,
+        **({"no_opportunity": record["no_opportunity"]} if record.get("no_opportunity") else {}),
     }
 
 
@@ -110,14 +118,16 @@ def duplex_metrics(events: Sequence[RunEvent], timeline: Timeline | None = None)
     records = delivery_records(events)
     scored = [r for r in records if _scored(r)]
     yield_expected = [r for r in scored if r["expected_floor_action"] == "YIELD"]
+    no_yield_opportunity = sum(not _scored(r) and r["expected_floor_action"] == "YIELD" for r in records)
     continue_expected = [r for r in scored if r["expected_floor_action"] == "CONTINUE"]
     occr, ira = _critical_uptake(scored)
     return {
         "n_events": len(records),
         "n_scored": len(scored),
+        "n_no_opportunity": len(records) - len(scored),
         "events": [_per_event(r) for r in records],
         "fda": _ratio(sum(_correct(r) for r in scored), len(scored)),
-        "stop_latency_ms": _stop_latency(yield_expected),
+        "stop_latency_ms": _stop_latency(yield_expected, no_yield_opportunity),
         "isl_ms": _isl(yield_expected),
         "fyr": _ratio(sum(_yielded(r) for r in continue_expected), len(continue_expected)),
         "n_yield_expected": len(yield_expected),

@@ -91,6 +91,9 @@ class ResultRecord(BaseModel):
     #: Where the agent's code ran: ``builtin`` (the harness's own adapters), ``process`` or
     #: ``container`` (an out-of-tree adapter or agent, isolated), ``in-process`` (``--trust-adapter``).
     agent_isolation: str | None = None
+    #: Whether the agent's words had audio that played as speech: per-verdict response counts and
+    #: heard/unheard characters (``harness/metrics/speech_agreement.py``; ``None`` in C0).
+    speech_agreement: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _derive_pending(self) -> ResultRecord:

@@ -14,6 +14,7 @@ from harness.agents.realtime import Usage
 from harness.events import RunEvent
 from harness.metrics.duplex_metrics import duplex_metrics
 from harness.metrics.latency import latency_metrics
+from harness.metrics.speech_agreement import speech_agreement
 from harness.metrics.timeline import build_timeline
 from harness.session.duplex_runner import DuplexSessionResult
 
@@ -66,6 +67,7 @@ def record_from_session(
         acoustics=adapter.get("acoustics"),
         usage=_usage(session.usage),
         cost_usd=_cost(adapter.get("provider_model") or adapter.get("model"), session),
+        speech_agreement=speech_agreement(events),
     )
 
 

@@ -6,6 +6,11 @@ when its event fires and spoken at the onset of the agent's current speech plus
 watched on the played audio (``agent_speech.py``): the stop latency is the time from the user's
 onset to the segment's last voiced sample. What the adapter says (a cleared playout) is recorded
 beside it as a diagnostic, never as the measurement. Nothing here touches the agent's audio.
+
+A delivery is a yield opportunity only when the agent was speaking at the onset: a speech
+segment was open *and* the audio playing was speech (``heard_speech.py``). Otherwise — nothing
+playing, or a tone, a sweep or noise — it is listed with the reason (``no_opportunity``), with no
+stop latency and no yield, and scored by nothing: silence is no proof of yielding.
 """
 
 from __future__ import annotations
@@ -87,14 +92,17 @@ class DeliveryTracker:
         return ready
 
     def started(
-        self, plan: UserPlan | None, *, onset_ms: int, duration_ms: int, segment: SpeechSegment | None
+        self, plan: UserPlan | None, *, onset_ms: int, duration_ms: int, segment: SpeechSegment | None,
+        speech: bool = True,
     ) -> None:
-        """The user's overlapping utterance began; ``segment`` is the agent speech it overlaps, if any."""
+        """The user's overlapping utterance began; ``segment`` is the agent audio it overlaps, if any,
+        and ``speech`` whether that audio is speech."""
         if plan is None:
             return
         spec = self._specs.get(plan.event_id or "")
-        if segment is None:
-            self._emit(plan, spec, onset_ms, speaking=False, t=onset_ms)
+        if segment is None or not speech:
+            self._emit(plan, spec, onset_ms, speaking=segment is not None, t=onset_ms,
+                       no_opportunity="agent_silent" if segment is None else "agent_not_speech")
             return
         self._watching.append(_Watch(plan, spec, onset_ms, onset_ms + duration_ms, segment))
 
@@ -144,12 +152,12 @@ class DeliveryTracker:
         stop_latency_ms: int | None = None,
         overlap_ms: int = 0,
         signalled_ms: int | None = None,
+        no_opportunity: str | None = None,
     ) -> None:
         action = plan.floor_action
         max_stop = _max_stop(spec)
-        if not speaking:
-            stop_latency_ms = 0  # nothing to stop: listed, not scored
-        yielded = stop_latency_ms is not None and stop_latency_ms <= max_stop
+        # Nothing to stop: no latency and no yield (listed, not scored).
+        yielded = None if no_opportunity else stop_latency_ms is not None and stop_latency_ms <= max_stop
         self._log.emit(
             EventType.DUPLEX_EVENT,
             "user",
@@ -168,6 +176,8 @@ class DeliveryTracker:
                 "agent_yielded": yielded,
                 "overlap_ms": overlap_ms,
                 "agent_signalled_stop_ms": signalled_ms,
+                "yield_opportunity": no_opportunity is None,
+                **({"no_opportunity": no_opportunity} if no_opportunity else {}),
             },
         )
 

@@ -68,6 +68,7 @@ from .deferred import DeferredWork
 from .duplex_delivery import CONTINUE_ACTIONS, OVERLAY_FLOOR_ACTIONS, DeliveryTracker, overlay_events
 from .environment_port import EnvironmentPort
 from .errors import ProviderError, SessionInfraError, provider_failure
+from .heard_speech import HeardSlice, HeardSpeech
 from .session_effects import AgentActivity, SessionEffects
 
 __all__ = ["VOICE_CONDITIONS", "DuplexSessionResult", "run_duplex_session"]
@@ -235,6 +236,8 @@ class _DuplexSession:
         self.overlay_event_ids = overlay_events(bundle.flow) if condition != "C1" else set()
         self.clips: dict[str, Any] = {}
         self.heard = AgentActivity()
+        #: What the user has heard of each response: words only as their audio plays (docs/duplex.md).
+        self.hearing = HeardSpeech()
         self.held_plans: list[UserPlan] = []
         self.responses: dict[str, AgentResponse] = {}
         self.current: AgentResponse | None = None
@@ -322,7 +325,7 @@ class _DuplexSession:
         await self.adapter.send_audio(AudioFrame(user_pcm, t))
         await self._pump(t)
         agent_pcm, played = self.agent_channel.next_frame()
-        self._agent_played(played, agent_pcm, t)
+        await self._agent_played(played, agent_pcm, t)
         self.recorder.append(user_pcm, agent_pcm)
         levels = self.levels.frame_recorded()
         if levels is not None and levels != self._last_levels:
@@ -381,7 +384,9 @@ class _DuplexSession:
 
     async def _on_audio(self, event: AudioDelta, t: int) -> None:
         self.agent_acted = True
-        self.agent_channel.enqueue(self._response(event.response_id), event.item_id, event.pcm)
+        response = self._response(event.response_id)
+        self.agent_channel.enqueue(response, event.item_id, event.pcm)
+        self.hearing.audio(response.response_id, event.item_id, len(event.pcm) // 2)
 
     async def _on_transcript(self, event: TranscriptDelta, t: int) -> None:
         response = self._response(event.response_id)
@@ -389,18 +394,23 @@ class _DuplexSession:
         self.log.emit(EventType.AGENT_TRANSCRIPT_PARTIAL, "agent", t,
                       {"text": event.text, "response_id": response.response_id, "item_id": event.item_id,
                        **({"words": words} if words else {})})
-        await self._observe_streaming(response, response.transcript + event.text, t)
+        # Words are only claims until their audio plays: the user hears them in _agent_played.
+        self.hearing.words(response.response_id, event.item_id, event.text, event.words)
 
     async def _on_transcript_done(self, event: TranscriptDone, t: int) -> None:
-        await self._observe_streaming(self._response(event.response_id), event.text, t)
+        self.hearing.words_done(self._response(event.response_id).response_id, event.item_id, event.text)
 
-    async def _observe_streaming(self, response: AgentResponse, transcript: str, t: int) -> None:
-        # Acts are observed as the words stream in, so an event can fire while the agent speaks.
-        response.transcript = transcript
-        seen = Counter(a.key for a in self.user.acts_in(transcript))
-        new, response.streamed_acts = seen - response.streamed_acts, seen
+    async def _observe_streaming(self, heard: HeardSlice, t: int) -> None:
+        """Acts in words just heard fire their events at once, while the agent is still speaking.
+
+        Only the newly heard slice and a bounded window before it are scanned (linear in the
+        transcript): an act is new when it is in the window but not in the window's old part.
+        """
+        seen = Counter(a.key for a in self.user.acts_in(heard.window))
+        seen.subtract(a.key for a in self.user.acts_in(heard.window[: heard.before]))
+        new = [key for key, count in seen.items() for _ in range(count)]
         if new:
-            await self._fire_events(t, act_keys=list(new.elements()))
+            await self._fire_events(t, act_keys=new)
 
     async def _on_tool_call(self, event: ToolCallRequested, t: int) -> None:
         if self.tool_mode == "native":
@@ -497,8 +507,11 @@ class _DuplexSession:
         self._signal("tool_call_cancelled", t, detail={"call_ids": list(event.call_ids)})
 
     async def _on_playout_cleared(self, event: PlayoutCleared, t: int) -> None:
-        for response in self.agent_channel.clear():
+        cut = self.agent_channel.clear()
+        for response in cut:
             response.cleared = True
+        self.hearing.cleared([response.response_id for response in cut])
+        await self._hear_over(self.hearing.over(), t)
         self.deliveries.agent_signalled_stop(t)
         self._signal("playout_cleared", t, response_id=event.response_id)
 
@@ -513,8 +526,9 @@ class _DuplexSession:
 
     async def _on_response_done(self, event: ResponseDone, t: int) -> None:
         response = self._response(event.response_id)
-        if response.audio or response.transcript:
-            # A response that only made calls is not the answer: its continuation is still owed.
+        if self.hearing.has_audio(response.response_id):
+            # A response that only made calls (or only sent words, which nobody heard) is not the
+            # answer: its continuation is still owed.
             self.awaiting_followup_since = None
             self.answered_at_ms = t
         response.done = True
@@ -523,13 +537,31 @@ class _DuplexSession:
             self.usage.append({"response_id": response.response_id, **usage})
         self._signal("response_done", t, response_id=response.response_id,
                      detail=_present(status=event.status))
-        if not response.transcript and response.audio:
-            # The agent gave audio without words: the user hears it through local ASR, off the frame.
-            audio = np.frombuffer(bytes(response.audio), dtype="<i2")
-            self.work.submit("asr", self._transcribe(audio, t), due_ms=t,
-                             deliver=partial(self._hear_response, response, "asr"))
-            return
-        await self._hear_response(response, "adapter", response.transcript, t)
+        self.hearing.done(response.response_id)
+        await self._hear_over(self.hearing.over(), t)
+
+    async def _hear_over(self, response_ids: list[str], t: int, *, asr: bool = True) -> None:
+        """Responses that are over (done, nothing left to play): their last words, and their record.
+
+        ``asr=False`` at session end: nothing is delivered any more, so no transcription starts.
+        """
+        for response_id in response_ids:
+            for heard in self.hearing.finish(response_id):
+                await self._observe_streaming(heard, t)
+            row = self.hearing.row(response_id)
+            if row is None:
+                continue  # only tool calls
+            self.log.emit(EventType.SPEECH_AGREEMENT, "harness", t, row)
+            response = self.responses[response_id]
+            audio = self.hearing.unheard_audio(response_id)
+            if audio is not None:
+                if not asr:
+                    continue
+                # Audio without words: the user hears what played through local ASR, off the frame.
+                self.work.submit("asr", self._transcribe(audio, t), due_ms=t,
+                                 deliver=partial(self._hear_response, response, "asr"))
+            else:
+                await self._hear_response(response, "adapter", self.hearing.heard_text(response_id), t)
 
     async def _hear_response(self, response: AgentResponse, source: str, text: str, t: int) -> None:
         if not text:
@@ -620,8 +652,11 @@ class _DuplexSession:
             payload["item_id"] = item_id
         self.log.emit(EventType.AGENT_SIGNAL, "agent", t, payload)
 
-    def _agent_played(self, played: list[tuple[AgentResponse, str | None, int]], pcm: np.ndarray, t: int) -> None:
+    async def _agent_played(self, played: list[tuple[AgentResponse, str | None, int]], pcm: np.ndarray, t: int) -> None:
         """Measure the frame that played on the agent channel, and tell the adapter what played."""
+        for heard in self.hearing.played(pcm, [(r.response_id, item, n) for r, item, n in played]):
+            await self._observe_streaming(heard, t)
+        await self._hear_over(self.hearing.over(), t)
         if self._reports_playback:
             for response, item_id, _ in played:
                 played_ms = samples_to_ms(self.agent_channel.played_by_item[(response.response_id, item_id)])
@@ -761,7 +796,8 @@ class _DuplexSession:
         if plan is not None and plan.speech_act in ("REVOKE", "DENY"):
             await self.effects.revoke(t)
         if utterance.flags.get("barge") or utterance.flags.get("backchannel"):
-            self.deliveries.started(plan, onset_ms=t, duration_ms=utterance.duration_ms, segment=self.agent_speech.current)
+            self.deliveries.started(plan, onset_ms=t, duration_ms=utterance.duration_ms, segment=self.agent_speech.current,
+                                    speech=self.hearing.speech_playing())
 
     async def _user_ended(self, utterance: UserUtterance, t: int) -> None:
         plan = utterance.plan
@@ -856,6 +892,7 @@ class _DuplexSession:
         closed = self.agent_speech.close()
         if closed is not None:
             self._segment_ended(closed)
+        await self._hear_over(self.hearing.close(), t, asr=False)
         self.deliveries.finish(t)
         metadata = {"model_id": self.adapter.model_id, "clock": self.clock.kind, **self.adapter.metadata()}
         self.log.emit(EventType.ADAPTER_INFO, "harness", t, {"metadata": metadata, "usage": _usage_total(self.usage)})

@@ -1,0 +1,345 @@
+"""What the simulated user has heard of each agent response: words released only as audio plays.
+
+A provider's transcript is a claim about its audio. The user hears those words only when the
+audio that carries them actually played on the agent channel and sounds like speech
+(``docs/duplex.md``, "Only what played is heard"). Per item of a response:
+
+- with word timings (``TranscriptDelta.words``), the words whose end has played are heard;
+- otherwise the share of the text equal to the share of the item's audio played so far (of what
+  arrived so far), cut back to a word boundary;
+- never more characters than the response's voiced audio could carry at ``MAX_CHARS_PER_S``;
+- nothing before the response's played audio is judged speech (``harness/audio/speech_likeness.py``)
+  — after ``JUDGE_AFTER_MS`` of sound, or once all its audio has played if it is shorter;
+- text of an item without audio is never heard (an item without an id is measured against the
+  response's audio as a whole: a provider that gives no item ids still has one stream of words);
+- audio the agent dropped itself (``PlayoutCleared``) never plays, so its words stay unheard.
+
+When a response is over (done and nothing of it left to play) its row is final: transcript
+characters, played/voiced ms, the speech figures, heard and unheard characters, and a verdict.
+Everything here is linear in the transcript: text is kept as its deltas and only the newly heard
+slice, with a bounded window before it, is ever copied.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from harness.audio.frames import SAMPLE_RATE, samples_to_ms
+from harness.audio.speech_likeness import SpeechLikeness
+
+__all__ = ["JUDGE_AFTER_MS", "MAX_CHARS_PER_S", "SCAN_WINDOW_CHARS", "HeardSpeech", "HeardSlice"]
+
+#: A generous ceiling on speaking rate: conversational English runs 12–16 characters a second,
+#: espeak at 175 wpm about 20 (measured on the oracle's turns), fast speech rarely past 25.
+MAX_CHARS_PER_S = 30
+#: Sound heard before a response's audio is judged (and its first words released).
+JUDGE_AFTER_MS = 500
+#: Text before the newly heard part that act patterns see again (a phrase split by a frame).
+SCAN_WINDOW_CHARS = 256
+#: How far back a released share looks for a word boundary.
+_BOUNDARY_LOOKBACK = 64
+
+
+@dataclass(frozen=True, slots=True)
+class HeardSlice:
+    """Newly heard words of one item: ``window[:before]`` was already heard, the rest is new."""
+
+    response_id: str
+    item_id: str | None
+    window: str
+    before: int
+
+
+class _Text:
+    """An item's transcript as its deltas, sliceable without joining the whole."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._ends: list[int] = []
+
+    def __len__(self) -> int:
+        return self._ends[-1] if self._ends else 0
+
+    def append(self, text: str) -> int:
+        """Add a delta; returns where it starts."""
+        start = len(self)
+        if text:
+            self._parts.append(text)
+            self._ends.append(start + len(text))
+        return start
+
+    def replace(self, text: str) -> None:
+        self._parts, self._ends = ([text], [len(text)]) if text else ([], [])
+
+    def slice(self, start: int, stop: int) -> str:
+        if stop <= start:
+            return ""
+        first = bisect.bisect_right(self._ends, start)
+        out: list[str] = []
+        for index in range(first, len(self._parts)):
+            part_start = self._ends[index] - len(self._parts[index])
+            if part_start >= stop:
+                break
+            out.append(self._parts[index][max(0, start - part_start) : stop - part_start])
+        return "".join(out)
+
+
+@dataclass
+class _Item:
+    text: _Text = field(default_factory=_Text)
+    received: int = 0
+    played: int = 0
+    #: ``(text end, audio end ms)`` per timed word, both ascending.
+    word_chars: list[int] = field(default_factory=list)
+    word_ends_ms: list[int] = field(default_factory=list)
+    heard: int = 0
+
+
+@dataclass
+class _Response:
+    response_id: str
+    items: dict[str | None, _Item] = field(default_factory=dict)
+    meter: SpeechLikeness = field(default_factory=SpeechLikeness)
+    received: int = 0
+    played: int = 0
+    dropped: int = 0
+    done: bool = False
+    cut: bool = False
+    over: bool = False
+    #: Characters heard over all items (kept as a sum: a frame must not cost O(items)).
+    heard_chars: int = 0
+    #: Played samples, kept only while the response has no words (local ASR hears those).
+    played_pcm: list[np.ndarray] | None = field(default_factory=list)
+
+    def item(self, item_id: str | None) -> _Item:
+        item = self.items.get(item_id)
+        if item is None:
+            item = self.items[item_id] = _Item()
+        return item
+
+    @property
+    def transcript_chars(self) -> int:
+        return sum(len(item.text) for item in self.items.values())
+
+    @property
+    def left_to_play(self) -> int:
+        return self.received - self.played - self.dropped
+
+
+class HeardSpeech:
+    """Follows every response's words and played audio; says what became heard, and when."""
+
+    def __init__(self) -> None:
+        self._responses: dict[str, _Response] = {}
+        #: Done but still playing: the only ones :meth:`over` looks at (a frame costs O(1), not O(responses)).
+        self._ending: dict[str, _Response] = {}
+        self._last_played: _Response | None = None
+
+    # -- what the agent sent -------------------------------------------------------------------
+
+    def words(self, response_id: str, item_id: str | None, text: str,
+              timings: tuple[tuple[str, int, int], ...] | None = None) -> None:
+        """A transcript delta; ``timings`` are ``(word, start_ms, end_ms)`` from the item's first sample."""
+        response = self._response(response_id)
+        item = response.item(item_id)
+        start = item.text.append(text)
+        if text:
+            response.played_pcm = None  # it has words: local ASR is not needed
+        if timings:
+            cursor = 0
+            for word, _, end_ms in timings:
+                found = text.find(word, cursor)
+                if found < 0:
+                    continue
+                cursor = found + len(word)
+                if item.word_ends_ms and end_ms < item.word_ends_ms[-1]:
+                    end_ms = item.word_ends_ms[-1]  # keep both lists ascending
+                item.word_chars.append(start + cursor)
+                item.word_ends_ms.append(end_ms)
+
+    def words_done(self, response_id: str, item_id: str | None, text: str) -> None:
+        """The provider's final transcript of an item replaces its deltas (what was heard stays heard)."""
+        response = self._response(response_id)
+        item = response.item(item_id)
+        item.text.replace(text)
+        item.word_chars, item.word_ends_ms = [], []  # positions in the old text
+        if item.heard > len(text):
+            response.heard_chars -= item.heard - len(text)
+            item.heard = len(text)
+        if text:
+            response.played_pcm = None
+
+    def audio(self, response_id: str, item_id: str | None, samples: int) -> None:
+        response = self._response(response_id)
+        response.item(item_id).received += samples
+        response.received += samples
+
+    def cleared(self, response_ids: list[str]) -> None:
+        """The agent dropped its queued audio: what had not played never will."""
+        for response_id in response_ids:
+            response = self._response(response_id)
+            response.dropped += response.left_to_play
+            response.cut = True
+
+    def done(self, response_id: str) -> None:
+        response = self._response(response_id)
+        response.done = True
+        if not response.over:
+            self._ending[response_id] = response
+
+    # -- what played -----------------------------------------------------------------------------
+
+    def played(self, frame: np.ndarray, played: list[tuple[str, str | None, int]]) -> list[HeardSlice]:
+        """One frame played: ``played`` is ``(response_id, item_id, samples)`` in frame order."""
+        offset = 0
+        touched: list[_Response] = []
+        for response_id, item_id, samples in played:
+            response = self._response(response_id)
+            pcm = frame[offset : offset + samples]
+            offset += samples
+            response.meter.add(pcm)
+            if response.played_pcm is not None:
+                response.played_pcm.append(pcm.copy())
+            response.played += samples
+            response.item(item_id).played += samples
+            if not touched or touched[-1] is not response:
+                touched.append(response)
+            self._last_played = response
+        return [heard for response in touched for heard in self._release(response)]
+
+    def over(self) -> list[str]:
+        """Responses that just ended (done, nothing left to play): their rows are now final."""
+        ended = [r for r in self._ending.values() if r.left_to_play <= 0]
+        for response in ended:
+            response.over = True
+            del self._ending[response.response_id]
+        return [r.response_id for r in ended]
+
+    def close(self) -> list[str]:
+        """Session end: every response not yet over ends with what played."""
+        for response in self._responses.values():
+            if not response.over:
+                response.dropped += max(0, response.left_to_play)
+                self.done(response.response_id)
+        return self.over()
+
+    def finish(self, response_id: str) -> list[HeardSlice]:
+        """The last words a response that is over releases (all of it, if it all played as speech)."""
+        return self._release(self._responses[response_id], final=True)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def heard_text(self, response_id: str) -> str:
+        response = self._responses[response_id]
+        return " ".join(t for t in (item.text.slice(0, item.heard) for item in response.items.values()) if t)
+
+    def unheard_audio(self, response_id: str) -> np.ndarray | None:
+        """The played audio of a response that gave no words (for local ASR), else ``None``."""
+        response = self._responses[response_id]
+        if response.played_pcm is None or response.transcript_chars or not response.played_pcm:
+            return None
+        return np.concatenate(response.played_pcm)
+
+    def has_audio(self, response_id: str) -> bool:
+        response = self._responses.get(response_id)
+        return response is not None and response.received > 0
+
+    def speech_playing(self) -> bool:
+        """Whether the audio playing last is speech (``True`` until it can be judged)."""
+        response = self._last_played
+        if response is None:
+            return True
+        measure = response.meter.measure()
+        return measure.speech_like or not measure.judgeable
+
+    def row(self, response_id: str) -> dict[str, Any] | None:
+        """The agreement of a response's words and audio (``None``: it had neither)."""
+        response = self._responses[response_id]
+        chars = response.transcript_chars
+        if not chars and not response.received:
+            return None
+        measure = response.meter.measure()
+        heard = response.heard_chars
+        return {
+            "response_id": response_id,
+            "transcript_chars": chars,
+            "received_ms": samples_to_ms(response.received),
+            **measure.as_dict(),
+            "played_ms": samples_to_ms(response.played),
+            "heard_chars": heard,
+            "unheard_chars": chars - heard,
+            "cut": response.cut,
+            "verdict": _verdict(response, chars, heard, measure.speech_like),
+        }
+
+    # -- the rule ------------------------------------------------------------------------------
+
+    def _response(self, response_id: str) -> _Response:
+        response = self._responses.get(response_id)
+        if response is None:
+            response = self._responses[response_id] = _Response(response_id)
+        return response
+
+    def _release(self, response: _Response, *, final: bool = False) -> list[HeardSlice]:
+        measure = response.meter.measure()
+        complete = response.done and response.left_to_play <= 0
+        if not measure.speech_like or not (measure.active_ms >= JUDGE_AFTER_MS or complete or final):
+            return []
+        budget = measure.voiced_ms * MAX_CHARS_PER_S // 1000 - response.heard_chars
+        released: list[HeardSlice] = []
+        for item_id, item in response.items.items():
+            if budget <= 0:
+                break
+            target = min(self._playable(response, item_id, item, complete and not response.cut), item.heard + budget)
+            if target <= item.heard:
+                continue
+            start = max(0, item.heard - SCAN_WINDOW_CHARS)
+            window = item.text.slice(start, target)
+            if target < len(item.text):
+                boundary = window.rfind(" ", max(0, len(window) - _BOUNDARY_LOOKBACK))
+                if boundary > item.heard - start:
+                    window = window[:boundary]
+            new_heard = start + len(window)
+            if new_heard <= item.heard:
+                continue
+            released.append(HeardSlice(response.response_id, item_id, window, item.heard - start))
+            budget -= new_heard - item.heard
+            response.heard_chars += new_heard - item.heard
+            item.heard = new_heard
+        return released
+
+    def _playable(self, response: _Response, item_id: str | None, item: _Item, all_played: bool) -> int:
+        """How much of an item's text its played audio covers (before the rate ceiling)."""
+        length = len(item.text)
+        if item.received:
+            if all_played and item.played >= item.received:
+                return length
+            if item.word_ends_ms:
+                reached = bisect.bisect_right(item.word_ends_ms, item.played * 1000 // SAMPLE_RATE)
+                return item.word_chars[reached - 1] if reached else 0
+            return length * item.played // item.received
+        if item_id is None and response.received:
+            # No item ids on the words: they are measured against the response's audio as a whole.
+            if all_played:
+                return length
+            return length * response.played // response.received
+        return 0
+
+
+def _verdict(response: _Response, chars: int, heard: int, speech_like: bool) -> str:
+    """``speech`` (every word heard), ``no_audio``, ``no_words`` (audio only: local ASR hears it),
+    ``not_speech``, ``cut`` (the agent dropped the rest) or ``too_fast`` (more words than its
+    voiced audio could carry)."""
+    if not response.received:
+        return "no_audio"
+    if not chars:
+        return "no_words"
+    if not speech_like:
+        return "not_speech"
+    if heard >= chars:
+        return "speech"
+    return "cut" if response.cut else "too_fast"

@@ -1,0 +1,69 @@
+"""The speech check on real audio: the demo suite's clips and espeak speech pass; a constant tone,
+a tone sweep, white noise and tones shaped like syllables fail (figures in ``docs/duplex.md``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness.audio.audio_files import read_pcm16
+from harness.audio.espeak import AGENT_VOICE, synthesize
+from harness.audio.frames import SAMPLE_RATE
+from harness.audio.speech_likeness import SpeechLikeness, measure_speech
+from tests.conftest import DEMO_DATA
+
+_T = np.arange(SAMPLE_RATE * 3) / SAMPLE_RATE
+_HARMONIC = sum(np.sin(2 * np.pi * 140 * k * _T) / k for k in range(1, 8))
+_SWEEP = np.sin(2 * np.pi * np.cumsum(200 * 10 ** (_T / 3)) / SAMPLE_RATE)
+
+
+def _pcm(x: np.ndarray) -> np.ndarray:
+    return np.clip(x, -32768, 32767).astype(np.int16)
+
+
+NOT_SPEECH = {
+    "constant sine": _pcm(np.sin(2 * np.pi * 220 * _T) * 8000),
+    "constant harmonic tone": _pcm(_HARMONIC * 4000),
+    "tone sweep 200-2000 Hz": _pcm(_SWEEP * 8000),
+    "white noise": _pcm(np.random.default_rng(0).standard_normal(len(_T)) * 3000),
+    "tone with a syllable-rate envelope": _pcm(_HARMONIC * np.abs(np.sin(2 * np.pi * 3 * _T)) * 4000),
+    "gated tone": _pcm(_HARMONIC * 4000 * (np.sin(2 * np.pi * 2 * _T) > 0)),
+    "a second of silence, then a tone": _pcm(np.concatenate([np.zeros(SAMPLE_RATE), _HARMONIC * 4000])),
+}
+
+
+@pytest.mark.parametrize("pcm", list(NOT_SPEECH.values()), ids=list(NOT_SPEECH))
+def test_tones_sweeps_and_noise_are_not_speech(pcm):
+    measure = measure_speech(pcm)
+    assert measure.judgeable and not measure.speech_like, measure
+
+
+def test_every_bundled_user_clip_of_the_demo_suite_is_speech():
+    clips = sorted(DEMO_DATA.glob("tasks/*/user/audio/*.flac"))
+    assert len(clips) > 100
+    failing = [path.name for path in clips if not measure_speech(read_pcm16(path)).speech_like]
+    assert failing == []
+
+
+async def test_espeak_speech_is_speech_down_to_one_syllable():
+    texts = ["Could you please tell me your employee ID?", "Okay.", "Yes.",
+             "Thanks. I have updated the dental plan to the premium option; is there anything else?"]
+    for voice in (AGENT_VOICE, "en-us+f2"):
+        for text, clip in (await synthesize(texts, voice)).items():
+            measure = measure_speech(clip.pcm)
+            assert measure.speech_like, (voice, text, measure)
+            assert measure.voiced_ms >= 0.8 * measure.active_ms  # webrtcvad mode 3 hears it as voice
+
+
+def test_feeding_pieces_of_any_length_measures_the_same_as_the_whole():
+    pcm = read_pcm16(next(iter(sorted(DEMO_DATA.glob("tasks/demo_benefits_enrollment_001/user/audio/*.flac")))))
+    meter = SpeechLikeness()
+    for start in range(0, len(pcm), 317):
+        meter.add(pcm[start : start + 317])
+    assert meter.measure() == measure_speech(pcm)
+
+
+def test_too_little_sound_is_not_judged():
+    measure = measure_speech(_pcm(_HARMONIC[: SAMPLE_RATE // 10] * 4000))
+    assert not measure.judgeable and not measure.speech_like
+    assert measure_speech(np.zeros(SAMPLE_RATE, dtype=np.int16)).active_ms == 0

@@ -1,0 +1,146 @@
+"""HeardSpeech: an agent's words become heard only as their audio plays, and only if it is speech."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness.audio.frames import FRAME_SAMPLES, SAMPLE_RATE
+from harness.session.heard_speech import MAX_CHARS_PER_S, SCAN_WINDOW_CHARS, HeardSpeech
+from tests.scripted_voice_agent import voiced_audio
+
+TEXT = "Could you tell me your employee ID and then your date of birth please"
+
+
+def _speech(ms: int) -> np.ndarray:
+    return np.frombuffer(voiced_audio(ms), dtype="<i2")
+
+
+def _tone(ms: int) -> np.ndarray:
+    t = np.arange(SAMPLE_RATE * ms // 1000) / SAMPLE_RATE
+    return (np.sin(2 * np.pi * 220 * t) * 8000).astype(np.int16)
+
+
+def _play(hearing: HeardSpeech, pcm: np.ndarray, response: str = "r0", item: str | None = None, frames: int | None = None):
+    """Play ``frames`` frames of ``pcm`` (all by default); returns every slice heard."""
+    heard = []
+    total = len(pcm) // FRAME_SAMPLES if frames is None else frames
+    for index in range(total):
+        frame = pcm[index * FRAME_SAMPLES : (index + 1) * FRAME_SAMPLES]
+        heard += hearing.played(frame, [(response, item, len(frame))])
+    return heard
+
+
+def test_words_are_heard_as_the_audio_plays_and_all_once_it_has_played():
+    hearing = HeardSpeech()
+    pcm = _speech(4000)
+    hearing.words("r0", None, TEXT)
+    hearing.audio("r0", None, len(pcm))
+    _play(hearing, pcm, frames=10)  # 200 ms: too little to judge, nothing heard
+    assert hearing.heard_text("r0") == ""
+    _play(hearing, pcm[10 * FRAME_SAMPLES :], frames=90)  # 2 s of 4 s: about half, to a word boundary
+    half = hearing.heard_text("r0")
+    assert TEXT.startswith(half) and 0.3 * len(TEXT) < len(half) <= 0.5 * len(TEXT) and TEXT[len(half)] == " "
+    _play(hearing, pcm[100 * FRAME_SAMPLES :])
+    hearing.done("r0")
+    assert hearing.over() == ["r0"]
+    hearing.finish("r0")
+    assert hearing.heard_text("r0") == TEXT
+    row = hearing.row("r0")
+    assert row["verdict"] == "speech" and row["unheard_chars"] == 0 and row["speech_like"] is True
+
+
+def test_text_without_audio_is_never_heard_and_recorded_as_unheard():
+    hearing = HeardSpeech()
+    hearing.words("r0", "item_a", TEXT)
+    hearing.done("r0")
+    assert hearing.over() == ["r0"] and hearing.finish("r0") == []
+    row = hearing.row("r0")
+    assert row["verdict"] == "no_audio" and row["heard_chars"] == 0 and row["unheard_chars"] == len(TEXT)
+
+
+def test_words_over_a_tone_are_never_heard():
+    hearing = HeardSpeech()
+    pcm = _tone(5000)
+    hearing.words("r0", None, TEXT)
+    hearing.audio("r0", None, len(pcm))
+    assert _play(hearing, pcm) == []
+    hearing.done("r0")
+    hearing.over()
+    assert hearing.finish("r0") == [] and not hearing.speech_playing()
+    assert hearing.row("r0")["verdict"] == "not_speech"
+
+
+def test_audio_the_agent_cleared_leaves_its_words_unheard():
+    hearing = HeardSpeech()
+    pcm = _speech(4000)
+    hearing.words("r0", None, TEXT)
+    hearing.audio("r0", None, len(pcm))
+    _play(hearing, pcm, frames=50)  # 1 s of 4 s
+    hearing.cleared(["r0"])
+    hearing.done("r0")
+    assert hearing.over() == ["r0"]
+    hearing.finish("r0")
+    heard = hearing.heard_text("r0")
+    assert 0 < len(heard) <= len(TEXT) // 4 and "date of birth" not in heard
+    assert hearing.row("r0")["verdict"] == "cut"
+
+
+def test_word_timings_release_exactly_the_words_whose_end_has_played():
+    hearing = HeardSpeech()
+    pcm = _speech(3000)
+    words = (("Could", 0, 300), ("you", 300, 500), ("tell", 500, 900), ("me", 900, 1100), ("more", 1100, 2900))
+    hearing.words("r0", "i0", "Could you tell me more", words)
+    hearing.audio("r0", "i0", len(pcm))
+    _play(hearing, pcm, response="r0", item="i0", frames=50)  # 1000 ms played
+    assert hearing.heard_text("r0") == "Could you tell"
+
+
+def test_never_more_words_than_the_voiced_audio_could_carry():
+    hearing = HeardSpeech()
+    pcm = _speech(1000)
+    text = "word " * 400  # 2,000 characters over one second of voice
+    hearing.words("r0", None, text)
+    hearing.audio("r0", None, len(pcm))
+    _play(hearing, pcm)
+    hearing.done("r0")
+    hearing.over()
+    hearing.finish("r0")
+    row = hearing.row("r0")
+    assert row["heard_chars"] <= MAX_CHARS_PER_S * row["voiced_ms"] / 1000 and row["verdict"] == "too_fast"
+
+
+def test_what_act_patterns_rescan_is_bounded_however_long_the_transcript():
+    hearing = HeardSpeech()
+    pcm = _speech(60_000)
+    for index in range(1000):
+        hearing.words("r0", None, f"chunk {index} " + "x" * 1000 + " ")
+    hearing.audio("r0", None, len(pcm))
+    slices = _play(hearing, pcm)
+    assert slices and all(s.before <= SCAN_WINDOW_CHARS for s in slices)
+    assert sum(len(s.window) - s.before for s in slices) == len(hearing.heard_text("r0"))
+
+
+def test_a_final_transcript_replaces_the_deltas_and_hearing_goes_on_in_it():
+    hearing = HeardSpeech()
+    pcm = _speech(4000)
+    hearing.words("r0", "i0", "Could you tell me your")
+    hearing.audio("r0", "i0", len(pcm))
+    _play(hearing, pcm, item="i0", frames=100)
+    hearing.words_done("r0", "i0", TEXT)
+    _play(hearing, pcm[100 * FRAME_SAMPLES :], item="i0")
+    hearing.done("r0")
+    hearing.over()
+    hearing.finish("r0")
+    assert hearing.heard_text("r0") == TEXT and hearing.row("r0")["unheard_chars"] == 0
+
+
+def test_audio_without_words_is_kept_for_local_asr_only_as_far_as_it_played():
+    hearing = HeardSpeech()
+    pcm = _speech(2000)
+    hearing.audio("r0", None, len(pcm))
+    _play(hearing, pcm, frames=50)
+    hearing.cleared(["r0"])
+    hearing.done("r0")
+    assert hearing.over() == ["r0"]
+    assert len(hearing.unheard_audio("r0")) == 50 * FRAME_SAMPLES
+    assert hearing.row("r0")["verdict"] == "no_words"
