@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from harness.session.errors import AgentFailureKind
+
 from .types import EventType
 
 __all__ = ["PAYLOADS", "validate_payload"]
@@ -245,6 +247,13 @@ class HarnessError(_Payload):
     traceback: str
 
 
+class AgentFailurePayload(_Payload):
+    """The agent under test failed at its boundary (``AgentFailureKind``): the session is still graded."""
+
+    kind: AgentFailureKind
+    detail: str
+
+
 PAYLOADS: dict[EventType, type[_Payload]] = {
     EventType.RUN_START: RunStart,
     EventType.USER_STATE_TRANSITION: UserStateTransition,
@@ -274,6 +283,7 @@ PAYLOADS: dict[EventType, type[_Payload]] = {
     EventType.AGENT_SIGNAL: AgentSignal,
     EventType.ADAPTER_INFO: AdapterInfo,
     EventType.HARNESS_ERROR: HarnessError,
+    EventType.AGENT_FAILURE: AgentFailurePayload,
 }
 
 

@@ -49,6 +49,7 @@ class EventType(str, Enum):
     AGENT_SIGNAL = "AGENT_SIGNAL"
     ADAPTER_INFO = "ADAPTER_INFO"
     HARNESS_ERROR = "HARNESS_ERROR"
+    AGENT_FAILURE = "AGENT_FAILURE"
 
 
 Actor = str  # "user" | "agent" | "environment" | "harness"

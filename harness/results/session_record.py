@@ -64,6 +64,7 @@ def record_from_session(
         acoustics=adapter.get("acoustics"),
         usage=_usage(session.usage),
         cost_usd=_cost(adapter.get("provider_model") or adapter.get("model"), session),
+        agent_failure=session.agent_failure,
     )
 
 
