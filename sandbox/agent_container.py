@@ -35,7 +35,7 @@ import docker
 import docker.errors
 
 from .backend import SandboxEnvironment
-from .errors import AgentImageError, SandboxUnavailableError
+from .errors import AgentContainerFailed, AgentImageError, SandboxUnavailableError
 from .hardening import ContainerLimits, hardened_create_options
 from .labels import session_labels
 from .readiness import wait_until_ready
@@ -125,8 +125,9 @@ async def start_agent_container(
 
     Raises:
         SandboxUnavailableError: the sandbox is not a docker one, or the container could not be
-            created, exited while starting or never accepted a connection.
+            created or started.
         AgentImageError: the image is not on the engine.
+        AgentContainerFailed: the container exited, or never accepted a connection, once started.
     """
     network_id = sandbox.metadata.get("network_id")
     if sandbox.backend != "docker" or not network_id:
@@ -142,12 +143,15 @@ async def start_agent_container(
     try:
         await asyncio.shield(asyncio.wrap_future(creating))
         assert launch.address is not None and launch.container_id is not None
-        ready_s = await wait_until_ready(
-            lambda: _accepts(launch.address or "", config.port),
-            timeout_s=config.ready_timeout_s,
-            exit_reason=lambda: asyncio.wrap_future(_pool.submit(_exit_reason, engine, launch)),
-            what=f"agent container {launch.name} ({config.image})",
-        )
+        try:
+            ready_s = await wait_until_ready(
+                lambda: _accepts(launch.address or "", config.port),
+                timeout_s=config.ready_timeout_s,
+                exit_reason=lambda: asyncio.wrap_future(_pool.submit(_exit_reason, engine, launch)),
+                what=f"agent container {launch.name} ({config.image})",
+            )
+        except SandboxUnavailableError as exc:  # it was created and started: what it did is its own
+            raise AgentContainerFailed(str(exc)) from exc
         launch.timings["ready_s"] = round(ready_s, 4)
         launch.timings["start_to_ready_s"] = round(time.monotonic() - started, 4)
         yield AgentContainer(

@@ -17,7 +17,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from harness.events import EventBus
 from harness.results.result_record import ResultRecord
 from harness.results.session_record import record_from_session
 from harness.session.duplex_runner import run_duplex_session
+from harness.session.errors import AgentFailure
 from harness.session.mcp_environment import McpEnvironment
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.checksums import ChecksumManifest
@@ -43,7 +44,7 @@ from sandbox.agent_container import (
     start_agent_container,
 )
 from sandbox.backend import SandboxBackend, SandboxEnvironment
-from sandbox.errors import AgentImageError
+from sandbox.errors import AgentContainerFailed, AgentImageError
 from sandbox.session_files import owned_temp_dir
 
 from .campaign import CampaignCell
@@ -106,11 +107,12 @@ class SandboxedCellRunner:
                 self.backend.start(public_dir, run_id, task_id=bundle.task_id) as sandbox_env,
                 self.agent_container(sandbox_env) as agent,
             ):
-                if agent is not None:
+                if isinstance(agent, AgentContainer):
                     sandbox_env.metadata["agent_container"] = agent.metadata()
                 sandbox = {"backend": sandbox_env.backend, **sandbox_env.metadata}
                 async with McpEnvironment(sandbox_env) as env:
-                    session = await self.run_session(cell, bundle, env, rep_dir / run_id, run_id, sandbox_env)
+                    session = await self.run_session(cell, bundle, env, rep_dir / run_id, run_id, sandbox_env,
+                                                     agent_failure=agent if isinstance(agent, AgentFailure) else None)
         return self.record(session, cell, wall_s=time.monotonic() - started, sandbox=sandbox)
 
     @property
@@ -119,8 +121,15 @@ class SandboxedCellRunner:
         return self.model.agent_image is not None and self.backend.name == "docker"
 
     @asynccontextmanager
-    async def agent_container(self, sandbox_env: SandboxEnvironment) -> AsyncIterator[AgentContainer | None]:
-        """The session's agent container when the model runs from its image, else ``None``."""
+    async def agent_container(
+        self, sandbox_env: SandboxEnvironment
+    ) -> AsyncIterator[AgentContainer | AgentFailure | None]:
+        """The session's agent container when the model runs from its image, else ``None``.
+
+        An agent's container that exits or never listens once started is the agent's failure
+        (``exited``), yielded for the session to grade the untouched environment and score; never
+        retried. The harness's own agent image (the native oracle) failing so stays the sandbox's.
+        """
         if not self.runs_in_container:
             if self.model.container_only:
                 raise AgentImageError(f"{self.model.key} runs only in a container: use --sandbox docker")
@@ -132,7 +141,14 @@ class SandboxedCellRunner:
                 await asyncio.to_thread(ensure_agent_image, self.model.agent_image)
                 self._image_ready = True
         limits = self.agent_limits or AgentContainerConfig(image=self.model.agent_image)
-        async with start_agent_container(sandbox_env, replace(limits, image=self.model.agent_image)) as agent:
+        async with AsyncExitStack() as stack:
+            try:
+                agent: AgentContainer | AgentFailure = await stack.enter_async_context(
+                    start_agent_container(sandbox_env, replace(limits, image=self.model.agent_image)))
+            except AgentContainerFailed as exc:
+                if self.model.agent_kind == "builtin":
+                    raise
+                agent = AgentFailure("exited", str(exc))
             yield agent
 
     def create_adapter(self, sandbox_env: SandboxEnvironment) -> RealtimeAdapter:
@@ -150,8 +166,14 @@ class SandboxedCellRunner:
         session_dir: Path,
         run_id: str,
         sandbox_env: SandboxEnvironment,
+        *,
+        agent_failure: AgentFailure | None = None,
     ) -> Any:
-        """One session against the cell's sandboxed environment (voice here; C0 overrides it)."""
+        """One session against the cell's sandboxed environment (voice here; C0 overrides it).
+
+        ``agent_failure``: the agent already failed before its session could open; the session
+        records it and grades the environment as it is.
+        """
         return await run_duplex_session(
             bundle,
             self.create_adapter(sandbox_env),
@@ -171,6 +193,8 @@ class SandboxedCellRunner:
             tool_mode=self.tool_mode,
             mcp_endpoint=native_endpoint(sandbox_env, self.mcp_public_url) if self.tool_mode == "native" else None,
             on_bus=(lambda bus: self.on_session(cell, bus)) if self.on_session else None,
+            agent_kind=self.model.agent_kind,
+            agent_failure=agent_failure,
         )
 
     def record(self, session: Any, cell: CampaignCell, *, wall_s: float, sandbox: dict[str, Any]) -> ResultRecord:

@@ -18,12 +18,14 @@ from typing import Literal, NoReturn, TypeVar
 from .agent_limits import AgentLimits
 from .errors import AgentFailure, HarnessBug, ProviderError, ProviderTransient
 
-__all__ = ["AgentCalls", "AgentKind", "blame_raised", "describe"]
+__all__ = ["AGENTS_OWN", "AgentCalls", "AgentKind", "blame_malformed", "blame_raised", "describe"]
 
 T = TypeVar("T")
 
 #: ``ModelSpec.agent_kind``: whose code runs and who is behind it.
 AgentKind = Literal["builtin", "provider", "remote_agent", "external_code"]
+#: Kinds whose code is the agent author's (or whose server is): what crosses is the agent's failure.
+AGENTS_OWN = ("remote_agent", "external_code")
 #: A detail longer than this is cut (an agent's exception message is its own text, of any size).
 DETAIL_CHARS = 500
 #: ``close()`` gets at least this long, even past the watchdog, so a provider's socket is shut.
@@ -82,6 +84,13 @@ def blame_raised(kind: AgentKind, exc: BaseException, call: str) -> BaseExceptio
         if isinstance(exc, ProviderError):
             return AgentFailure("refused", f"{call}: {describe(exc)}")
     return AgentFailure("raised", f"{call}: {describe(exc)}")
+
+
+def blame_malformed(kind: AgentKind, failure: AgentFailure, what: str) -> BaseException:
+    """A check that failed on what the agent handed over: the agent's, unless the code is ours."""
+    if kind in AGENTS_OWN:
+        return failure
+    return HarnessBug(f"our {kind} agent {what}: {failure}")
 
 
 def _raise_blamed(kind: AgentKind, exc: BaseException, call: str) -> NoReturn:

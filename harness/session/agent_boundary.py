@@ -26,17 +26,14 @@ from harness.agents.realtime import (
 )
 from harness.audio.frames import AudioFrame
 
-from .agent_blame import AgentCalls, AgentKind
+from .agent_blame import AGENTS_OWN, AgentCalls, AgentKind, blame_malformed
 from .agent_event_check import EventCheck
 from .agent_limits import AGENT_LIMITS, AgentLimits
-from .errors import AgentFailure, HarnessBug, ProviderError, ProviderTransient, provider_failure
+from .errors import AgentFailure, ProviderError, ProviderTransient, provider_failure
 
 __all__ = ["AgentBoundary"]
 
 T = TypeVar("T")
-
-#: Kinds whose code is the agent author's (or whose server is): what crosses is the agent's failure.
-AGENTS_OWN = ("remote_agent", "external_code")
 
 
 def _class_attr(adapter: RealtimeAdapter, name: str, allowed: tuple[str, ...] | None, default: str) -> str:
@@ -117,6 +114,7 @@ class AgentBoundary:
         try:
             return check()
         except AgentFailure as failure:
-            if self.kind in AGENTS_OWN:
+            blamed = blame_malformed(self.kind, failure, f"{self.model_id} sent an event")
+            if blamed is failure:
                 raise
-            raise HarnessBug(f"our {self.kind} adapter {self.model_id} sent {failure}") from None
+            raise blamed from None

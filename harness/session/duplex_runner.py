@@ -134,13 +134,16 @@ async def run_duplex_session(
     acoustics: AcousticChain | None = None,
     agent_kind: AgentKind = "builtin",
     limits: AgentLimits = AGENT_LIMITS,
+    agent_failure: AgentFailure | None = None,
 ) -> DuplexSessionResult:
     """Run one voice session to its end, grade it and write its run files (when ``session_dir``).
 
     ``agent_kind`` (the model's ``ModelSpec.agent_kind``; a campaign always passes it) decides blame
     at the agent boundary; the default suits the harness's own agents, which direct callers run.
     Whatever the agent does wrong — raise, send malformed events, hang past the watchdog — ends the
-    session as its ``agent_failure``, graded and scored, never raised from here.
+    session as its ``agent_failure``, graded and scored, never raised from here. A failure given as
+    ``agent_failure`` happened before the session (its container exited): the adapter is never
+    connected, and the environment is graded as it is.
 
     Raises:
         SessionInfraError: the sandbox or the provider failed (retryable; never scored).
@@ -165,7 +168,7 @@ async def run_duplex_session(
     session = _DuplexSession(bundle, agent, env, speech, clock, bus, seed, max_turns, condition,
                              privileged=privileged, tool_latency_ms=tool_latency_ms, sandbox=sandbox,
                              observer=observer, tool_mode=tool_mode, mcp_endpoint=mcp_endpoint,
-                             acoustics=acoustics, seed_for_acoustics=seed)
+                             acoustics=acoustics, seed_for_acoustics=seed, prior_failure=agent_failure)
     try:
         result = await session.run(judge)
         if session_dir is not None:
@@ -207,6 +210,7 @@ class _DuplexSession:
         mcp_endpoint: McpEndpoint | None = None,
         acoustics: AcousticChain | None = None,
         seed_for_acoustics: int = 1,
+        prior_failure: AgentFailure | None = None,
     ) -> None:
         self.acoustics = acoustics
         self.seed = seed_for_acoustics
@@ -229,6 +233,7 @@ class _DuplexSession:
         #: The agent's failure at its boundary, and the media time it happened at.
         self.failure: AgentFailure | None = None
         self.failure_ms = 0
+        self._prior_failure = prior_failure
         self.env = env
         self.speech = speech
         self.clock = clock
@@ -288,6 +293,8 @@ class _DuplexSession:
         )
         started = False
         try:
+            if self._prior_failure is not None:
+                raise self._prior_failure
             await self.agent.connect(config)
             if self.tool_mode == "native":
                 # The agent calls the tools itself; every call is observed at the server.
