@@ -36,9 +36,17 @@ __all__ = ["AgentBoundary"]
 T = TypeVar("T")
 
 
-def _class_attr(adapter: RealtimeAdapter, name: str, allowed: tuple[str, ...] | None, default: str) -> str:
-    """A declared class attribute (``model_id``, ``clock_mode``, ``mcp_client``), or its default."""
-    value = getattr(type(adapter), name, None)
+def _declared(adapter: RealtimeAdapter, calls: AgentCalls, name: str, allowed: tuple[str, ...] | None,
+              default: str) -> str:
+    """What the adapter declares (``model_id``, ``clock_mode``, ``mcp_client``), or the default.
+
+    Read once, before the session: an agent's odd or failing declaration is replaced by the default
+    (its name by its class's), while our own adapters' failures still propagate.
+    """
+    try:
+        value = calls.sync(name, lambda: getattr(adapter, name, None))
+    except AgentFailure:
+        return default
     if type(value) is not str or (allowed is not None and value not in allowed):
         return default
     return value
@@ -57,11 +65,11 @@ class AgentBoundary:
             limits = replace(limits, audio_delta_bytes=sys.maxsize)
         self._check = EventCheck(limits)
         self._closed = False
-        self.model_id = _class_attr(adapter, "model_id", None, type(adapter).__name__)[: limits.tool_name_chars]
-        self.clock_mode: Literal["virtual", "realtime"] = _class_attr(  # type: ignore[assignment]
-            adapter, "clock_mode", ("virtual", "realtime"), "realtime")
-        self.mcp_client: Literal["agent", "provider"] = _class_attr(  # type: ignore[assignment]
-            adapter, "mcp_client", ("agent", "provider"), "agent")
+        self.model_id = _declared(adapter, calls, "model_id", None, type(adapter).__name__)[: limits.tool_name_chars]
+        self.clock_mode: Literal["virtual", "realtime"] = _declared(  # type: ignore[assignment]
+            adapter, calls, "clock_mode", ("virtual", "realtime"), "realtime")
+        self.mcp_client: Literal["agent", "provider"] = _declared(  # type: ignore[assignment]
+            adapter, calls, "mcp_client", ("agent", "provider"), "agent")
         #: Playback reports are built only for an adapter that reads them (the base hook ignores them).
         self.reports_playback = getattr(type(adapter), "playback", None) is not RealtimeAdapter.playback
 
