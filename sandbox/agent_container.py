@@ -199,6 +199,9 @@ def _create_and_start(
         container.reload()
         t2 = time.monotonic()
         launch.timings.update(create_s=round(t1 - t0, 4), start_s=round(t2 - t1, 4))
+        if container.status not in ("created", "running"):  # it died at once (before it had an address)
+            raise AgentContainerFailed(f"agent container {launch.name} ({config.image}) exited while starting: "
+                                       f"{_exit_reason(client, launch)}")
         networks = container.attrs["NetworkSettings"]["Networks"]
         if len(networks) != 1:
             raise SandboxUnavailableError(f"agent container {launch.name} is on {sorted(networks)}, not its session network alone")

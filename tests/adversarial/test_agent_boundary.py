@@ -349,7 +349,7 @@ async def test_an_agent_container_that_exits_before_it_listens_is_scored_as_exit
     runner = _container_runner(monkeypatch, AgentContainerFailed("agent container exited while starting: exit code 3"))
     record = await runner(CampaignCell(rep=1, task_id=TASK_ID), tmp_path)
     assert record.error is None and record.pts == 0 and record.outcome == "FAILURE"
-    assert record.agent_failure["kind"] == "exited" and "exit code 3" in record.agent_failure["detail"]
+    assert record.agent_failure["kind"] == "exited" and "exited while starting" in record.agent_failure["detail"]
 
 
 async def test_a_missing_agent_image_still_stops_the_campaign(monkeypatch, tmp_path):
@@ -385,3 +385,25 @@ def test_the_cli_scores_a_hostile_adapter_and_writes_its_result(tmp_path, adapte
     assert record.pts == 0 and record.error is None
     assert record.agent_failure["kind"] == "raised" and record.agent_failure["detail"].startswith(detail)
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.docker
+async def test_a_real_agent_container_that_exits_before_it_listens_is_scored_and_never_retried(docker_engine, tmp_path):
+    import io
+
+    from tests.security.attacker.image import ATTACKER_REPOSITORY, _build, build_attacker
+    from tests.security.attacker.sessions import native_campaign, short_task
+
+    dockerfile = (f"FROM {build_attacker(docker_engine)}\nLABEL org.apex-voice.test=exits-at-once\n"
+                  'ENTRYPOINT ["/no-such-agent"]\nCMD []\n')  # it exits at once: nothing to run
+    tag = f"{ATTACKER_REPOSITORY}:exits-at-once"
+    image = _build(docker_engine, tag, fileobj=io.BytesIO(dockerfile.encode()))
+    try:
+        result = await native_campaign(image, short_task(tmp_path, 4), tmp_path / "runs", max_attempts=3)
+    finally:
+        docker_engine.images.remove(tag, noprune=False)  # this test's own image only
+    (outcome,) = result.outcomes
+    assert outcome.status == "ran" and outcome.attempts == 1  # retries were left; none was taken
+    record = outcome.record
+    assert record is not None and record.error is None and record.pts == 0
+    assert record.agent_failure["kind"] == "exited" and "exited while starting" in record.agent_failure["detail"]
