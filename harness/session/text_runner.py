@@ -220,8 +220,8 @@ class _TextSession:
         the results until it stops calling tools. Returns the last reply and its unseen results."""
         for _ in range(MAX_TOOL_ROUNDS):
             self.calls.check("the text session")
-            reply = await self.calls.wait("act", lambda: self.agent.act(view))
-            reply = self._checked(lambda: _checked_turn(reply, self.limits))
+            answer = await self.calls.wait("act", lambda view=view: self.agent.act(view))
+            reply = self._checked(lambda: _checked_turn(answer, self.limits))  # noqa: B023 - called at once
             if reply.text:
                 self.effects.hear_text(reply.text, self.media_ms, activity)
             results = []

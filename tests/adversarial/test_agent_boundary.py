@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from harness.agents.oracle_voice import OracleVoiceAgent
 from harness.agents.realtime import (
     AdapterError,
     AdapterInfo,
