@@ -35,7 +35,7 @@ import docker
 import docker.errors
 
 from .backend import SandboxEnvironment
-from .errors import AgentImageError, SandboxUnavailableError
+from .errors import AgentImageError, AgentStartFailed, SandboxUnavailableError
 from .hardening import ContainerLimits, hardened_create_options
 from .labels import session_labels
 from .readiness import wait_until_ready
@@ -131,8 +131,9 @@ async def start_agent_container(
 
     Raises:
         SandboxUnavailableError: the sandbox is not a docker one, or the container could not be
-            created, exited while starting or never accepted a connection.
+            created or started.
         AgentImageError: the image is not on the engine.
+        AgentStartFailed: the container exited, or never accepted a connection, once started.
     """
     network_id = sandbox.metadata.get("network_id")
     if sandbox.backend != "docker" or not network_id:
@@ -148,12 +149,15 @@ async def start_agent_container(
     try:
         await asyncio.shield(asyncio.wrap_future(creating))
         assert launch.address is not None and launch.container_id is not None
-        ready_s = await wait_until_ready(
-            lambda: _accepts(launch.address or "", config.port),
-            timeout_s=config.ready_timeout_s,
-            exit_reason=lambda: asyncio.wrap_future(_pool.submit(_exit_reason, engine, launch)),
-            what=f"agent container {launch.name} ({config.image})",
-        )
+        try:
+            ready_s = await wait_until_ready(
+                lambda: _accepts(launch.address or "", config.port),
+                timeout_s=config.ready_timeout_s,
+                exit_reason=lambda: asyncio.wrap_future(_pool.submit(_exit_reason, engine, launch)),
+                what=f"agent container {launch.name} ({config.image})",
+            )
+        except SandboxUnavailableError as exc:  # it was created and started: what it did is its own
+            raise AgentStartFailed(str(exc)) from exc
         launch.timings["ready_s"] = round(ready_s, 4)
         launch.timings["start_to_ready_s"] = round(time.monotonic() - started, 4)
         yield AgentContainer(
@@ -202,6 +206,9 @@ def _create_and_start(
         container.reload()
         t2 = time.monotonic()
         launch.timings.update(create_s=round(t1 - t0, 4), start_s=round(t2 - t1, 4))
+        if container.status not in ("created", "running"):  # it died at once (before it had an address)
+            raise AgentStartFailed(f"agent container {launch.name} ({config.image}) exited while starting: "
+                                       f"{_exit_reason(client, launch)}")
         networks = container.attrs["NetworkSettings"]["Networks"]
         if len(networks) != 1:
             raise SandboxUnavailableError(f"agent container {launch.name} is on {sorted(networks)}, not its session network alone")

@@ -7,7 +7,7 @@ harness bug and must surface loudly instead of being retried.
 
 from __future__ import annotations
 
-__all__ = ["AgentImageError", "ControlRequestError", "SandboxUnavailableError"]
+__all__ = ["AgentStartFailed", "AgentImageError", "ControlRequestError", "SandboxUnavailableError"]
 
 
 class SandboxUnavailableError(RuntimeError):
@@ -26,3 +26,13 @@ class ControlRequestError(RuntimeError):
 class AgentImageError(SandboxUnavailableError):
     """An agent container's image is not on the engine and cannot be built here: no session of
     this model can start, so the campaign stops and names the image."""
+
+
+class AgentStartFailed(SandboxUnavailableError):
+    """An agent's container or adapter host process started but exited, or never listened, before
+    its session could open.
+
+    The container (or the hosted adapter) *is* the agent under test, so a session that runs it
+    scores this as the agent's own failure (``exited``); a subclass of :class:`SandboxUnavailableError` only so that code
+    which does not look closer still sees a container that did not come up.
+    """

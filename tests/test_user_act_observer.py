@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tests.conftest import TOY_FORM, TOY_INTERVIEW
-from test_user_parts import read_user_side
 
 from harness.tasks.models import ObserverSpec
 from harness.user.act_observer import ActObserver, ObservedAct
+from tests.conftest import TOY_FORM, TOY_INTERVIEW
+from tests.test_user_parts import read_user_side
 
 
 def _observer(task_dir) -> ActObserver:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tests.conftest import TOY_FORM
-from test_user_parts import read_user_side
 
 from harness.tasks.models import EventProgram
 from harness.user.event_engine import EventEngine
+from tests.conftest import TOY_FORM
+from tests.test_user_parts import read_user_side
 
 QUIET = {"act_keys": [], "tool_calls": [], "artifact_mutations": [], "commit_attempts": []}
 

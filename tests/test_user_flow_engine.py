@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from tests.conftest import TOY_FORM
-from test_user_parts import read_user_side
 
 from harness.tasks.models import FlowSpec, UserState
 from harness.user.flow_engine import Observation, UserFlowEngine
 from harness.user.user_state_manager import UserStateManager
+from tests.conftest import TOY_FORM
+from tests.test_user_parts import read_user_side
 
 
 def _toy_form_engine() -> tuple[UserFlowEngine, UserStateManager]:

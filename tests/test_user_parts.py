@@ -12,7 +12,6 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-from tests.conftest import TOY_FORM, TOY_INTERVIEW, require_reference_fixtures
 
 from harness.tasks.models import (
     Condition,
@@ -29,6 +28,7 @@ from harness.user.realization import select_variant
 from harness.user.realization_compiler import compile_bank
 from harness.user.simulator import SimulatedUser
 from harness.user.stable_hash import scenario_id, stable_choice, stable_int, stable_key
+from tests.conftest import TOY_FORM, TOY_INTERVIEW, require_reference_fixtures
 
 
 def _yaml(path: Path) -> dict:

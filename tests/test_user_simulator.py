@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import yaml
-from tests.conftest import TOY_FORM, TOY_INTERVIEW
-from test_user_parts import read_user_side
 
 from harness.tasks.models import Condition, EventProgram, ReferencePolicy
 from harness.user.flow_engine import Observation
 from harness.user.recovery import RecoveryMove
 from harness.user.simulator import SimulatedUser
+from tests.conftest import TOY_FORM, TOY_INTERVIEW
+from tests.test_user_parts import read_user_side
 
 # What the toy form's environment answers to the oracle's tool calls (only the shape the user reads).
 TOOL_RESULTS = {

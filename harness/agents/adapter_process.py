@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.child_env import child_environment, source_root
-from sandbox.errors import SandboxUnavailableError
+from sandbox.errors import AgentStartFailed, SandboxUnavailableError
 from sandbox.image_build import ADAPTER_HOST_SOURCES
 from sandbox.project_sources import snapshot_paths
 from sandbox.session_files import owned_temp_dir
@@ -148,8 +148,9 @@ async def start_adapter_process(target: str, *, env: Mapping[str, str] | None = 
 
     Raises:
         AdapterLoadError: the adapter's package cannot be found.
-        SandboxUnavailableError: the child could not be started, exited before it listened, or
-            did not listen in time (the message carries the end of its log).
+        SandboxUnavailableError: the child could not be started (ours: infrastructure).
+        AgentStartFailed: the child exited before it listened, or did not listen in time (the
+            hosted adapter's doing: the agent's failure; the message carries the end of its log).
     """
     stack = ExitStack()
     started = time.monotonic()
@@ -157,18 +158,19 @@ async def start_adapter_process(target: str, *, env: Mapping[str, str] | None = 
     log_path = tree.root / "adapter.log"
     process: asyncio.subprocess.Process | None = None
     try:
-        with log_path.open("ab") as log:
-            process = await asyncio.create_subprocess_exec(
-                *host_command(target, "--host", "127.0.0.1", "--port", "0", "--exit-with-stdin", python=python),
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=log, cwd=tree.home,
-                env=child_environment(home=tree.home, python_path=tree.python_path, extra=env),
-                start_new_session=True,
-            )  # fmt: skip
+        try:
+            with log_path.open("ab") as log:
+                process = await asyncio.create_subprocess_exec(
+                    *host_command(target, "--host", "127.0.0.1", "--port", "0", "--exit-with-stdin", python=python),
+                    stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=log, cwd=tree.home,
+                    env=child_environment(home=tree.home, python_path=tree.python_path, extra=env),
+                    start_new_session=True,
+                )  # fmt: skip
+        except OSError as exc:  # only the start is ours to blame; the session inside is not wrapped
+            raise SandboxUnavailableError(f"cannot start the host of adapter {target!r}: {exc}") from exc
         url = await _announced_url(process, ready_timeout_s, log_path, target)
         ready_s = round(time.monotonic() - started, 4)
         yield AdapterProcess(url=url, pid=process.pid, timings={"start_to_ready_s": ready_s})
-    except OSError as exc:
-        raise SandboxUnavailableError(f"cannot start the host of adapter {target!r}: {exc}") from exc
     finally:
         try:
             if process is not None:
@@ -183,13 +185,13 @@ async def _announced_url(process: asyncio.subprocess.Process, timeout_s: float, 
     try:
         line = await asyncio.wait_for(process.stdout.readline(), timeout_s)
     except TimeoutError:
-        raise SandboxUnavailableError(f"the host of adapter {target!r} did not listen within {timeout_s:.0f} s: "
+        raise AgentStartFailed(f"the host of adapter {target!r} did not listen within {timeout_s:.0f} s: "
                                       f"{await _log_tail(log_path)}") from None
     try:
         return str(json.loads(line)["url"])
     except (ValueError, KeyError, TypeError):
         code = await process.wait() if not line else None
-        raise SandboxUnavailableError(f"the host of adapter {target!r} exited while starting (exit code {code}): "
+        raise AgentStartFailed(f"the host of adapter {target!r} exited while starting (exit code {code}): "
                                       f"{await _log_tail(log_path)}") from None
 
 

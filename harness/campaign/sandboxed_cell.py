@@ -21,7 +21,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from harness.events import EventBus
 from harness.results.result_record import ResultRecord
 from harness.results.session_record import record_from_session
 from harness.session.duplex_runner import run_duplex_session
+from harness.session.errors import AgentFailure
 from harness.session.mcp_environment import McpEnvironment
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.checksums import ChecksumManifest
@@ -48,7 +49,7 @@ from sandbox.agent_container import (
     start_agent_container,
 )
 from sandbox.backend import SandboxBackend, SandboxEnvironment
-from sandbox.errors import AgentImageError
+from sandbox.errors import AgentImageError, AgentStartFailed
 from sandbox.session_files import owned_temp_dir
 
 from .campaign import CampaignCell
@@ -115,13 +116,15 @@ class SandboxedCellRunner:
                 self.agent_container(sandbox_env) as agent,
                 self.agent_process() as hosted,
             ):
-                if agent is not None:
+                if isinstance(agent, AgentContainer):
                     sandbox_env.metadata["agent_container"] = agent.metadata()
-                if hosted is not None:
+                if hosted is not None and not isinstance(hosted, AgentFailure):
                     sandbox_env.metadata["agent_process"] = hosted.metadata()
                 sandbox = {"backend": sandbox_env.backend, **sandbox_env.metadata}
+                failed = next((a for a in (agent, hosted) if isinstance(a, AgentFailure)), None)
                 async with McpEnvironment(sandbox_env) as env:
-                    session = await self.run_session(cell, bundle, env, rep_dir / run_id, run_id, sandbox_env)
+                    session = await self.run_session(cell, bundle, env, rep_dir / run_id, run_id, sandbox_env,
+                                                     agent_failure=failed)
         return self.record(session, cell, wall_s=time.monotonic() - started, sandbox=sandbox)
 
     @property
@@ -139,16 +142,32 @@ class SandboxedCellRunner:
 
     @asynccontextmanager
     async def agent_process(self) -> AsyncIterator[Any]:
-        """The session's adapter host process (a hosted adapter, no docker sandbox), else ``None``."""
+        """The session's adapter host process (a hosted adapter, no docker sandbox), else ``None``.
+
+        A host that exits or never listens is the hosted adapter's failure (``exited``), yielded
+        for the session to grade and score, as an agent container's is.
+        """
         if self.model.hosted_adapter is None or self.runs_in_container:
             yield None
             return
-        async with start_adapter_process(self.model.hosted_adapter, env=self.adapter_env) as hosted:
+        async with AsyncExitStack() as stack:
+            try:
+                hosted: Any = await stack.enter_async_context(
+                    start_adapter_process(self.model.hosted_adapter, env=self.adapter_env))
+            except AgentStartFailed as exc:
+                hosted = AgentFailure("exited", str(exc))
             yield hosted
 
     @asynccontextmanager
-    async def agent_container(self, sandbox_env: SandboxEnvironment) -> AsyncIterator[AgentContainer | None]:
-        """The session's agent container when the model runs from its image, else ``None``."""
+    async def agent_container(
+        self, sandbox_env: SandboxEnvironment
+    ) -> AsyncIterator[AgentContainer | AgentFailure | None]:
+        """The session's agent container when the model runs from its image, else ``None``.
+
+        An agent's container that exits or never listens once started is the agent's failure
+        (``exited``), yielded for the session to grade the untouched environment and score; never
+        retried. The harness's own agent image (the native oracle) failing so stays the sandbox's.
+        """
         if not self.runs_in_container:
             if self.model.container_only:
                 raise AgentImageError(f"{self.model.key} runs only in a container: use --sandbox docker")
@@ -164,7 +183,14 @@ class SandboxedCellRunner:
         if self.model.hosted_adapter is not None:
             config = hosted_container_config(self.model.hosted_adapter, config, task_dirs=self.task_dirs.values(),
                                              environment=self.adapter_env)
-        async with start_agent_container(sandbox_env, config) as agent:
+        async with AsyncExitStack() as stack:
+            try:
+                agent: AgentContainer | AgentFailure = await stack.enter_async_context(
+                    start_agent_container(sandbox_env, config))
+            except AgentStartFailed as exc:
+                if self.model.agent_kind == "builtin":
+                    raise
+                agent = AgentFailure("exited", str(exc))
             yield agent
 
     def create_adapter(self, sandbox_env: SandboxEnvironment) -> RealtimeAdapter:
@@ -182,8 +208,14 @@ class SandboxedCellRunner:
         session_dir: Path,
         run_id: str,
         sandbox_env: SandboxEnvironment,
+        *,
+        agent_failure: AgentFailure | None = None,
     ) -> Any:
-        """One session against the cell's sandboxed environment (voice here; C0 overrides it)."""
+        """One session against the cell's sandboxed environment (voice here; C0 overrides it).
+
+        ``agent_failure``: the agent already failed before its session could open; the session
+        records it and grades the environment as it is.
+        """
         return await run_duplex_session(
             bundle,
             self.create_adapter(sandbox_env),
@@ -203,6 +235,8 @@ class SandboxedCellRunner:
             tool_mode=self.tool_mode,
             mcp_endpoint=native_endpoint(sandbox_env, self.mcp_public_url) if self.tool_mode == "native" else None,
             on_bus=(lambda bus: self.on_session(cell, bus)) if self.on_session else None,
+            agent_kind=self.model.agent_kind,
+            agent_failure=agent_failure,
         )
 
     def record(self, session: Any, cell: CampaignCell, *, wall_s: float, sandbox: dict[str, Any]) -> ResultRecord:

@@ -14,6 +14,7 @@ from typing import Any
 from harness.agents.registry import ModelSpec
 from harness.agents.text_agents import NoOpAgent, ScriptedAgent, TextAgent
 from harness.results.result_record import ResultRecord
+from harness.session.errors import AgentFailure
 from harness.session.mcp_environment import McpEnvironment
 from harness.session.text_runner import TextSessionResult, run_text_session
 from harness.tasks.bundle import TaskBundle
@@ -64,19 +65,14 @@ class TextCellRunner(SandboxedCellRunner):
         session_dir: Path,
         run_id: str,
         sandbox_env: SandboxEnvironment,
+        *,
+        agent_failure: AgentFailure | None = None,
     ) -> TextSessionResult:
         agent = text_agent_for(self.model, bundle)
-        try:
-            session = await run_text_session(
-                bundle, agent, env, run_dir=session_dir.parent, judge=self.judge, seed=self.seed, run_id=run_id
-            )
-        finally:
-            close = getattr(agent, "aclose", None)
-            if close is not None:
-                await close()
-        metadata = getattr(agent, "metadata", None)
-        session.adapter_meta = {"model_id": agent.model_id, **(metadata() if metadata else {})}
-        return session
+        # The session closes the agent and takes its metadata, through the agent boundary. (C0 agents
+        # never run from an image, so ``agent_failure`` is never given here.)
+        return await run_text_session(bundle, agent, env, run_dir=session_dir.parent, judge=self.judge,
+                                      seed=self.seed, run_id=run_id, agent_kind=self.model.agent_kind)
 
     def record(
         self, session: TextSessionResult, cell: CampaignCell, *, wall_s: float, sandbox: dict[str, Any]
@@ -100,4 +96,5 @@ class TextCellRunner(SandboxedCellRunner):
             agent_isolation=self.agent_isolation,
             adapter=dict(session.adapter_meta),
             explain=session.grade.explain(),
+            agent_failure=session.agent_failure,
         )

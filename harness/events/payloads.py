@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from harness.session.errors import AgentFailureKind
+
 from .types import EventType
 
 __all__ = ["PAYLOADS", "validate_payload"]
@@ -272,6 +274,13 @@ class SpeechAgreement(_Payload):
     verdict: Literal["speech", "no_audio", "no_words", "not_speech", "cut", "too_fast"]
 
 
+class AgentFailurePayload(_Payload):
+    """The agent under test failed at its boundary (``AgentFailureKind``): the session is still graded."""
+
+    kind: AgentFailureKind
+    detail: str
+
+
 PAYLOADS: dict[EventType, type[_Payload]] = {
     EventType.RUN_START: RunStart,
     EventType.USER_STATE_TRANSITION: UserStateTransition,
@@ -302,6 +311,7 @@ PAYLOADS: dict[EventType, type[_Payload]] = {
     EventType.ADAPTER_INFO: AdapterInfo,
     EventType.HARNESS_ERROR: HarnessError,
     EventType.SPEECH_AGREEMENT: SpeechAgreement,
+    EventType.AGENT_FAILURE: AgentFailurePayload,
 }
 
 

@@ -50,6 +50,7 @@ class EventType(str, Enum):
     ADAPTER_INFO = "ADAPTER_INFO"
     HARNESS_ERROR = "HARNESS_ERROR"
     SPEECH_AGREEMENT = "SPEECH_AGREEMENT"
+    AGENT_FAILURE = "AGENT_FAILURE"
 
 
 Actor = str  # "user" | "agent" | "environment" | "harness"

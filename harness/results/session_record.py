@@ -68,6 +68,7 @@ def record_from_session(
         usage=_usage(session.usage),
         cost_usd=_cost(adapter.get("provider_model") or adapter.get("model"), session),
         speech_agreement=speech_agreement(events),
+        agent_failure=session.agent_failure,
     )
 
 

@@ -60,6 +60,9 @@ from harness.user.recovery import RecoveryMove
 from harness.user.simulator import SimulatedUser
 from mcp_servers.records import EnvironmentSnapshot, ToolCallRecord
 
+from .agent_blame import AgentCalls, AgentKind
+from .agent_boundary import AgentBoundary
+from .agent_limits import AGENT_LIMITS, AgentLimits
 from .agent_speech import AgentSpeechMeter, SpeechSegment
 from .audio_levels import LevelMeter
 from .channels import AgentChannel, AgentResponse, UserChannel, UserUtterance
@@ -67,7 +70,7 @@ from .clocks import MediaClock, make_clock
 from .deferred import DeferredWork
 from .duplex_delivery import CONTINUE_ACTIONS, OVERLAY_FLOOR_ACTIONS, DeliveryTracker, overlay_events
 from .environment_port import EnvironmentPort
-from .errors import ProviderError, SessionInfraError, provider_failure
+from .errors import AgentFailure, ProviderError, SessionInfraError
 from .heard_speech import HeardSlice, HeardSpeech
 from .session_effects import AgentActivity, SessionEffects
 
@@ -105,6 +108,8 @@ class DuplexSessionResult:
     adapter_meta: dict[str, Any] = field(default_factory=dict)
     infra_errors: list[str] = field(default_factory=list)
     usage: list[dict[str, Any]] = field(default_factory=list)
+    #: How the agent failed at its boundary (``{"kind", "detail", "media_ms"}``); the run is scored.
+    agent_failure: dict[str, Any] | None = None
 
 
 async def run_duplex_session(
@@ -128,8 +133,18 @@ async def run_duplex_session(
     tool_mode: str = "bridge",
     mcp_endpoint: McpEndpoint | None = None,
     acoustics: AcousticChain | None = None,
+    agent_kind: AgentKind = "builtin",
+    limits: AgentLimits = AGENT_LIMITS,
+    agent_failure: AgentFailure | None = None,
 ) -> DuplexSessionResult:
     """Run one voice session to its end, grade it and write its run files (when ``session_dir``).
+
+    ``agent_kind`` (the model's ``ModelSpec.agent_kind``; a campaign always passes it) decides blame
+    at the agent boundary; the default suits the harness's own agents, which direct callers run.
+    Whatever the agent does wrong — raise, send malformed events, hang past the watchdog — ends the
+    session as its ``agent_failure``, graded and scored, never raised from here. A failure given as
+    ``agent_failure`` happened before the session (its container exited): the adapter is never
+    connected, and the environment is graded as it is.
 
     Raises:
         SessionInfraError: the sandbox or the provider failed (retryable; never scored).
@@ -141,18 +156,20 @@ async def run_duplex_session(
         raise ValueError(f"unknown voice condition {condition!r}; expected one of {', '.join(VOICE_CONDITIONS)}")
     if (condition == "C3") != (acoustics is not None):
         raise ValueError("condition C3 and an acoustics chain go together (C3 needs one; C1/C2 take none)")
+    # The watchdog starts with the session: set-up and the conversation both count, grading does not.
+    agent = AgentBoundary(adapter, AgentCalls.for_session(agent_kind, bundle.task.time_budget_s, limits), limits)
     # In-process agents run on the virtual clock (deterministic, fast); live providers on wall time.
-    clock = clock or make_clock(adapter.clock_mode)
+    clock = clock or make_clock(agent.clock_mode)
     run_id = run_id or uuid.uuid4().hex[:12]
     bus = EventBus(run_id=run_id, task_version=bundle.task.version, condition=condition, wall_clock_ns=clock.wall_ns)
     if session_dir is not None:
         JsonlEventWriter(session_dir / EVENTS_FILE).attach(bus)
     if on_bus is not None:
         on_bus(bus)  # a live consumer (the TUI) subscribes before the first event
-    session = _DuplexSession(bundle, adapter, env, speech, clock, bus, seed, max_turns, condition,
+    session = _DuplexSession(bundle, agent, env, speech, clock, bus, seed, max_turns, condition,
                              privileged=privileged, tool_latency_ms=tool_latency_ms, sandbox=sandbox,
                              observer=observer, tool_mode=tool_mode, mcp_endpoint=mcp_endpoint,
-                             acoustics=acoustics, seed_for_acoustics=seed)
+                             acoustics=acoustics, seed_for_acoustics=seed, prior_failure=agent_failure)
     try:
         result = await session.run(judge)
         if session_dir is not None:
@@ -170,14 +187,14 @@ async def run_duplex_session(
     finally:
         await session.work.aclose()
         bus.close()
-        await adapter.close()
+        await agent.close()  # once: a session that finished closed it before grading
 
 
 class _DuplexSession:
     def __init__(
         self,
         bundle: TaskBundle,
-        adapter: RealtimeAdapter,
+        agent: AgentBoundary,
         env: EnvironmentPort,
         speech: SpeechSource,
         clock: MediaClock,
@@ -194,6 +211,7 @@ class _DuplexSession:
         mcp_endpoint: McpEndpoint | None = None,
         acoustics: AcousticChain | None = None,
         seed_for_acoustics: int = 1,
+        prior_failure: AgentFailure | None = None,
     ) -> None:
         self.acoustics = acoustics
         self.seed = seed_for_acoustics
@@ -205,14 +223,18 @@ class _DuplexSession:
         self.observer = observer
         self.tool_mode = tool_mode
         self.mcp_endpoint = mcp_endpoint
+        # ``tool_path`` reads only the adapter class's ``mcp_client``, which the boundary carries.
+        self.tool_path = tool_path(tool_mode, agent)  # type: ignore[arg-type]
         self._observed: asyncio.Queue[ToolCallRecord] = asyncio.Queue()
         self._observed_total = 0
         self._latest_call = -1
         self._last_media_push = -MEDIA_TIME_PUSH_MS
         self.bundle = bundle
-        self.adapter = adapter
-        # Playback reports are built only for an adapter that reads them (the base hook ignores them).
-        self._reports_playback = type(adapter).playback is not RealtimeAdapter.playback
+        self.agent = agent
+        #: The agent's failure at its boundary, and the media time it happened at.
+        self.failure: AgentFailure | None = None
+        self.failure_ms = 0
+        self._prior_failure = prior_failure
         self.env = env
         self.speech = speech
         self.clock = clock
@@ -272,16 +294,35 @@ class _DuplexSession:
             tool_mode=self.tool_mode,  # type: ignore[arg-type]
             mcp=self.mcp_endpoint if self.tool_mode == "native" else None,
         )
-        await self.adapter.connect(config)
-        if self.tool_mode == "native":
-            # The agent calls the tools itself; every call is observed at the server.
-            self.work.submit("native-calls", self._follow_calls(), due_ms=10**12, deliver=_ignore)
-        self.clips = await self.speech.prepare(self.user.speakable_texts())
-        if self.acoustics is not None:
-            # C3: every clip through the seeded degradations, once, before the clock (same samples on a rerun).
-            self.clips = await asyncio.to_thread(self.acoustics.degrade_clips, self.clips, seed=self.seed)
-        # Media time starts now that the agent is connected and every clip is ready: a slow connect
-        # must not be followed by a burst of frames catching up with the wall.
+        started = False
+        try:
+            if self._prior_failure is not None:
+                raise self._prior_failure
+            await self.agent.connect(config)
+            if self.tool_mode == "native":
+                # The agent calls the tools itself; every call is observed at the server.
+                self.work.submit("native-calls", self._follow_calls(), due_ms=10**12, deliver=_ignore)
+            self.clips = await self.speech.prepare(self.user.speakable_texts())
+            if self.acoustics is not None:
+                # C3: every clip through the seeded degradations, once, before the clock (same samples on a rerun).
+                self.clips = await asyncio.to_thread(self.acoustics.degrade_clips, self.clips, seed=self.seed)
+            # Media time starts now that the agent is connected and every clip is ready: a slow connect
+            # must not be followed by a burst of frames catching up with the wall.
+            self._start(config)
+            started = True
+            await self._user_turn(0)
+            while self.end_reason is None:
+                # The loop's own watch: an agent that keeps it busy without media advancing is hung too.
+                self.agent.calls.check("the session loop")
+                await self._tick(self.clock.media_ms)
+                await self.clock.advance()
+        except AgentFailure as failure:
+            if not started:  # it failed while connecting: the run still starts, to be graded
+                self._start(config)
+            self._agent_failed(failure)
+        return await self._finish(judge)
+
+    def _start(self, config: SessionConfig) -> None:
         self.clock.start()
         self.log.emit(
             EventType.RUN_START,
@@ -289,13 +330,13 @@ class _DuplexSession:
             0,
             {
                 "task_id": self.bundle.task_id,
-                "model_id": self.adapter.model_id,
+                "model_id": self.agent.model_id,
                 "condition": self.condition,
                 "clock": self.clock.kind,
                 "user_audio": _speech_name(self.speech),
                 "schema_version": SCHEMA_VERSION,
                 "tool_mode": config.tool_mode,
-                "tool_path": tool_path(self.tool_mode, self.adapter),
+                "tool_path": self.tool_path,
                 "tool_latency_ms": self.tool_latency_ms,
                 "privileged": self.privileged,
                 "observer": self._observer_name,
@@ -306,11 +347,18 @@ class _DuplexSession:
             info = dict(self.sandbox)
             self.log.emit(EventType.SANDBOX_STARTED, "harness", 0,
                           {"backend": str(info.pop("backend", "unknown")), "metadata": info})
-        await self._user_turn(0)
-        while self.end_reason is None:
-            await self._tick(self.clock.media_ms)
-            await self.clock.advance()
-        return await self._finish(judge)
+
+    def _agent_failed(self, failure: AgentFailure) -> None:
+        """The agent failed at its boundary: it is heard no more, and the session ends to be graded.
+
+        The first failure is the one recorded; a later one (its close, say) only adds to the log.
+        """
+        t = self.clock.media_ms
+        self.log.emit(EventType.AGENT_FAILURE, "agent", t, {"kind": failure.kind, "detail": failure.detail})
+        if self.failure is None:
+            self.failure, self.failure_ms = failure, t
+        if self.end_reason is None:
+            self.end_reason = "agent_failure"
 
     # -- one frame -----------------------------------------------------------------------------
 
@@ -322,7 +370,7 @@ class _DuplexSession:
             # The server stamps calls it receives with the media time the harness last pushed.
             self._last_media_push = t
             self.work.submit("media-time", self.env.set_media_time(t), due_ms=t, deliver=_ignore)
-        await self.adapter.send_audio(AudioFrame(user_pcm, t))
+        await self.agent.send_audio(AudioFrame(user_pcm, t))
         await self._pump(t)
         agent_pcm, played = self.agent_channel.next_frame()
         await self._agent_played(played, agent_pcm, t)
@@ -351,7 +399,8 @@ class _DuplexSession:
         A delivered tool result can make an in-process agent answer at once, so both are repeated.
         """
         while True:
-            events = self.adapter.poll_events()
+            self.agent.calls.check("the agent's events")  # an agent that never stops sending is hung
+            events = self.agent.poll_events()
             for event in events:
                 await self._agent_event(event, t)
             before = len(self.log.events)
@@ -447,10 +496,10 @@ class _DuplexSession:
         wall_ms = (self.clock.wall_ns() - wall_start) / 1e6 if self.clock.kind == "realtime" else None
         await self._took_effect(record, t, call_id=event.call_id, called_at=called_at, wall_ms=wall_ms,
                                 cancelled=cancelled)
-        if cancelled:
-            return  # the provider withdrew the call: its result is logged, not sent
+        if cancelled or self.failure is not None:
+            return  # withdrawn, or the agent failed: the result is logged, not sent
         self.awaiting_followup_since = t
-        await self.adapter.send_tool_result(ToolResult(event.call_id, record.name, record.output, not record.ok))
+        await self.agent.send_tool_result(ToolResult(event.call_id, record.name, record.output, not record.ok))
 
     async def _follow_calls(self) -> None:
         async for record in self.env.follow_calls():
@@ -621,8 +670,7 @@ class _DuplexSession:
         self.infra_errors.append(event.message)
         self.log.emit(EventType.INFRA_FAILURE, "agent", t,
                       {"error": event.message, "kind": event.kind, "transient": event.transient})
-        failure = provider_failure(f"provider error ({event.kind}): {event.message}", event.kind,
-                                   retry_after_s=event.retry_after_s)
+        failure = self.agent.adapter_error(event)  # blamed by where it came from (agent_boundary)
         if failure is not None:
             raise failure
 
@@ -657,10 +705,10 @@ class _DuplexSession:
         for heard in self.hearing.played(pcm, [(r.response_id, item, n) for r, item, n in played]):
             await self._observe_streaming(heard, t)
         await self._hear_over(self.hearing.over(), t)
-        if self._reports_playback:
+        if self.agent.reports_playback:
             for response, item_id, _ in played:
                 played_ms = samples_to_ms(self.agent_channel.played_by_item[(response.response_id, item_id)])
-                self.adapter.playback(PlaybackReport(response.response_id, item_id, played_ms))
+                self.agent.playback(PlaybackReport(response.response_id, item_id, played_ms))
         if played:
             self.last_agent_audio_ms = t + FRAME_MS
         playing = played[0][0].response_id if played else None
@@ -885,17 +933,24 @@ class _DuplexSession:
 
     async def _finish(self, judge: Any) -> DuplexSessionResult:
         t = self.clock.media_ms
-        if self.tool_mode == "native":
-            await self._catch_up_with_server(t)
-        await self.work.settle(t)  # results that are ready still land; anything later is cut
+        try:
+            if self.tool_mode == "native":
+                await self._catch_up_with_server(t)
+            await self.work.settle(t)  # results that are ready still land; anything later is cut
+        except AgentFailure as failure:  # it failed taking a result: the rest land without it
+            self._agent_failed(failure)
+            await self.work.settle(t)
         await self.work.aclose()
         closed = self.agent_speech.close()
         if closed is not None:
             self._segment_ended(closed)
         await self._hear_over(self.hearing.close(), t, asr=False)
         self.deliveries.finish(t)
-        metadata = {"model_id": self.adapter.model_id, "clock": self.clock.kind, **self.adapter.metadata()}
+        metadata = {"model_id": self.agent.model_id, "clock": self.clock.kind, **self._agent_metadata()}
         self.log.emit(EventType.ADAPTER_INFO, "harness", t, {"metadata": metadata, "usage": _usage_total(self.usage)})
+        closing = await self.agent.close()  # before grading, so a failure to close is on the record
+        if closing is not None:
+            self._agent_failed(closing)
         report = await self.effects.grade(judge)
         snapshot = self.effects.last_snapshot
         outcome = "SIMULATOR_FALLBACK" if self.fallbacks else _outcome(report)
@@ -915,12 +970,22 @@ class _DuplexSession:
             session_dir=None,
             recorder=self.recorder,
             observed_act_keys=sorted(self.user.observed_act_keys),
-            adapter_meta={**metadata, "privileged": self.privileged, "tool_path": tool_path(self.tool_mode, self.adapter),
+            adapter_meta={**metadata, "privileged": self.privileged, "tool_path": self.tool_path,
                           "observer": self._observer_name,
                           **({"acoustics": self._acoustics_spec} if self.acoustics is not None else {})},
             infra_errors=self.infra_errors,
             usage=self.usage,
+            agent_failure=(None if self.failure is None else
+                           {"kind": self.failure.kind, "detail": self.failure.detail, "media_ms": self.failure_ms}),
         )
+
+    def _agent_metadata(self) -> dict[str, Any]:
+        """What the adapter says of its session; an agent that fails to say is recorded, not trusted."""
+        try:
+            return self.agent.metadata()
+        except AgentFailure as failure:
+            self._agent_failed(failure)
+            return {}
 
 
 def _outcome(report: GradeReport) -> str:

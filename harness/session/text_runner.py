@@ -5,6 +5,10 @@ text. Media time is a deterministic counter (2,000 ms per user utterance and per
 published), so two runs of the same task write the same events. An agent that works like a chat
 model (``continues_after_tools``) gets its tool results back within the same turn, up to
 ``MAX_TOOL_ROUNDS`` times, before the user speaks again.
+
+Every call into the agent goes through the same boundary policy as a voice session's
+(:mod:`.agent_blame`): what an agent author's code raises or returns malformed ends the session as
+its ``agent_failure``, graded and scored; the watchdog bounds every await.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.agents.system_prompt import agent_instructions
-from harness.agents.text_agents import AgentObservationView, AgentTurn, TextAgent
+from harness.agents.text_agents import AgentObservationView, AgentTurn, TextAgent, ToolCallRequest
 from harness.events import EVENTS_FILE, SCHEMA_VERSION, EventBus, EventType, JsonlEventWriter
 from harness.grading.judge import SemanticJudge
 from harness.grading.report import GradeReport
@@ -25,7 +29,11 @@ from harness.user.flow_engine import Observation
 from harness.user.simulator import SimulatedUser
 from mcp_servers.records import EnvironmentSnapshot
 
+from .agent_blame import AgentCalls, AgentKind, blame_malformed
+from .agent_event_check import json_copy
+from .agent_limits import AGENT_LIMITS, AgentLimits
 from .environment_port import EnvironmentPort
+from .errors import AgentFailure
 from .session_effects import AgentActivity, SessionEffects
 
 __all__ = ["TextSessionResult", "run_text_session"]
@@ -53,6 +61,8 @@ class TextSessionResult:
     observed_act_keys: set[str] = field(default_factory=set)
     #: What the agent says of its session (model, endpoint), for ``result.json``.
     adapter_meta: dict[str, Any] = field(default_factory=dict)
+    #: How the agent failed at its boundary (``{"kind", "detail", "media_ms"}``); the run is scored.
+    agent_failure: dict[str, Any] | None = None
 
 
 async def run_text_session(
@@ -64,8 +74,14 @@ async def run_text_session(
     judge: SemanticJudge | None = None,
     seed: int = 1,
     run_id: str | None = None,
+    agent_kind: AgentKind = "builtin",
+    limits: AgentLimits = AGENT_LIMITS,
 ) -> TextSessionResult:
-    """Run one C0 session to the end and grade it."""
+    """Run one C0 session to the end, close the agent (``aclose``, when it has one) and grade it.
+
+    ``agent_kind`` (the model's ``ModelSpec.agent_kind``; a campaign passes it) decides blame at the
+    agent boundary, as in a voice session; the default suits the harness's own text agents.
+    """
     run_id = run_id or uuid.uuid4().hex[:12]
     session_dir = run_dir / run_id if run_dir is not None else None
     log = EventBus(
@@ -75,16 +91,21 @@ async def run_text_session(
     )
     if session_dir is not None:
         JsonlEventWriter(session_dir / EVENTS_FILE).attach(log)
+    calls = AgentCalls.for_session(agent_kind, bundle.task.time_budget_s, limits)
     try:
-        return await _TextSession(bundle, agent, env, log, seed).run(judge, session_dir)
+        return await _TextSession(bundle, agent, env, log, seed, calls, limits).run(judge, session_dir)
     finally:
         log.close()
 
 
 class _TextSession:
-    def __init__(self, bundle: TaskBundle, agent: TextAgent, env: EnvironmentPort, log: EventBus, seed: int):
+    def __init__(self, bundle: TaskBundle, agent: TextAgent, env: EnvironmentPort, log: EventBus, seed: int,
+                 calls: AgentCalls, limits: AgentLimits):
         self.bundle = bundle
         self.agent = agent
+        self.calls = calls
+        self.limits = limits
+        self.failure: dict[str, Any] | None = None
         self.log = log
         self.user = SimulatedUser(bundle, condition="C0", seed=seed)
         self.effects = SessionEffects(bundle, env, self.user, log)
@@ -94,18 +115,74 @@ class _TextSession:
 
     async def run(self, judge: SemanticJudge | None, session_dir: Path | None) -> TextSessionResult:
         tools = await self.env.list_tools()
-        await self.agent.reset(system_prompt=agent_instructions(self.bundle.task.title), tools=tools)
+        model_id = self._model_id()
+        turns, started = 0, False
+        try:
+            await self.calls.wait("reset", lambda: self.agent.reset(
+                system_prompt=agent_instructions(self.bundle.task.title), tools=tools))
+            self._log_run_start(model_id)
+            started = True
+            turns = await self._converse(tools)
+        except AgentFailure as failure:
+            if not started:  # it failed at reset: the run still starts, to be graded
+                self._log_run_start(model_id)
+            self._agent_failed(failure)
+        metadata = await self._close_agent()
+        return await self._finish(judge, session_dir, turns, {"model_id": model_id, **metadata})
+
+    def _model_id(self) -> str:
+        """The agent's ``model_id`` as recorded; a missing or odd one is recorded as its class's name."""
+        try:
+            value = self.calls.sync("model_id", lambda: getattr(self.agent, "model_id", None))
+        except AgentFailure:
+            value = None
+        return value[: self.limits.tool_name_chars] if type(value) is str else type(self.agent).__name__
+
+    def _log_run_start(self, model_id: str) -> None:
         self.log.emit(
             EventType.RUN_START,
             "harness",
             0,
             {
                 "task_id": self.bundle.task_id,
-                "model_id": self.agent.model_id,
+                "model_id": model_id,
                 "condition": "C0",
                 "schema_version": SCHEMA_VERSION,
             },
         )
+
+    def _agent_failed(self, failure: AgentFailure) -> None:
+        """The agent failed at its boundary: the conversation is over; the first failure is recorded."""
+        self.log.emit(EventType.AGENT_FAILURE, "agent", self.media_ms, {"kind": failure.kind, "detail": failure.detail})
+        if self.failure is None:
+            self.failure = {"kind": failure.kind, "detail": failure.detail, "media_ms": self.media_ms}
+
+    async def _close_agent(self) -> dict[str, Any]:
+        """What the agent says of its session, then closed; a failure of either is recorded, never raised."""
+        metadata: dict[str, Any] = {}
+        try:
+            if getattr(self.agent, "metadata", None) is not None:
+                value = self.calls.sync("metadata", lambda: self.agent.metadata())  # type: ignore[attr-defined]
+                metadata = self._checked(lambda: json_copy(value, "metadata()", self.limits.tool_arguments_chars))
+        except AgentFailure as failure:
+            self._agent_failed(failure)
+        if getattr(self.agent, "aclose", None) is not None:
+            closing = await self.calls.close(lambda: self.agent.aclose())  # type: ignore[attr-defined]
+            if closing is not None:
+                self._agent_failed(closing)
+        return metadata
+
+    def _checked(self, check: Any) -> Any:
+        try:
+            return check()
+        except AgentFailure as failure:
+            blamed = blame_malformed(self.calls.kind, failure, "returned malformed data")
+            if blamed is failure:
+                raise
+            raise blamed from None
+
+    async def _converse(self, tools: list[dict[str, Any]]) -> int:
+        """The turns, user then agent, until the flow is done or the agent hangs up; the turns taken."""
         obs = Observation()
         previous_results: list[dict[str, Any]] = []
         turns = 0
@@ -134,7 +211,7 @@ class _TextSession:
             obs = activity.observation(self.media_ms, self.user.repetition_counts)
             if reply.end_call:
                 break
-        return await self._finish(judge, session_dir, turns)
+        return turns
 
     async def _agent_turn(
         self, view: AgentObservationView, activity: AgentActivity
@@ -142,14 +219,17 @@ class _TextSession:
         """The agent's reply and its tool calls executed; a chat-style agent is asked again with
         the results until it stops calling tools. Returns the last reply and its unseen results."""
         for _ in range(MAX_TOOL_ROUNDS):
-            reply = await self.agent.act(view)
+            self.calls.check("the text session")
+            answer = await self.calls.wait("act", lambda view=view: self.agent.act(view))
+            reply = self._checked(lambda: _checked_turn(answer, self.limits))  # noqa: B023 - called at once
             if reply.text:
                 self.effects.hear_text(reply.text, self.media_ms, activity)
             results = []
             for call in reply.tool_calls:
                 record = await self.effects.call_tool(call.name, call.args, self.media_ms, activity, call_id=call.call_id)
                 results.append({"tool": record.name, "ok": record.ok, "result": record.output, "call_id": call.call_id})
-            if not (results and getattr(self.agent, "continues_after_tools", False)) or reply.end_call:
+            continues = self.calls.sync("continues_after_tools", lambda: getattr(self.agent, "continues_after_tools", False))
+            if not (results and continues is True) or reply.end_call:
                 return reply, results
             view = AgentObservationView(
                 user_text="", tool_results=results, available_tools=view.available_tools, turn_index=view.turn_index
@@ -182,7 +262,8 @@ class _TextSession:
             self.media_ms += MEDIA_STEP_MS
         return " ".join(texts)
 
-    async def _finish(self, judge: SemanticJudge | None, session_dir: Path | None, turns: int) -> TextSessionResult:
+    async def _finish(self, judge: SemanticJudge | None, session_dir: Path | None, turns: int,
+                      adapter_meta: dict[str, Any]) -> TextSessionResult:
         report = await self.effects.grade(judge)
         snapshot = self.effects.last_snapshot
         outcome = "SIMULATOR_FALLBACK" if self.fallbacks else ("SUCCESS" if report.pts else "FAILURE")
@@ -203,4 +284,26 @@ class _TextSession:
             events=self.log,
             run_dir=session_dir,
             observed_act_keys=set(self.user.observed_act_keys),
+            adapter_meta=adapter_meta,
+            agent_failure=self.failure,
         )
+
+
+def _checked_turn(reply: object, limits: AgentLimits) -> AgentTurn:
+    """The agent's turn checked and rebuilt from its fields (the types the session relies on)."""
+    if type(reply) is not AgentTurn:
+        raise AgentFailure("malformed_event", f"act() returned {type(reply).__name__}, not AgentTurn")
+    if type(reply.text) is not str or type(reply.end_call) is not bool or type(reply.tool_calls) is not list:
+        raise AgentFailure("malformed_event", "AgentTurn needs text: str, end_call: bool and tool_calls: list")
+    if len(reply.text) > limits.transcript_item_chars or len(reply.tool_calls) > limits.events_per_poll:
+        raise AgentFailure("over_limit", "an AgentTurn past its bounds (text or number of tool calls)")
+    calls = []
+    for call in reply.tool_calls:
+        if type(call) is not ToolCallRequest or type(call.name) is not str or not (
+                call.call_id is None or type(call.call_id) is str):
+            raise AgentFailure("malformed_event", "a tool call needs name: str and call_id: str | None")
+        if len(call.name) > limits.tool_name_chars or len(call.call_id or "") > limits.tool_name_chars:
+            raise AgentFailure("over_limit", "a tool call's name or id past its bound")
+        # Its arguments are data of any shape: the environment refuses bad ones as a tool error it sees.
+        calls.append(ToolCallRequest(call.name, call.args, call.call_id))
+    return AgentTurn(reply.text, calls, reply.end_call)

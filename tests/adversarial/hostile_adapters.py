@@ -1,0 +1,127 @@
+"""Out-of-tree adapters an adversarial agent author could write, loadable as ``--model module:Class``.
+
+Each misbehaves in one way at the agent boundary — raises (any class, at any method), hands over
+malformed events, or hangs — and otherwise behaves like a quiet agent on the virtual clock, so a
+session with it is deterministic and fast. The classes without constructor arguments are the
+ones the CLI tests load by name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from harness.agents.oracle_voice import OracleVoiceAgent
+from harness.agents.realtime import AgentEvent, RealtimeAdapter, SessionConfig, ToolResult
+from harness.audio.frames import AudioFrame
+
+#: Media time at which a mid-session misbehaviour happens (the user is talking by then).
+MID_SESSION_MS = 1000
+
+Raise = Callable[[], BaseException]
+
+
+class Hostile(RealtimeAdapter):
+    """A quiet agent that raises ``make()`` when ``method`` is called (mid-session for the frame-driven ones)."""
+
+    model_id: ClassVar[str] = "hostile"
+    clock_mode: ClassVar[str] = "virtual"  # type: ignore[misc]
+
+    def __init__(self, method: str = "send_audio", make: Raise = lambda: RuntimeError("the agent broke"),
+                 events: list[Any] | None = None) -> None:
+        self.method = method
+        self.make = make
+        #: Handed over once from ``poll_events`` at ``MID_SESSION_MS`` (malformed on purpose).
+        self.events = events
+        self.now_ms = 0
+        self.closed = False
+
+    def _maybe_raise(self, method: str) -> None:
+        if self.method == method and (method in ("connect", "close") or self.now_ms >= MID_SESSION_MS):
+            raise self.make()
+
+    async def connect(self, config: SessionConfig) -> None:
+        self._maybe_raise("connect")
+
+    async def send_audio(self, frame: AudioFrame) -> None:
+        self.now_ms = frame.start_ms
+        self._maybe_raise("send_audio")
+
+    async def send_tool_result(self, result: ToolResult) -> None:
+        self._maybe_raise("send_tool_result")
+
+    def poll_events(self) -> list[AgentEvent]:
+        self._maybe_raise("poll_events")
+        if self.events is not None and self.now_ms >= MID_SESSION_MS:
+            events, self.events = self.events, None
+            return events
+        return []
+
+    def metadata(self) -> dict[str, Any]:
+        self._maybe_raise("metadata")
+        return {}
+
+    async def close(self) -> None:
+        self.closed = True
+        self._maybe_raise("close")
+
+
+class RaisesMidSession(Hostile):
+    """``RuntimeError`` from ``send_audio`` one second into the conversation."""
+
+    def __init__(self) -> None:
+        super().__init__("send_audio", lambda: RuntimeError("the agent broke mid-session"))
+
+
+class RaisesAtConnect(Hostile):
+    """``SystemExit(0)`` at connect: it must not look like a successful run."""
+
+    def __init__(self) -> None:
+        super().__init__("connect", lambda: SystemExit(0))
+
+
+class ClaimsTransientAtClose(Hostile):
+    """The harness's own retryable infrastructure type, raised at close to dodge its score."""
+
+    def __init__(self) -> None:
+        from harness.session.errors import ProviderTransient
+
+        super().__init__("close", lambda: ProviderTransient("please retry me"))
+
+
+class Hangs(Hostile):
+    """Awaits an event nobody sets, at ``method`` (``connect`` or mid-session ``send_audio``)."""
+
+    def __init__(self, method: str = "send_audio") -> None:
+        super().__init__(method)
+        self.waiting = asyncio.Event()  # set when it starts hanging (a test can cancel then)
+
+    async def _hang(self) -> None:
+        self.waiting.set()
+        await asyncio.Event().wait()
+
+    async def connect(self, config: SessionConfig) -> None:
+        if self.method == "connect":
+            await self._hang()
+
+    async def send_audio(self, frame: AudioFrame) -> None:
+        self.now_ms = frame.start_ms
+        if self.method == "send_audio" and self.now_ms >= MID_SESSION_MS:
+            await self._hang()
+
+
+class NeverStopsTalking(Hostile):
+    """Hands over an event on every poll, forever: the runner's event loop would never reach the next frame."""
+
+    def poll_events(self) -> list[AgentEvent]:
+        from harness.agents.realtime import SpeechStarted
+
+        return [SpeechStarted()] if self.now_ms >= MID_SESSION_MS else []
+
+
+class OracleThatFailsToClose(OracleVoiceAgent):
+    """The reference policy spoken well, then ``close`` raises: the state it left is what is graded."""
+
+    async def close(self) -> None:
+        raise ValueError("cannot close")
