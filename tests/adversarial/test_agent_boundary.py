@@ -362,12 +362,16 @@ async def test_a_missing_agent_image_still_stops_the_campaign(monkeypatch, tmp_p
 # -- through the real CLI --------------------------------------------------------------------------
 
 
-def _cli_run(adapter: str, out: Path):
+def _cli_run(adapter: str, out: Path, *, trusted: bool):
     args = ["run", "--model", f"tests.adversarial.hostile_adapters:{adapter}", "--only", TASK_ID,
-            "--sandbox", "local", "--out", str(out)]
-    # When `run --trust-adapter` lands (out-of-tree adapters run out of process by default), these
-    # pass it, so the hostile adapter runs in this process as here.
+            "--sandbox", "local", "--repeats", "1", "--out", str(out), *(["--trust-adapter"] if trusted else [])]
     return CliRunner().invoke(app, args)
+
+
+def _only_record(out: Path, result) -> ResultRecord:
+    records = [ResultRecord.model_validate(json.loads(p.read_text())) for p in out.glob("*/rep*/result.json")]
+    assert len(records) == 1, (result.exit_code, result.output)
+    return records[0]
 
 
 @pytest.mark.parametrize(
@@ -375,14 +379,26 @@ def _cli_run(adapter: str, out: Path):
     [("RaisesMidSession", "send_audio: RuntimeError"), ("RaisesAtConnect", "connect: SystemExit"),
      ("ClaimsTransientAtClose", "close: ProviderTransient")],
 )
-def test_the_cli_scores_a_hostile_adapter_and_writes_its_result(tmp_path, adapter, detail):
+def test_the_cli_scores_a_trusted_hostile_adapter_and_writes_its_result(tmp_path, adapter, detail):
+    # --trust-adapter: the adapter's own exceptions reach the boundary in this process.
     out = tmp_path / "runs"
-    result = _cli_run(adapter, out)
-    records = [ResultRecord.model_validate(json.loads(p.read_text())) for p in out.glob("*/rep*/result.json")]
-    assert len(records) == 1, (result.exit_code, result.output)
-    (record,) = records
+    result = _cli_run(adapter, out, trusted=True)
+    record = _only_record(out, result)
     assert record.pts == 0 and record.error is None
     assert record.agent_failure["kind"] == "raised" and record.agent_failure["detail"].startswith(detail)
+    assert record.agent_isolation == "in-process"
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("adapter", ["RaisesMidSession", "RaisesAtConnect"])
+def test_the_cli_scores_an_isolated_hostile_adapter_and_writes_its_result(tmp_path, adapter):
+    # By default the adapter runs in its own process: what it raises there reaches us as its host's
+    # error or close, which is the agent's failure all the same — scored, never retried or left empty.
+    out = tmp_path / "runs"
+    result = _cli_run(adapter, out, trusted=False)
+    record = _only_record(out, result)
+    assert record.pts == 0 and record.error is None
+    assert record.agent_failure is not None and record.agent_isolation == "process"
     assert result.exit_code == 0, result.output
 
 
