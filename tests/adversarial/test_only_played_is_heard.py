@@ -13,6 +13,7 @@ from harness.audio.frames import SAMPLE_RATE
 from harness.audio.speech_bank import open_speech_source
 from harness.events import EventType
 from harness.results.session_record import record_from_session
+from harness.session.agent_limits import AGENT_LIMITS, AgentLimits
 from harness.session.agent_speech import SpeechSegment
 from harness.session.duplex_delivery import DeliveryTracker
 from harness.session.duplex_runner import run_duplex_session
@@ -25,13 +26,13 @@ from tests.scripted_voice_agent import ScriptedVoiceAgent, TransformedAgent, say
 BENEFITS = DEMO_DATA / "tasks" / "demo_benefits_enrollment_001"
 
 
-async def _session(agent, *, budget_s: int | None = None):
+async def _session(agent, *, budget_s: int | None = None, limits: AgentLimits = AGENT_LIMITS):
     bundle = load_task(BENEFITS)
     if budget_s is not None:
         bundle.task.time_budget_s = budget_s
     speech = open_speech_source(BENEFITS, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
     result = await run_duplex_session(bundle, agent, InProcessEnvironment(bundle.public_bundle()), speech=speech,
-                                      session_dir=None, privileged=True)
+                                      session_dir=None, privileged=True, limits=limits)
     return result, record_from_session(result, rep=0, model=agent.model_id, wall_s=0.0)
 
 
@@ -153,7 +154,9 @@ async def test_a_megabyte_of_transcript_deltas_is_scanned_for_acts_only_as_far_a
             return [*(TranscriptDelta(("word " * 205)[:1024]) for _ in range(1000)), say(8000), ResponseDone()]
         return []
 
-    result, _ = await _session(ScriptedVoiceAgent(flood), budget_s=12)
+    # Past the boundary's transcript bound (a real agent would fail there): the hearing itself is measured.
+    roomy = AgentLimits(transcript_item_chars=2_000_000, transcript_session_chars=2_000_000)
+    result, _ = await _session(ScriptedVoiceAgent(flood), budget_s=12, limits=roomy)
     (row,) = _payloads(result, EventType.SPEECH_AGREEMENT)
     assert row["transcript_chars"] == 1_024_000 and row["verdict"] == "too_fast"
     # Before: every delta rescanned the whole transcript so far (about 500 MB in all).
