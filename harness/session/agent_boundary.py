@@ -10,9 +10,7 @@ adapter) arrives as our own typed failure or a :class:`~harness.session.errors.H
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, Literal, TypeVar
 
 from harness.agents.container_agent import AGENT_FAILED
@@ -59,10 +57,6 @@ class AgentBoundary:
         self._adapter = adapter
         self.calls = calls
         self.kind: AgentKind = calls.kind
-        if self.kind == "builtin":
-            # Our own agents hand over a whole utterance at once (the oracle's clips run past a MiB):
-            # the per-delta byte bound guards the harness from audio it does not produce itself.
-            limits = replace(limits, audio_delta_bytes=sys.maxsize)
         self._check = EventCheck(limits)
         self._closed = False
         self.model_id = _declared(adapter, calls, "model_id", None, type(adapter).__name__)[: limits.tool_name_chars]

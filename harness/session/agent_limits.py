@@ -27,8 +27,9 @@ class AgentLimits:
     transcript_session_chars: int = 1_000_000
     #: Events one ``poll_events()`` may return (one 20 ms frame's worth, with room to spare).
     events_per_poll: int = 2_000
-    #: Bytes of one audio delta.
-    audio_delta_bytes: int = 1024 * 1024
+    #: Bytes of one audio delta (87 s of speech: an agent may hand over a whole answer at once, as
+    #: the oracle hands over each clip).
+    audio_delta_bytes: int = 4 * 1024 * 1024
     #: Characters of a tool call's name and arguments, and of any other string field of an event.
     tool_name_chars: int = 256
     tool_arguments_chars: int = 1_000_000
