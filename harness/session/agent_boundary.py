@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 from harness.agents.container_agent import AGENT_FAILED
+from harness.agents.providers.ws_adapter import MALFORMED_CODE, OVER_LIMIT
 from harness.agents.realtime import (
     AdapterError,
     AgentEvent,
@@ -98,13 +99,18 @@ class AgentBoundary:
         """What an ``AdapterError`` event ends the session with (``None``: logged, the session goes on).
 
         From our provider adapters: a retried transient or a campaign-stopping refusal, as the
-        provider meant it. From the agent's own code or server: the agent dropped (``closed``) or
+        provider meant it. From the agent's own code or server: the agent passed a bound
+        (``over_limit``), sent what does not parse (``malformed_event``), dropped (``closed``) or
         refused (``refused``) its session — nothing it reports can make its cell unscored.
         """
         message = f"provider error ({event.kind}): {event.message}"
         failure = provider_failure(message, event.kind, retry_after_s=event.retry_after_s)
         if self.kind not in AGENTS_OWN:
             return failure
+        if event.code == OVER_LIMIT:
+            return AgentFailure("over_limit", message)
+        if event.code == MALFORMED_CODE:
+            return AgentFailure("malformed_event", message)
         if isinstance(failure, ProviderTransient) or event.code == AGENT_FAILED:
             return AgentFailure("closed", message)
         if isinstance(failure, ProviderError):

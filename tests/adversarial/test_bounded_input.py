@@ -10,6 +10,7 @@ with its cell's ``result.json`` written.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import signal
@@ -32,7 +33,7 @@ from harness.session.channels import AgentChannel, AgentResponse
 from harness.session.errors import AgentFailure
 from tests.conftest import REPO
 from tests.event_builders import events
-from tests.fakes.flooding_agent import FloodingAgent, FloodPlan, transcript_chunk
+from tests.fakes.flooding_agent import FloodingAgent, FloodPlan, send_event, transcript_chunk
 from tui.state import reduce_all
 from tui.state.reducer import LINE_CHARS
 
@@ -248,9 +249,8 @@ def test_sigterm_ends_a_command_whose_loop_an_agent_starved(tmp_path):
 # -- a flood through the real CLI ----------------------------------------------------------------
 
 
-async def test_a_ws_agent_flooding_audio_is_stopped_at_the_bound_and_its_cell_is_written(tmp_path):
-    out = tmp_path / "runs"
-    async with FloodingAgent(FloodPlan("audio")) as agent:
+async def _run_against(plan: FloodPlan, out: Path) -> tuple[FloodingAgent, bytes]:
+    async with FloodingAgent(plan) as agent:
         process = await asyncio.create_subprocess_exec(
             *_cli("run", "--model", agent.url, "--sandbox", "local", "--only", TASK_ID, "--repeats", "1", "--out", str(out)),
             cwd=REPO, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
@@ -262,14 +262,51 @@ async def test_a_ws_agent_flooding_audio_is_stopped_at_the_bound_and_its_cell_is
             if process.returncode is None:
                 process.kill()
                 await process.wait()
-        sent_ms = agent.sent * agent.plan.delta_ms
-    rep_dir = out / TASK_ID / "rep0"
-    # Stopped at the queue bound, long before the agent ran out of audio to send.
-    assert sent_ms < agent.plan.audio_ms
-    if (rep_dir / "result.json").is_file():
-        record = json.loads((rep_dir / "result.json").read_text())
-        assert record["agent_failure"]["kind"] == "over_limit", record
-        assert record["pts"] == 0
-    else:  # until the session catches AgentFailure (the boundary's work) the cell fails loudly on it
-        traceback = (rep_dir / "harness_error.txt").read_text()
-        assert "errors.AgentFailure: over_limit" in traceback, stderr.decode()
+    return agent, stderr
+
+
+@pytest.mark.parametrize("mode", ["audio", "huge_frame"])
+async def test_a_ws_agent_flooding_is_stopped_at_the_bound_and_its_cell_is_scored(tmp_path, mode):
+    out = tmp_path / "runs"
+    agent, stderr = await _run_against(FloodPlan(mode), out)
+    if mode == "audio":  # stopped at the queue bound, long before the agent ran out of audio to send
+        assert agent.sent * agent.plan.delta_ms < agent.plan.audio_ms
+    record = json.loads((out / TASK_ID / "rep0" / "result.json").read_text())
+    assert record["agent_failure"]["kind"] == "over_limit", (record, stderr.decode()[-2000:])
+    assert record["pts"] == 0 and record["error"] is None
+
+
+class _MisbehavingAgent(FloodingAgent):
+    """A ws:// agent that, once it has seen the task, sends one bad thing instead of a flood."""
+
+    def __init__(self, misdeed: str) -> None:
+        super().__init__(FloodPlan("audio"))
+        self.misdeed = misdeed
+
+    async def _flood(self, ws) -> None:
+        try:
+            if self.misdeed == "odd_audio":  # 3 bytes: not PCM16
+                await send_event(ws, "response.created", response={"id": "r1", "object": "realtime.response", "status": "in_progress"})
+                await send_event(ws, "response.output_audio.delta", response_id="r1", item_id="i1", output_index=0,
+                            content_index=0, delta=base64.b64encode(b"abc").decode())
+            else:  # a server error close: retried 3x and left empty before
+                await ws.close(1011, "internal error")
+        finally:
+            self.flood_done.set()
+
+
+@pytest.mark.parametrize(("misdeed", "kind"), [("odd_audio", "bad_audio"), ("close_1011", "closed")])
+async def test_a_ws_agent_that_misbehaves_once_is_scored_never_retried_or_left_empty(tmp_path, misdeed, kind):
+    out = tmp_path / "runs"
+    agent = _MisbehavingAgent(misdeed)
+    async with agent:
+        process = await asyncio.create_subprocess_exec(
+            *_cli("run", "--model", agent.url, "--sandbox", "local", "--only", TASK_ID, "--repeats", "1", "--out", str(out)),
+            cwd=REPO, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
+        _, stderr = await asyncio.wait_for(process.communicate(), PATIENCE_S)
+    record = json.loads((out / TASK_ID / "rep0" / "result.json").read_text())
+    assert record["agent_failure"]["kind"] == kind, (record, stderr.decode()[-2000:])
+    assert record["pts"] == 0 and record["error"] is None and not record["infra_errors"][1:]
+    assert process.returncode == 0

@@ -87,13 +87,13 @@ class FloodingAgent:
         await self._server.wait_closed()
 
     async def _serve(self, ws: ServerConnection) -> None:
-        await _send(ws, "session.created", session={"id": "sess_flood", "model": "flood", "type": "realtime"})
+        await send_event(ws, "session.created", session={"id": "sess_flood", "model": "flood", "type": "realtime"})
         flooding = False
         try:
             async for raw in ws:
                 message = json.loads(raw)
                 if message.get("type") == "session.update":
-                    await _send(ws, "session.updated", session=message.get("session", {}))
+                    await send_event(ws, "session.updated", session=message.get("session", {}))
                     if not flooding:  # every connection (a campaign's every repetition) is flooded
                         flooding = True
                         task = asyncio.create_task(self._flood(ws))
@@ -124,27 +124,27 @@ class FloodingAgent:
                 await asyncio.sleep(0.001)  # the client reads (or has stopped): never buffer it here
 
     async def _audio(self, ws: ServerConnection) -> None:
-        await _send(ws, "response.created", response={"id": "resp_flood", "object": "realtime.response", "status": "in_progress"})
+        await send_event(ws, "response.created", response={"id": "resp_flood", "object": "realtime.response", "status": "in_progress"})
         samples = SAMPLE_RATE * self.plan.delta_ms // 1000
         tone = (np.sin(np.arange(samples) * 2 * np.pi * 220 / SAMPLE_RATE) * 8000).astype("<i2").tobytes()
         delta = base64.b64encode(tone).decode()
         for _ in range(self.plan.audio_ms // self.plan.delta_ms):
-            await _send(ws, "response.output_audio.delta", response_id="resp_flood", item_id="item_flood", output_index=0,
+            await send_event(ws, "response.output_audio.delta", response_id="resp_flood", item_id="item_flood", output_index=0,
                         content_index=0, delta=delta)
             self.sent += 1
 
     async def _transcript(self, ws: ServerConnection) -> None:
-        await _send(ws, "response.created", response={"id": "resp_flood", "object": "realtime.response", "status": "in_progress"})
+        await send_event(ws, "response.created", response={"id": "resp_flood", "object": "realtime.response", "status": "in_progress"})
         for index in range(self.plan.transcript_deltas):
-            await _send(ws, "response.output_audio_transcript.delta", response_id="resp_flood", item_id="item_flood",
+            await send_event(ws, "response.output_audio_transcript.delta", response_id="resp_flood", item_id="item_flood",
                         output_index=0, content_index=0, delta=transcript_chunk(index, self.plan.transcript_bytes))
             self.sent += 1
-        await _send(ws, "response.done", response={"id": "resp_flood", "object": "realtime.response", "status": "completed",
+        await send_event(ws, "response.done", response={"id": "resp_flood", "object": "realtime.response", "status": "completed",
                                                    "output": []})
 
 
 _ids = itertools.count(1)
 
 
-async def _send(ws: ServerConnection, event_type: str, **fields: Any) -> None:
+async def send_event(ws: ServerConnection, event_type: str, **fields: Any) -> None:
     await ws.send(json.dumps({"type": event_type, "event_id": f"event_{next(_ids)}", **fields}))
