@@ -29,6 +29,7 @@ class FinishedSession:
     adapter_meta: dict[str, Any] = field(default_factory=dict)
     infra_errors: list[str] = field(default_factory=list)
     usage: list[dict[str, Any]] = field(default_factory=list)
+    agent_failure: dict[str, Any] | None = None
 
 
 def _failed_grade() -> GradeReport:
