@@ -8,28 +8,27 @@ its session and then floods:
 
 - ``huge_frame``: one text frame announcing 3 GiB, then 256 MiB of its payload as fast as read;
 - ``audio``: 200 ms audio deltas as fast as the socket takes them (25 min of media on offer);
-- ``transcript``: 1,500 transcript deltas of 1 KiB, then ``response.done``.
+- ``transcript``: 1,500 transcript deltas of 1 KiB in one item, then ``response.done``;
+- ``transcript_items``: 900 deltas of 1 KiB, each its own item (under every bound but the session's).
 
-CPU-s is the whole process (the flooding server included). Run:
-``PYTHONPATH=. python benchmarks/bench_agent_flood.py``.
+The session runs with the ``remote_agent`` blame a ``ws://`` agent gets. CPU-s is the whole process
+(the flooding server included). Run: ``PYTHONPATH=. python benchmarks/bench_agent_flood.py``.
 
-Measured (2-core host shared with other jobs, this branch; the issue measured main before it at
-2.7 GB RSS for the frame, 1.8 GB for the audio flood, and a frozen loop for the transcripts):
+Measured (2-core host, main after issue 19; the issue measured main before it at 2.7 GB RSS for the
+frame, 1.8 GB for the audio flood, and 1 s of media in 80 s of wall for 1,500 transcript deltas):
 
-=============  =========  =======  ================  ============================================
-scenario       peak RSS   wall     media-s / CPU-s   outcome
-=============  =========  =======  ================  ============================================
-huge_frame     144 MiB    0.1 s    — (at media 0)    refused at its header after 8 MiB had been
-                                                     read; ``AdapterError`` ``over_limit`` (a
-                                                     ``ProviderError`` until the boundary maps a
-                                                     ``ws://`` agent's to its failure)
-audio          162 MiB    0.3 s    0.22              ``AgentFailure`` ``over_limit`` at 120 s
-                                                     queued (1,396 deltas of 200 ms sent)
-transcript     167 MiB    118.8 s  0.18              ran to its 20 s budget: 100 s of the wall
-                                                     are the runner's transcript observation
-                                                     (``_observe_streaming`` re-reads the whole
-                                                     text per delta), not in this change's files
-=============  =========  =======  ================  ============================================
+================  =========  =======  ================  =========================================
+scenario          peak RSS   wall     media-s / CPU-s   outcome
+================  =========  =======  ================  =========================================
+huge_frame        144 MiB    0.1 s    — (at media 0)    refused at its header after 8 MiB read:
+                                                        the agent's failure, ``over_limit``
+audio             167 MiB    0.3 s    — (at media 0)    ``over_limit`` at 120 s queued (1,366
+                                                        deltas of 200 ms sent)
+transcript        143 MiB    0.1 s    — (at media 0)    ``over_limit``: the item passed 32,000
+                                                        characters
+transcript_items  153 MiB    20.1 s   14.9              ran its 20 s budget in 20.1 s of wall:
+                                                        the loop kept pace (before: 118.8 s)
+================  =========  =======  ================  =========================================
 """
 
 from __future__ import annotations
@@ -46,9 +45,11 @@ from pathlib import Path
 
 import yaml
 
-SCENARIOS = ("huge_frame", "audio", "transcript")
+SCENARIOS = ("huge_frame", "audio", "transcript", "transcript_items")
 BUDGET_S = 20
 TRANSCRIPT_DELTAS = 1_500
+#: 900 items of 1 KiB: under the session's transcript bound, so the session runs to its budget.
+ITEM_DELTAS = 900
 
 
 def _peak_rss_mib() -> float:
@@ -84,7 +85,9 @@ async def _scenario(mode: str) -> dict[str, object]:
     from harness.tasks.loader import load_task
     from tests.fakes.flooding_agent import FloodingAgent, FloodPlan
 
-    plan = FloodPlan(mode, transcript_deltas=TRANSCRIPT_DELTAS)  # type: ignore[arg-type]
+    items = mode == "transcript_items"  # the same flood, one item per delta: under every bound but the session's
+    plan = FloodPlan("transcript" if items else mode,  # type: ignore[arg-type]
+                     transcript_deltas=ITEM_DELTAS if items else TRANSCRIPT_DELTAS, item_per_delta=items)
     with tempfile.TemporaryDirectory() as scratch:
         task_dir = _short_task(Path(scratch))
         bundle = load_task(task_dir)
@@ -94,8 +97,11 @@ async def _scenario(mode: str) -> dict[str, object]:
             adapter = OpenAIRealtimeAdapter(endpoint=agent.url, model="", require_key=False)
             wall, cpu = time.perf_counter(), _cpu_s()
             try:
-                result = await run_duplex_session(bundle, adapter, env, speech=speech, session_dir=Path(scratch) / "run")
-                outcome = f"ended: {result.reason}"
+                # A ws:// agent: what it floods is its own failure (the boundary's remote_agent blame).
+                result = await run_duplex_session(bundle, adapter, env, speech=speech, session_dir=Path(scratch) / "run",
+                                                  agent_kind="remote_agent")
+                failure = result.agent_failure
+                outcome = f"ended: {result.reason}" + (f" ({failure['kind']}: {failure['detail'][:60]})" if failure else "")
             except Exception as exc:  # the session's own outcome is the figure here
                 outcome = f"{type(exc).__name__}: {str(exc)[:90]}"
             wall, cpu = time.perf_counter() - wall, _cpu_s() - cpu

@@ -48,6 +48,8 @@ class FloodPlan:
     audio_ms: int = 25_000 * 60  # far past any queue bound: the client must stop it
     transcript_deltas: int = 1_000
     transcript_bytes: int = 1024
+    #: Each transcript delta in an item of its own (stays under the per-item bound, not the session's).
+    item_per_delta: bool = False
 
 
 def transcript_chunk(index: int, size: int) -> str:
@@ -136,7 +138,8 @@ class FloodingAgent:
     async def _transcript(self, ws: ServerConnection) -> None:
         await send_event(ws, "response.created", response={"id": "resp_flood", "object": "realtime.response", "status": "in_progress"})
         for index in range(self.plan.transcript_deltas):
-            await send_event(ws, "response.output_audio_transcript.delta", response_id="resp_flood", item_id="item_flood",
+            item_id = f"item_{index}" if self.plan.item_per_delta else "item_flood"
+            await send_event(ws, "response.output_audio_transcript.delta", response_id="resp_flood", item_id=item_id,
                         output_index=0, content_index=0, delta=transcript_chunk(index, self.plan.transcript_bytes))
             self.sent += 1
         await send_event(ws, "response.done", response={"id": "resp_flood", "object": "realtime.response", "status": "completed",
