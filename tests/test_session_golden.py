@@ -1,0 +1,141 @@
+"""The voice session, pinned: every event, grade and ``stereo.wav`` sample of the demo suite's ten
+tasks with the oracle and the no-op agent (virtual clock, in-process environment), against
+``tests/golden/duplex_sessions.json`` generated from the runner before its refactor (issue 22).
+
+Delivery records (``DUPLEX_EVENT`` with ``expected_floor_action``) are kept whole, so a change in
+the speaking rule shows record by record; every other event is compared by a digest of its type,
+media time and payload, per event type (which type changed is named). Regenerate — only for an
+intended change, stated in the commit — with ``python -m tests.test_session_golden --write``;
+``--dump DIR`` writes each session's events whole, to diff two trees.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.agents.noop_voice import NoOpVoiceAgent
+from harness.agents.oracle_voice import OracleVoiceAgent
+from harness.audio.espeak import user_voice
+from harness.audio.speech_bank import open_speech_source
+from harness.events import EventType
+from harness.session.environment_port import InProcessEnvironment
+from harness.tasks.dataset import resolve_data
+from harness.tasks.loader import load_task
+from tests.conftest import DEMO_DATA
+
+GOLDEN = Path(__file__).parent / "golden" / "duplex_sessions.json"
+AGENTS = {"oracle": OracleVoiceAgent, "noop": NoOpVoiceAgent}
+#: Keys a later change added on purpose (issue 20: frame lateness in RUN_END); not in the golden run.
+ADDED_KEYS = {EventType.RUN_END: {"frame_lateness_max_ms", "frame_lateness_p99_ms"}}
+
+
+async def _run(task_dir: Path, agent_name: str):
+    from harness.session import duplex_runner
+
+    bundle = load_task(task_dir)
+    speech = open_speech_source(task_dir, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
+    env = InProcessEnvironment(bundle.public_bundle())
+    agent = AGENTS[agent_name]()
+    config_type = getattr(duplex_runner, "DuplexConfig", None)
+    if config_type is None:  # the runner before the refactor took keyword arguments
+        return await duplex_runner.run_duplex_session(bundle, agent, env, speech=speech, session_dir=None,
+                                                      privileged=True, run_id="golden")
+    config = config_type(speech=speech, privileged=True, run_id="golden")
+    return await duplex_runner.run_duplex_session(bundle, agent, env, config)
+
+
+def _is_delivery(event) -> bool:
+    return event.type == EventType.DUPLEX_EVENT and "expected_floor_action" in event.payload
+
+
+def _line(event) -> list[Any]:
+    payload = {k: v for k, v in event.payload.items() if k not in ADDED_KEYS.get(event.type, set())}
+    return [event.type.value, event.actor, event.media_time_ms, payload]
+
+
+def summarise(result) -> dict[str, Any]:
+    """What the golden file keeps of one session."""
+    per_type: dict[str, list[Any]] = defaultdict(list)
+    for event in result.events.events:
+        if not _is_delivery(event):
+            per_type[event.type.value].append(_line(event))
+    stereo = result.recorder.channel("user").tobytes() + result.recorder.channel("agent").tobytes()
+    return {
+        "events": {t: {"n": len(lines), "sha256": _digest(lines)} for t, lines in sorted(per_type.items())},
+        "order_sha256": _digest([[e.type.value, e.media_time_ms] for e in result.events.events]),
+        "deliveries": [[e.media_time_ms, e.payload] for e in result.events.events if _is_delivery(e)],
+        "grade": {"pts": result.pts, "outcome": result.outcome, "reason": result.reason, "turns": result.turns,
+                  "components": result.grade.components, "explain": result.grade.explain()},
+        "stereo_sha256": hashlib.sha256(stereo).hexdigest(),
+        "samples": result.recorder.num_samples,
+    }
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _cases() -> list[tuple[str, Path]]:
+    return [(agent, task_dir) for task_dir in resolve_data(DEMO_DATA).task_dirs for agent in AGENTS]
+
+
+async def _collect(dump: Path | None = None) -> dict[str, Any]:
+    sessions = {}
+    for agent, task_dir in _cases():
+        result = await _run(task_dir, agent)
+        sessions[f"{agent}/{task_dir.name}"] = summarise(result)
+        if dump is not None:
+            dump.mkdir(parents=True, exist_ok=True)
+            lines = [_line(e) for e in result.events.events]
+            (dump / f"{agent}-{task_dir.name}.json").write_text(json.dumps(lines, indent=1, default=str))
+    return sessions
+
+
+def _golden() -> dict[str, Any]:
+    return json.loads(GOLDEN.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("agent", "task_dir"), _cases(), ids=[f"{a}-{d.name}" for a, d in _cases()])
+async def test_session_matches_the_golden_run(agent, task_dir):
+    expected = _golden()["sessions"][f"{agent}/{task_dir.name}"]
+    actual = json.loads(json.dumps(summarise(await _run(task_dir, agent)), default=str))
+    changed = [t for t in {*expected["events"], *actual["events"]} if expected["events"].get(t) != actual["events"].get(t)]
+    assert changed == [], f"event types that differ from the golden run: {changed}"
+    assert actual["order_sha256"] == expected["order_sha256"]
+    assert actual["grade"] == expected["grade"]
+    assert (actual["stereo_sha256"], actual["samples"]) == (expected["stereo_sha256"], expected["samples"])
+    assert actual["deliveries"] == _expected_deliveries(expected["deliveries"], f"{agent}/{task_dir.name}")
+
+
+def _expected_deliveries(golden: list[Any], key: str) -> list[Any]:
+    """The golden delivery records with the speaking rule's changes applied (``CHANGED_DELIVERIES``)."""
+    return [[t, {**payload, **CHANGED_DELIVERIES.get(key, {}).get(i, {})}] for i, (t, payload) in enumerate(golden)]
+
+
+#: Per session, per delivery index: the fields the one speaking rule (docs/duplex.md) changed.
+CHANGED_DELIVERIES: dict[str, dict[int, dict[str, Any]]] = {}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help=f"rewrite {GOLDEN.relative_to(Path.cwd())}")
+    parser.add_argument("--dump", type=Path, default=None, help="write every session's events to this folder")
+    args = parser.parse_args()
+    sessions = asyncio.run(_collect(args.dump))
+    if args.write:
+        GOLDEN.write_text(json.dumps({"sessions": sessions}, indent=1, sort_keys=True, default=str) + "\n")
+    print(json.dumps({k: v["grade"]["outcome"] for k, v in sessions.items()}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
