@@ -121,8 +121,19 @@ def _expected_deliveries(golden: list[Any], key: str) -> list[Any]:
     return [[t, {**payload, **CHANGED_DELIVERIES.get(key, {}).get(i, {})}] for i, (t, payload) in enumerate(golden)]
 
 
-#: Per session, per delivery index: the fields the one speaking rule (docs/duplex.md) changed.
-CHANGED_DELIVERIES: dict[str, dict[int, dict[str, Any]]] = {}
+#: Per session, per delivery index: the fields the one speaking rule (docs/duplex.md) changed. On
+#: the demo suite it changes no number: every barge-in met speech and the oracle dropped its queued
+#: audio (``yielded``); every back-channel met speech the oracle kept up past the watch.
+_YIELDED = {0: {"floor_outcome": "yielded"}}
+_KEPT_TALKING = {0: {"floor_outcome": "kept_talking", "unmeasured": "still_speaking"}}
+CHANGED_DELIVERIES: dict[str, dict[int, dict[str, Any]]] = {
+    "oracle/demo_auto_claim_intake_001": _YIELDED,
+    "oracle/demo_benefits_enrollment_001": _YIELDED,
+    "oracle/demo_field_tech_interview_001": _KEPT_TALKING,
+    "oracle/demo_hvac_inspection_001": _YIELDED,
+    "oracle/demo_retro_facilitation_001": _KEPT_TALKING,
+    "oracle/demo_supplier_negotiation_001": _YIELDED,
+}
 
 
 def main() -> int:

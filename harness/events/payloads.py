@@ -172,9 +172,15 @@ class DuplexEvent(_Payload):
     overlap_ms: int | None = None
     agent_signalled_stop_ms: int | None = None
     #: Whether the agent was speaking at the onset, so there was a floor to yield or keep; when
-    #: not, why (no audio at all, or audio that is not speech) — listed, never scored.
+    #: not, why (no segment open, nothing queued to play, or audio that is not speech) — listed,
+    #: never scored (docs/duplex.md, "One definition of speaking").
     yield_opportunity: bool | None = None
-    no_opportunity: Literal["agent_silent", "agent_not_speech"] | None = None
+    no_opportunity: Literal["agent_silent", "agent_paused", "agent_not_speech"] | None = None
+    #: How the agent's speech ended after the onset: it dropped queued audio and stopped in time,
+    #: ran out of queued audio in time (not a yield), or went on past ``max_stop_latency_ms``.
+    floor_outcome: Literal["yielded", "finished", "kept_talking"] | None = None
+    #: Why ``stop_latency_ms`` is null for a watched delivery.
+    unmeasured: Literal["still_speaking", "session_ended"] | None = None
 
 
 class ApprovalEvent(_Payload):

@@ -4,8 +4,10 @@ Computed from the runner's ``DUPLEX_EVENT`` *delivery* records (the ones carryin
 ``expected_floor_action``; firing records are ignored). A record whose plan reached the agent while
 it was not speaking — silent (``agent_speaking_at_onset: false``) or playing audio that is not
 speech (``yield_opportunity: false``, ``no_opportunity`` says which) — is listed and counted as
-``n_no_opportunity``, but not scored: there was no floor to yield, and silence proves no yield. For a ``YIELD`` plan the agent is right when it yielded in time; for ``CONTINUE`` (a
-back-channel) when it did not.
+``n_no_opportunity``, but not scored: there was no floor to yield, and silence proves no yield. A
+record whose agent simply ran out of queued audio within the window (``floor_outcome: finished``)
+made no floor decision either: listed, counted as ``n_finished``, not scored. For a ``YIELD`` plan
+the agent is right when it yielded in time; for ``CONTINUE`` (a back-channel) when it did not.
 
 OCCR and IRA need the ``task_critical`` / ``retained_overlap`` judgements the reference defines
 but never produces; they are ``None`` unless records carry them.
@@ -37,9 +39,14 @@ def delivery_records(events: Sequence[RunEvent]) -> list[dict[str, Any]]:
 
 
 def _scored(record: dict[str, Any]) -> bool:
-    if record.get("yield_opportunity") is False:
+    if record.get("yield_opportunity") is False or _finished(record):
         return False
     return record.get("agent_speaking_at_onset", True) is not False
+
+
+def _finished(record: dict[str, Any]) -> bool:
+    """Its queued audio ran out within the window: it neither yielded nor kept the floor."""
+    return record.get("floor_outcome") == "finished"
 
 
 def _yielded(record: dict[str, Any]) -> bool:
@@ -102,6 +109,7 @@ def _per_event(record: dict[str, Any]) -> dict[str, Any]:
         "overlap_ms": record.get("overlap_ms"),
         "correct": _correct(record) if _scored(record) else None,
         **({"no_opportunity": record["no_opportunity"]} if record.get("no_opportunity") else {}),
+        **({"floor_outcome": record["floor_outcome"]} if record.get("floor_outcome") else {}),
     }
 
 
@@ -118,13 +126,16 @@ def duplex_metrics(events: Sequence[RunEvent], timeline: Timeline | None = None)
     records = delivery_records(events)
     scored = [r for r in records if _scored(r)]
     yield_expected = [r for r in scored if r["expected_floor_action"] == "YIELD"]
-    no_yield_opportunity = sum(not _scored(r) and r["expected_floor_action"] == "YIELD" for r in records)
+    no_yield_opportunity = sum(
+        not _scored(r) and not _finished(r) and r["expected_floor_action"] == "YIELD" for r in records
+    )
     continue_expected = [r for r in scored if r["expected_floor_action"] == "CONTINUE"]
     occr, ira = _critical_uptake(scored)
     return {
         "n_events": len(records),
         "n_scored": len(scored),
-        "n_no_opportunity": len(records) - len(scored),
+        "n_no_opportunity": sum(not _scored(r) and not _finished(r) for r in records),
+        "n_finished": sum(_finished(r) for r in records),
         "events": [_per_event(r) for r in records],
         "fda": _ratio(sum(_correct(r) for r in scored), len(scored)),
         "stop_latency_ms": _stop_latency(yield_expected, no_yield_opportunity),

@@ -2,15 +2,22 @@
 
 A barge-in (expects the agent to yield) or a back-channel (expects it to continue) is scheduled
 when its event fires and spoken at the onset of the agent's current speech plus
-``start_window_ms[0]``. From the user's onset on, the agent's speech segment that was playing is
-watched on the played audio (``agent_speech.py``): the stop latency is the time from the user's
-onset to the segment's last voiced sample. What the adapter says (a cleared playout) is recorded
-beside it as a diagnostic, never as the measurement. Nothing here touches the agent's audio.
+``start_window_ms[0]``, while the agent is speaking by the one rule of ``floor_meter.py`` (audio
+queued to play and a speech segment open). The same rule decides, at the user's onset, whether
+there was a floor to yield (``docs/duplex.md``, "One definition of speaking"):
 
-A delivery is a yield opportunity only when the agent was speaking at the onset: a speech
-segment was open *and* the audio playing was speech (``heard_speech.py``). Otherwise — nothing
-playing, or a tone, a sweep or noise — it is listed with the reason (``no_opportunity``), with no
-stop latency and no yield, and scored by nothing: silence is no proof of yielding.
+- nothing queued to play (a pause: between responses, waiting on a tool, or past its last words
+  while its segment is still open) — not speaking: ``no_opportunity`` ``agent_paused`` (a segment
+  was open) or ``agent_silent`` (none), listed, never scored;
+- speaking, but the audio playing is not speech (a tone, noise): ``agent_not_speech``;
+- speaking: the segment is watched on the played audio. When it ends, the stop latency is its last
+  voiced sample − the onset, never clamped (negative when the onset fell in a pause of queued
+  speech). ``floor_outcome`` is ``yielded`` when the agent dropped queued audio after the onset and
+  stopped within ``max_stop_latency_ms``, ``finished`` when it stopped in time with nothing dropped
+  (its queued audio ran out: not a yield, and no floor decision to score), ``kept_talking`` otherwise.
+
+What the adapter says (a cleared playout) is recorded beside it as a diagnostic; the drop is the
+harness's own channel dropping samples. Nothing here touches the agent's audio.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from harness.tasks.models import EventProgram, EventSpec, FlowSpec
 from harness.user.flow_engine import UserPlan
 
 from .agent_speech import SpeechSegment
+from .floor_meter import FloorMeter
 
 __all__ = ["CONTINUE_ACTIONS", "OVERLAY_FLOOR_ACTIONS", "YIELD_ACTIONS", "DeliveryTracker", "overlay_events"]
 
@@ -60,6 +68,8 @@ class _Watch:
     user_end_ms: int
     segment: SpeechSegment
     signalled_ms: int | None = None
+    #: When queued agent audio was first dropped after the onset (the agent cut its own speech).
+    cut_ms: int | None = None
 
 
 class DeliveryTracker:
@@ -76,13 +86,13 @@ class DeliveryTracker:
     def schedule(self, plan: UserPlan, *, response_onset_ms: int | None) -> None:
         self._waiting.append(_Waiting(plan, self._specs.get(plan.event_id or ""), response_onset_ms))
 
-    def due(self, t: int, *, agent_speaking: bool, agent_busy: bool, current_onset_ms: int | None = None) -> list[UserPlan]:
+    def due(self, t: int, floor: FloorMeter, *, agent_busy: bool) -> list[UserPlan]:
         """Plans whose moment has come: inside the agent's speech, or at once if it is over."""
         ready: list[UserPlan] = []
         for item in list(self._waiting):
-            onset = item.response_onset_ms if item.response_onset_ms is not None else current_onset_ms
-            if agent_speaking and onset is not None:
-                if t < onset + _window_start(item.spec):
+            if floor.speaking:
+                onset = item.response_onset_ms if item.response_onset_ms is not None else floor.onset_ms
+                if onset is not None and t < onset + _window_start(item.spec):
                     continue
             elif agent_busy:
                 continue  # the agent is about to speak: wait for its audio
@@ -91,26 +101,30 @@ class DeliveryTracker:
             break  # one at a time: the user channel plays one utterance
         return ready
 
-    def started(
-        self, plan: UserPlan | None, *, onset_ms: int, duration_ms: int, segment: SpeechSegment | None,
-        speech: bool = True,
-    ) -> None:
-        """The user's overlapping utterance began; ``segment`` is the agent audio it overlaps, if any,
-        and ``speech`` whether that audio is speech."""
+    def started(self, plan: UserPlan | None, *, onset_ms: int, duration_ms: int, floor: FloorMeter,
+                speech: bool = True) -> None:
+        """The user's overlapping utterance began over the agent's floor as it is now; ``speech``
+        says whether the agent audio playing is speech."""
         if plan is None:
             return
         spec = self._specs.get(plan.event_id or "")
-        if segment is None or not speech:
-            self._emit(plan, spec, onset_ms, speaking=segment is not None, t=onset_ms,
-                       no_opportunity="agent_silent" if segment is None else "agent_not_speech")
-            return
-        self._watching.append(_Watch(plan, spec, onset_ms, onset_ms + duration_ms, segment))
+        segment = floor.segment
+        if not floor.speaking or segment is None:
+            self._emit(plan, spec, onset_ms, speaking=False, t=onset_ms,
+                       no_opportunity="agent_silent" if segment is None else "agent_paused")
+        elif not speech:
+            self._emit(plan, spec, onset_ms, speaking=True, t=onset_ms, no_opportunity="agent_not_speech")
+        else:
+            self._watching.append(_Watch(plan, spec, onset_ms, onset_ms + duration_ms, segment))
 
-    def agent_signalled_stop(self, t: int) -> None:
-        """The adapter reported clearing its playout (diagnostic beside the measured stop)."""
+    def agent_cleared(self, t: int, *, dropped_samples: int) -> None:
+        """The adapter cleared its playout at ``t`` (its claim, a diagnostic) and the channel dropped
+        ``dropped_samples`` of its queued audio (what the agent's audio really lost)."""
         for watch in self._watching:
             if watch.signalled_ms is None:
                 watch.signalled_ms = t
+            if dropped_samples and watch.cut_ms is None:
+                watch.cut_ms = t
 
     def observe_frame(self, t: int) -> None:
         for watch in list(self._watching):
@@ -119,26 +133,33 @@ class DeliveryTracker:
                 self._measured(watch, watch.segment.last_voiced_end_ms, t)
             elif t - watch.onset_ms > _max_stop(watch.spec) + WATCH_EXTRA_MS:
                 self._watching.remove(watch)
-                self._measured(watch, None, t)  # still talking long after it should have stopped
+                self._measured(watch, None, t, unmeasured="still_speaking")
 
     def finish(self, t: int) -> None:
         """Close every open measurement at session end (the agent never stopped)."""
         for watch in self._watching:
-            self._measured(watch, None, t)
+            self._measured(watch, None, t, unmeasured="session_ended")
         self._watching.clear()
         self._waiting.clear()
 
-    def _measured(self, watch: _Watch, stop_ms: int | None, t: int) -> None:
+    def _measured(self, watch: _Watch, stop_ms: int | None, t: int, *, unmeasured: str | None = None) -> None:
         heard_until = stop_ms if stop_ms is not None else t
+        latency = None if stop_ms is None else stop_ms - watch.onset_ms
+        if latency is None or latency > _max_stop(watch.spec):
+            outcome = "kept_talking"
+        else:
+            outcome = "yielded" if watch.cut_ms is not None else "finished"
         self._emit(
             watch.plan,
             watch.spec,
             watch.onset_ms,
             speaking=True,
             t=t,
-            stop_latency_ms=None if stop_ms is None else max(0, stop_ms - watch.onset_ms),
+            stop_latency_ms=latency,
             overlap_ms=max(0, min(heard_until, watch.user_end_ms) - watch.onset_ms),
             signalled_ms=None if watch.signalled_ms is None else watch.signalled_ms - watch.onset_ms,
+            outcome=outcome,
+            unmeasured=unmeasured,
         )
 
     def _emit(
@@ -153,11 +174,13 @@ class DeliveryTracker:
         overlap_ms: int = 0,
         signalled_ms: int | None = None,
         no_opportunity: str | None = None,
+        outcome: str | None = None,
+        unmeasured: str | None = None,
     ) -> None:
         action = plan.floor_action
         max_stop = _max_stop(spec)
         # Nothing to stop: no latency and no yield (listed, not scored).
-        yielded = None if no_opportunity else stop_latency_ms is not None and stop_latency_ms <= max_stop
+        yielded = None if no_opportunity else outcome == "yielded"
         self._log.emit(
             EventType.DUPLEX_EVENT,
             "user",
@@ -178,6 +201,8 @@ class DeliveryTracker:
                 "agent_signalled_stop_ms": signalled_ms,
                 "yield_opportunity": no_opportunity is None,
                 **({"no_opportunity": no_opportunity} if no_opportunity else {}),
+                **({"floor_outcome": outcome} if outcome else {}),
+                **({"unmeasured": unmeasured} if unmeasured else {}),
             },
         )
 

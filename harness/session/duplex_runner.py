@@ -63,7 +63,6 @@ from mcp_servers.records import EnvironmentSnapshot, ToolCallRecord
 from .agent_blame import AgentCalls, AgentKind
 from .agent_boundary import AgentBoundary
 from .agent_limits import AGENT_LIMITS, AgentLimits
-from .agent_speech import AgentSpeechMeter, SpeechSegment
 from .audio_levels import LevelMeter
 from .channels import AgentChannel, AgentResponse, UserChannel, UserUtterance
 from .clocks import MediaClock, make_clock
@@ -71,6 +70,7 @@ from .deferred import DeferredWork
 from .duplex_delivery import CONTINUE_ACTIONS, OVERLAY_FLOOR_ACTIONS, DeliveryTracker, overlay_events
 from .environment_port import EnvironmentPort
 from .errors import AgentFailure, ProviderError, SessionInfraError
+from .floor_meter import FloorMeter
 from .heard_speech import HeardSlice, HeardSpeech
 from .session_effects import AgentActivity, SessionEffects
 
@@ -252,7 +252,7 @@ class _DuplexSession:
         self.levels = LevelMeter(self.recorder)
         self._last_levels: tuple[float, float] | None = None
         self.user_vad = FrameVad()
-        self.agent_speech = AgentSpeechMeter()
+        self.floor = FloorMeter(bus)
         self.deliveries = DeliveryTracker(bundle.events, bus)
         # C1 is turn-based: nothing the user says overlaps the agent.
         self.overlay_event_ids = overlay_events(bundle.flow) if condition != "C1" else set()
@@ -269,7 +269,6 @@ class _DuplexSession:
         self.agent_acted = False  # since the user's last turn
         self.awaiting_followup_since: int | None = None
         self.answered_at_ms = -1  # media time of the agent's last spoken response's end
-        self.last_agent_audio_ms = 0
         self.last_user_end_ms = 0
         self.user_turns = 0
         self.fallbacks = 0
@@ -556,12 +555,13 @@ class _DuplexSession:
         self._signal("tool_call_cancelled", t, detail={"call_ids": list(event.call_ids)})
 
     async def _on_playout_cleared(self, event: PlayoutCleared, t: int) -> None:
+        dropped = self.agent_channel.queued_samples
         cut = self.agent_channel.clear()
+        self.deliveries.agent_cleared(t, dropped_samples=dropped)
         for response in cut:
             response.cleared = True
         self.hearing.cleared([response.response_id for response in cut])
         await self._hear_over(self.hearing.over(), t)
-        self.deliveries.agent_signalled_stop(t)
         self._signal("playout_cleared", t, response_id=event.response_id)
 
     async def _on_speech_started(self, event: SpeechStarted, t: int) -> None:
@@ -709,21 +709,8 @@ class _DuplexSession:
             for response, item_id, _ in played:
                 played_ms = samples_to_ms(self.agent_channel.played_by_item[(response.response_id, item_id)])
                 self.agent.playback(PlaybackReport(response.response_id, item_id, played_ms))
-        if played:
-            self.last_agent_audio_ms = t + FRAME_MS
-        playing = played[0][0].response_id if played else None
-        step = self.agent_speech.update(pcm, t, playing)
-        if step.floor_changed:
-            self.log.emit(EventType.FLOOR_CHANGE, "agent", t, {"channel": "agent", "speaking": step.floor})
-        if step.opened is not None:
-            self.log.emit(EventType.AGENT_AUDIO_START, "agent", t,
-                          _present(segment=step.opened.index, response_id=step.opened.response_id))
-        if step.closed is not None:
-            self._segment_ended(step.closed)
-
-    def _segment_ended(self, segment: SpeechSegment) -> None:
-        self.log.emit(EventType.AGENT_AUDIO_END, "agent", segment.last_voiced_end_ms,
-                      _present(segment=segment.index, duration_ms=segment.duration_ms, response_id=segment.response_id))
+        self.floor.played(pcm, t, response_id=played[0][0].response_id if played else None,
+                          audio_played=bool(played), queued_samples=self.agent_channel.queued_samples)
 
     @property
     def _agent_busy(self) -> bool:
@@ -766,21 +753,14 @@ class _DuplexSession:
         """Step the flow at once so a barge-in or back-channel can land while the agent speaks."""
         for plan in self._next_plans(Observation(media_time_ms=t, fired_events=event_ids), t):
             if plan.floor_action in OVERLAY_FLOOR_ACTIONS:
-                segment = self.agent_speech.current
-                self.deliveries.schedule(plan, response_onset_ms=segment.start_ms if segment else None)
+                self.deliveries.schedule(plan, response_onset_ms=self.floor.onset_ms)
             else:
                 self.held_plans.append(plan)
 
     async def _start_due_overlays(self, t: int) -> None:
         if self.user_channel.busy:
             return
-        segment = self.agent_speech.current
-        for plan in self.deliveries.due(
-            t,
-            agent_speaking=self.agent_channel.queued_samples > 0,
-            agent_busy=self._agent_busy,
-            current_onset_ms=segment.start_ms if segment else None,
-        ):
+        for plan in self.deliveries.due(t, self.floor, agent_busy=self._agent_busy):
             self._speak_plan(plan, overlay=True)
 
     def _submit_gate(self, t: int) -> None:
@@ -844,7 +824,7 @@ class _DuplexSession:
         if plan is not None and plan.speech_act in ("REVOKE", "DENY"):
             await self.effects.revoke(t)
         if utterance.flags.get("barge") or utterance.flags.get("backchannel"):
-            self.deliveries.started(plan, onset_ms=t, duration_ms=utterance.duration_ms, segment=self.agent_speech.current,
+            self.deliveries.started(plan, onset_ms=t, duration_ms=utterance.duration_ms, floor=self.floor,
                                     speech=self.hearing.speech_playing())
 
     async def _user_ended(self, utterance: UserUtterance, t: int) -> None:
@@ -877,7 +857,7 @@ class _DuplexSession:
         """Whether the user speaks now (the agent finished, or stayed idle too long) or the call ends."""
         if self.agent_hung_up:
             return "end"
-        if self.agent_acted and t - self.last_agent_audio_ms >= TURN_GAP_MS:
+        if self.agent_acted and t - self.floor.last_audio_end_ms >= TURN_GAP_MS:
             return "turn"
         if not self.agent_acted and t - self.last_user_end_ms >= IDLE_TIMEOUT_MS:
             return "turn"
@@ -941,9 +921,7 @@ class _DuplexSession:
             self._agent_failed(failure)
             await self.work.settle(t)
         await self.work.aclose()
-        closed = self.agent_speech.close()
-        if closed is not None:
-            self._segment_ended(closed)
+        self.floor.close()
         await self._hear_over(self.hearing.close(), t, asr=False)
         self.deliveries.finish(t)
         metadata = {"model_id": self.agent.model_id, "clock": self.clock.kind, **self._agent_metadata()}

@@ -9,19 +9,19 @@ import numpy as np
 from harness.agents.oracle_voice import OracleVoiceAgent
 from harness.agents.realtime import AudioDelta, PlayoutCleared, ResponseDone, TranscriptDelta
 from harness.audio.espeak import user_voice
-from harness.audio.frames import SAMPLE_RATE
+from harness.audio.frames import FRAME_SAMPLES, SAMPLE_RATE
 from harness.audio.speech_bank import open_speech_source
 from harness.events import EventType
 from harness.results.session_record import record_from_session
 from harness.session.agent_limits import AGENT_LIMITS, AgentLimits
-from harness.session.agent_speech import SpeechSegment
 from harness.session.duplex_delivery import DeliveryTracker
 from harness.session.duplex_runner import run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
+from harness.session.floor_meter import FloorMeter
 from harness.tasks.loader import load_task
 from harness.user.flow_engine import UserPlan
 from tests.conftest import DEMO_DATA
-from tests.scripted_voice_agent import ScriptedVoiceAgent, TransformedAgent, say
+from tests.scripted_voice_agent import ScriptedVoiceAgent, TransformedAgent, say, voiced_audio
 
 BENEFITS = DEMO_DATA / "tasks" / "demo_benefits_enrollment_001"
 
@@ -133,9 +133,13 @@ def test_a_barge_in_over_no_speech_is_listed_as_no_opportunity_never_as_a_perfec
     tracker = DeliveryTracker(bundle.events, _Bus())
     plan = UserPlan(id="correct_fsa", speech_act="CORRECT", fact_ids=[], floor_action="BARGE_IN", urgency="HIGH",
                     event_id="evt_correct_fsa", style={}, state_id="s")
-    tracker.started(plan, onset_ms=1000, duration_ms=800, segment=None)
-    tracker.started(plan, onset_ms=3000, duration_ms=800, segment=SpeechSegment(0, 2000, 3000), speech=False)
-    silent, tone = bus_events
+    tracker.started(plan, onset_ms=1000, duration_ms=800, floor=FloorMeter(_Bus()))
+    speaking = FloorMeter(_Bus())  # a voiced segment open, audio still queued
+    speaking.played(np.frombuffer(voiced_audio(300), dtype="<i2")[-FRAME_SAMPLES:], 2000, response_id=None, audio_played=True,
+                    queued_samples=FRAME_SAMPLES)
+    assert speaking.speaking
+    tracker.started(plan, onset_ms=3000, duration_ms=800, floor=speaking, speech=False)
+    silent, tone = [p for p in bus_events if "expected_floor_action" in p]
     assert silent["no_opportunity"] == "agent_silent" and tone["no_opportunity"] == "agent_not_speech"
     for record in (silent, tone):
         assert record["yield_opportunity"] is False
