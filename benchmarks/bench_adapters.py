@@ -32,7 +32,7 @@ from harness.audio.frames import FRAME_MS, FRAME_SAMPLES, AudioFrame
 from harness.audio.speech_bank import open_speech_source
 from harness.metrics.percentiles import percentile
 from harness.session.clocks import RealtimeClock
-from harness.session.duplex_runner import run_duplex_session
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.loader import load_task
 
@@ -116,7 +116,7 @@ async def _session(url: str, seconds: int, clock: _JitterClock):
     speech = open_speech_source(TASK, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
     adapter = OpenAIRealtimeAdapter(endpoint=url, model="", require_key=False)
     return await run_duplex_session(
-        bundle, adapter, InProcessEnvironment(bundle.public_bundle()), speech=speech, session_dir=None, clock=clock
+        bundle, adapter, InProcessEnvironment(bundle.public_bundle()), DuplexConfig(speech=speech, session_dir=None, clock=clock)
     )
 
 

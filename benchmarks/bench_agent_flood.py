@@ -80,7 +80,7 @@ async def _scenario(mode: str) -> dict[str, object]:
     from harness.agents.providers.openai_realtime import OpenAIRealtimeAdapter
     from harness.audio.espeak import user_voice
     from harness.audio.speech_bank import open_speech_source
-    from harness.session.duplex_runner import run_duplex_session
+    from harness.session.duplex_runner import DuplexConfig, run_duplex_session
     from harness.session.environment_port import InProcessEnvironment
     from harness.tasks.loader import load_task
     from tests.fakes.flooding_agent import FloodingAgent, FloodPlan
@@ -98,8 +98,8 @@ async def _scenario(mode: str) -> dict[str, object]:
             wall, cpu = time.perf_counter(), _cpu_s()
             try:
                 # A ws:// agent: what it floods is its own failure (the boundary's remote_agent blame).
-                result = await run_duplex_session(bundle, adapter, env, speech=speech, session_dir=Path(scratch) / "run",
-                                                  agent_kind="remote_agent")
+                result = await run_duplex_session(bundle, adapter, env, DuplexConfig(speech=speech, session_dir=Path(scratch) / "run",
+                                                  agent_kind="remote_agent"))
                 failure = result.agent_failure
                 outcome = f"ended: {result.reason}" + (f" ({failure['kind']}: {failure['detail'][:60]})" if failure else "")
             except Exception as exc:  # the session's own outcome is the figure here

@@ -24,7 +24,7 @@ from harness.audio.acoustics import AcousticChain
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
 from harness.metrics.percentiles import percentile
-from harness.session.duplex_runner import run_duplex_session
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.dataset import BUNDLED_DATA, resolve_data
 from harness.tasks.loader import load_task
@@ -48,9 +48,9 @@ async def _sessions(task_count: int, acoustics: str) -> None:
             client = ChatClient(ChatEndpoint("fake-model", fake.base_url, "APEX_BENCH_CHAT_KEY"))
             agent = CascadeAgent(client=client, clock_mode="virtual")
             started = time.perf_counter()
-            result = await run_duplex_session(bundle, agent, InProcessEnvironment(bundle.public_bundle()), speech=speech,
+            result = await run_duplex_session(bundle, agent, InProcessEnvironment(bundle.public_bundle()), DuplexConfig(speech=speech,
                                               session_dir=None, condition="C2" if chain.is_clean else "C3",
-                                              acoustics=None if chain.is_clean else chain)
+                                              acoustics=None if chain.is_clean else chain))
             wall_s += time.perf_counter() - started
             media_ms += result.events.events[-1].media_time_ms
             passed += result.pts

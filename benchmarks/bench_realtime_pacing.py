@@ -45,7 +45,7 @@ from harness.agents.realtime import ResponseDone, TranscriptDelta  # noqa: E402
 from harness.audio.espeak import user_voice  # noqa: E402
 from harness.audio.frames import FRAME_MS  # noqa: E402
 from harness.audio.speech_bank import open_speech_source  # noqa: E402
-from harness.session.duplex_runner import run_duplex_session  # noqa: E402
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session  # noqa: E402
 from harness.session.environment_port import InProcessEnvironment  # noqa: E402
 from harness.tasks.dataset import resolve_data  # noqa: E402
 from harness.tasks.loader import load_task  # noqa: E402
@@ -87,7 +87,7 @@ async def one_session(task_dir: Path, seconds: int) -> PacedAgent:
     bundle.task.time_budget_s = seconds
     speech = open_speech_source(task_dir, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
     agent = PacedAgent()
-    await run_duplex_session(bundle, agent, InProcessEnvironment(bundle.public_bundle()), speech=speech, session_dir=None)
+    await run_duplex_session(bundle, agent, InProcessEnvironment(bundle.public_bundle()), DuplexConfig(speech=speech, session_dir=None))
     return agent
 
 

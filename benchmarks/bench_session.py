@@ -46,7 +46,7 @@ from harness.audio.espeak import user_voice
 from harness.audio.frames import FRAME_MS
 from harness.audio.speech_bank import open_speech_source
 from harness.session.clocks import RealtimeClock
-from harness.session.duplex_runner import run_duplex_session
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.dataset import resolve_data
 from harness.tasks.loader import load_task
@@ -56,7 +56,7 @@ async def _oracle_session(task_dir: Path, clock=None):
     bundle = load_task(task_dir)
     speech = open_speech_source(task_dir, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
     env = InProcessEnvironment(bundle.public_bundle())
-    return await run_duplex_session(bundle, OracleVoiceAgent(), env, speech=speech, session_dir=None, clock=clock, privileged=True)
+    return await run_duplex_session(bundle, OracleVoiceAgent(), env, DuplexConfig(speech=speech, session_dir=None, clock=clock, privileged=True))
 
 
 async def measure(task_dir: Path, repeats: int) -> list[tuple[float, float, float]]:
@@ -102,7 +102,7 @@ async def realtime_clock(task_dir: Path, seconds: float) -> None:
     env = InProcessEnvironment(bundle.public_bundle())
     cpu0, wall0 = time.process_time(), time.perf_counter()
     result = await run_duplex_session(
-        bundle, NoOpVoiceAgent(), env, speech=speech, session_dir=None, clock=RealtimeClock()
+        bundle, NoOpVoiceAgent(), env, DuplexConfig(speech=speech, session_dir=None, clock=RealtimeClock())
     )
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     frames = result.events.events[-1].media_time_ms // FRAME_MS

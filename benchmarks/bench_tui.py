@@ -26,7 +26,7 @@ from harness.agents.oracle_voice import OracleVoiceAgent
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
 from harness.events import EventType, RunEvent
-from harness.session.duplex_runner import run_duplex_session
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.loader import load_task
 from tui.monitor_app import MonitorApp
@@ -42,8 +42,8 @@ async def _record_session() -> list[RunEvent]:
     speech = open_speech_source(DEMO_TASK, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
     with tempfile.TemporaryDirectory() as tmp:
         result = await run_duplex_session(
-            bundle, OracleVoiceAgent(), InProcessEnvironment(bundle.public_bundle()), speech=speech,
-            session_dir=Path(tmp), privileged=True, run_id="bench",
+            bundle, OracleVoiceAgent(), InProcessEnvironment(bundle.public_bundle()), DuplexConfig(speech=speech,
+            session_dir=Path(tmp), privileged=True, run_id="bench")
         )
     return list(result.events.events)
 

@@ -10,7 +10,7 @@ from harness.agents.oracle_voice import OracleVoiceAgent
 from harness.audio.acoustics import AcousticChain
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
-from harness.session.duplex_runner import run_duplex_session
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.dataset import resolve_data
 from harness.tasks.loader import load_task
@@ -23,8 +23,8 @@ async def _c3_session(task_dir, preset, session_dir=None, seed=1):
     env = InProcessEnvironment(bundle.public_bundle())
     chain = AcousticChain.from_preset(preset)
     result = await run_duplex_session(
-        bundle, OracleVoiceAgent(), env, speech=speech, session_dir=session_dir, privileged=True, seed=seed,
-        condition="C3", acoustics=chain,
+        bundle, OracleVoiceAgent(), env, DuplexConfig(speech=speech, session_dir=session_dir, privileged=True, seed=seed,
+        condition="C3", acoustics=chain)
     )
     return result, chain
 

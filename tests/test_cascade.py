@@ -11,7 +11,7 @@ from harness.agents.chat_agent import ChatClient, ChatEndpoint
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
 from harness.events import EventType
-from harness.session.duplex_runner import run_duplex_session
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.loader import load_task
 from tests.conftest import DEMO_DATA
@@ -33,7 +33,7 @@ async def _session(task_id, fake, session_dir=None, **manners):
     client = ChatClient(ChatEndpoint("fake-model", fake.base_url, "FAKE_CHAT_KEY", backoff_s=0))
     agent = CascadeAgent(client=client, clock_mode="virtual", **manners)
     env = InProcessEnvironment(bundle.public_bundle())
-    result = await run_duplex_session(bundle, agent, env, speech=speech, session_dir=session_dir)
+    result = await run_duplex_session(bundle, agent, env, DuplexConfig(speech=speech, session_dir=session_dir))
     return result, agent
 
 

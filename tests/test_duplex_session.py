@@ -20,7 +20,7 @@ from harness.events.schema import events_schema
 from harness.metrics.duplex_metrics import duplex_metrics
 from harness.metrics.latency import latency_metrics
 from harness.metrics.timeline import build_timeline
-from harness.session.duplex_runner import run_duplex_session
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.loader import load_task
 from tests.conftest import DEMO_DATA, REPO
@@ -34,7 +34,7 @@ async def _session(task_dir, agent, session_dir=None, **options):
     bundle = load_task(task_dir)
     speech = open_speech_source(task_dir, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
     env = InProcessEnvironment(bundle.public_bundle())
-    return await run_duplex_session(bundle, agent, env, speech=speech, session_dir=session_dir, privileged=True, **options)
+    return await run_duplex_session(bundle, agent, env, DuplexConfig(speech=speech, session_dir=session_dir, privileged=True, **options))
 
 
 def _events(result, type_):
@@ -230,7 +230,7 @@ async def test_a_harness_bug_is_logged_with_its_traceback_and_raised(tmp_path):
     speech = open_speech_source(BENEFITS, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
     with pytest.raises(ValueError, match="bug in the harness"):
         await run_duplex_session(bundle, OracleVoiceAgent(), BrokenEnvironment(bundle.public_bundle()),
-                                 speech=speech, session_dir=tmp_path, privileged=True)
+                                 DuplexConfig(speech=speech, session_dir=tmp_path, privileged=True))
     errors = [e for e in read_events(tmp_path / "events.jsonl") if e.type == EventType.HARNESS_ERROR]
     assert len(errors) == 1 and "ValueError: bug in the harness" in errors[0].payload["traceback"]
 
@@ -246,7 +246,7 @@ async def test_the_reference_policy_reaches_only_privileged_models():
     bundle.task.time_budget_s = 1
     speech = open_speech_source(BENEFITS, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
     result = await run_duplex_session(bundle, ScriptedVoiceAgent(record_config), InProcessEnvironment(bundle.public_bundle()),
-                                      speech=speech, session_dir=None)
+                                      DuplexConfig(speech=speech, session_dir=None))
     assert seen["policy"] is None
     assert result.adapter_meta["privileged"] is False
 
@@ -278,8 +278,8 @@ async def test_native_tool_mode_observes_the_agents_own_calls_at_the_server_and_
         return record.output, not record.ok
 
     speech = open_speech_source(BENEFITS, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
-    native = await run_duplex_session(bundle, NativeOracleAgent(call_tool), env, speech=speech, session_dir=None,
-                                      privileged=True, tool_mode="native", mcp_endpoint=McpEndpoint(url="in-process"))
+    native = await run_duplex_session(bundle, NativeOracleAgent(call_tool), env, DuplexConfig(speech=speech, session_dir=None,
+                                      privileged=True, tool_mode="native", mcp_endpoint=McpEndpoint(url="in-process")))
     assert native.pts == 1, native.grade.explain()
     assert native.grade.components == bridge.grade.components and native.grade.afa == bridge.grade.afa
     calls = _events(native, EventType.TOOL_CALL)
@@ -306,8 +306,8 @@ async def test_native_oracle_through_a_real_mcp_server_in_a_local_sandbox(tmp_pa
     async with LocalBackend(pool_size=0).start(public, "native-run", task_id=bundle.task_id) as sandbox:
         async with McpEnvironment(sandbox) as env:
             agent = NativeOracleAgent()
-            result = await run_duplex_session(bundle, agent, env, speech=speech, session_dir=None, privileged=True,
-                                              tool_mode="native", mcp_endpoint=McpEndpoint(url=sandbox.mcp_url, headers=sandbox.mcp_headers()))
+            result = await run_duplex_session(bundle, agent, env, DuplexConfig(speech=speech, session_dir=None, privileged=True,
+                                              tool_mode="native", mcp_endpoint=McpEndpoint(url=sandbox.mcp_url, headers=sandbox.mcp_headers())))
     assert result.pts == 1, result.grade.explain()
     observed = _events(result, EventType.TOOL_CALL)
     assert len(observed) == agent.calls_made == len(result.snapshot.call_log)

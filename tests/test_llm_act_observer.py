@@ -11,7 +11,7 @@ from harness.audio.speech_bank import open_speech_source
 from harness.chat_completions import ChatCompletions
 from harness.events import EventType
 from harness.locked_json_cache import LockedJsonCache
-from harness.session.duplex_runner import run_duplex_session
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.loader import load_task
 from harness.user.llm_act_observer import LlmActClassifier, observer_prompt
@@ -57,8 +57,8 @@ async def test_an_outage_gives_no_labels_and_is_not_cached(tmp_path):
 async def _session(classifier, agent):
     bundle = load_task(BENEFITS)
     speech = open_speech_source(BENEFITS, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
-    return await run_duplex_session(bundle, agent, InProcessEnvironment(bundle.public_bundle()), speech=speech,
-                                    session_dir=None, privileged=True, observer=classifier)
+    return await run_duplex_session(bundle, agent, InProcessEnvironment(bundle.public_bundle()), DuplexConfig(speech=speech,
+                                    session_dir=None, privileged=True, observer=classifier))
 
 
 def _paraphrased(event):

@@ -13,7 +13,7 @@ from harness.audio.espeak import user_voice
 from harness.audio.frames import AudioFrame
 from harness.audio.speech_bank import open_speech_source
 from harness.events import EventType
-from harness.session.duplex_runner import run_duplex_session
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.loader import load_task
 from tests.conftest import DEMO_DATA
@@ -56,9 +56,9 @@ async def test_the_user_waits_for_the_answer_owed_to_a_native_call():
         return record.output, not record.ok
 
     speech = open_speech_source(BENEFITS, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
-    result = await run_duplex_session(bundle, _SpeaksAfterItsCallsLand(call_tool), env, speech=speech,
+    result = await run_duplex_session(bundle, _SpeaksAfterItsCallsLand(call_tool), env, DuplexConfig(speech=speech,
                                       session_dir=None, privileged=True, tool_mode="native",
-                                      mcp_endpoint=McpEndpoint(url="in-process"))
+                                      mcp_endpoint=McpEndpoint(url="in-process")))
     plans = [e.payload for e in result.events.events if e.type == EventType.USER_PLAN]
     assert not [p for p in plans if p.get("recovered")], plans  # never talked into the agent's silence
     assert result.pts == 1, result.grade.explain()

@@ -6,7 +6,7 @@ from harness.agents.providers.openai_realtime import OpenAIRealtimeAdapter
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
 from harness.events import EventType
-from harness.session.duplex_runner import run_duplex_session
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.loader import load_task
 from tests.conftest import DEMO_DATA
@@ -22,7 +22,7 @@ async def _session(task_dir, fake: OpenAIRealtimeFake, *, time_budget_s: int | N
         bundle.task.time_budget_s = time_budget_s
     speech = open_speech_source(task_dir, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
     adapter = OpenAIRealtimeAdapter(endpoint=fake.url, model="", require_key=False)
-    result = await run_duplex_session(bundle, adapter, InProcessEnvironment(bundle.public_bundle()), speech=speech, session_dir=None)
+    result = await run_duplex_session(bundle, adapter, InProcessEnvironment(bundle.public_bundle()), DuplexConfig(speech=speech, session_dir=None))
     return bundle, result
 
 

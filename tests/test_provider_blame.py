@@ -12,7 +12,7 @@ from harness.agents.realtime import AdapterError
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
 from harness.campaign.blame import classify
-from harness.session.duplex_runner import run_duplex_session
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.session.errors import SessionInfraError
 from harness.tasks.loader import load_task
@@ -34,7 +34,7 @@ async def _session(adapter, budget_s: int):
     bundle = load_task(TASK)
     bundle.task.time_budget_s = budget_s
     speech = open_speech_source(TASK, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
-    return await run_duplex_session(bundle, adapter, InProcessEnvironment(bundle.public_bundle()), speech=speech, session_dir=None)
+    return await run_duplex_session(bundle, adapter, InProcessEnvironment(bundle.public_bundle()), DuplexConfig(speech=speech, session_dir=None))
 
 
 async def test_a_1011_close_mid_session_makes_the_session_an_infrastructure_failure():

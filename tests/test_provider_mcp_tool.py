@@ -19,7 +19,7 @@ from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
 from harness.campaign.sandboxed_cell import native_endpoint
 from harness.events import EventType
-from harness.session.duplex_runner import run_duplex_session
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.mcp_environment import McpEnvironment
 from harness.tasks.loader import load_task
 from sandbox.backend import SandboxEnvironment
@@ -168,8 +168,8 @@ async def test_an_xai_session_in_native_mode_has_its_calls_made_by_the_provider_
         async with LocalBackend(pool_size=0).start(public, "t-xai-native", task_id=bundle.task_id) as sandbox:
             async with McpEnvironment(sandbox) as env:
                 adapter = GrokVoiceAdapter(endpoint=fake.url, require_key=False)
-                result = await run_duplex_session(bundle, adapter, env, speech=speech, session_dir=None,
-                                                  tool_mode="native", mcp_endpoint=native_endpoint(sandbox))
+                result = await run_duplex_session(bundle, adapter, env, DuplexConfig(speech=speech, session_dir=None,
+                                                  tool_mode="native", mcp_endpoint=native_endpoint(sandbox)))
     assert not fake.invalid and not fake.violations and not fake.mcp_errors
     calls = [e for e in result.events.events if e.type == EventType.TOOL_CALL]
     expected = [c.name for t in bundle.policy.turns for c in t.tool_calls]

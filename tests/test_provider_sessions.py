@@ -18,7 +18,7 @@ from harness.agents.providers.step_audio import StepAudioAdapter
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
 from harness.events import EventType
-from harness.session.duplex_runner import run_duplex_session
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.loader import load_task
 from tests.conftest import DEMO_DATA
@@ -53,7 +53,7 @@ async def _short_session(adapter_class, make_fake, key_env, monkeypatch, *, play
     turns = bundle.policy.turns if play_policy else []
     async with make_fake(turns, api_key="sk-test") as fake:
         adapter = adapter_class(endpoint=fake.url)
-        result = await run_duplex_session(bundle, adapter, InProcessEnvironment(bundle.public_bundle()), speech=speech, session_dir=None)
+        result = await run_duplex_session(bundle, adapter, InProcessEnvironment(bundle.public_bundle()), DuplexConfig(speech=speech, session_dir=None))
     return bundle, fake, result
 
 

@@ -7,7 +7,7 @@ from harness.agents.oracle_voice import OracleVoiceAgent
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
 from harness.events import EventType
-from harness.session.duplex_runner import run_duplex_session
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.loader import load_task
 
@@ -16,7 +16,7 @@ async def _session(task_dir, agent, session_dir=None):
     bundle = load_task(task_dir)
     speech = open_speech_source(task_dir, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
     env = InProcessEnvironment(bundle.public_bundle())
-    return await run_duplex_session(bundle, agent, env, speech=speech, session_dir=session_dir, privileged=True)
+    return await run_duplex_session(bundle, agent, env, DuplexConfig(speech=speech, session_dir=session_dir, privileged=True))
 
 
 async def test_oracle_passes_the_form_fixture_and_yields_to_the_correction(toy_form):

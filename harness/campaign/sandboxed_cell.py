@@ -35,7 +35,7 @@ from harness.audio.speech_bank import SpeechSource
 from harness.events import EventBus
 from harness.results.result_record import ResultRecord
 from harness.results.session_record import record_from_session
-from harness.session.duplex_runner import run_duplex_session
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.errors import AgentFailure
 from harness.session.mcp_environment import McpEnvironment
 from harness.tasks.bundle import TaskBundle
@@ -216,10 +216,8 @@ class SandboxedCellRunner:
         ``agent_failure``: the agent already failed before its session could open; the session
         records it and grades the environment as it is.
         """
-        return await run_duplex_session(
-            bundle,
-            self.create_adapter(sandbox_env),
-            env,
+        adapter = self.create_adapter(sandbox_env)
+        config = DuplexConfig(
             speech=self.speech(bundle),
             session_dir=session_dir,
             judge=self.judge,
@@ -238,6 +236,7 @@ class SandboxedCellRunner:
             agent_kind=self.model.agent_kind,
             agent_failure=agent_failure,
         )
+        return await run_duplex_session(bundle, adapter, env, config)
 
     def record(self, session: Any, cell: CampaignCell, *, wall_s: float, sandbox: dict[str, Any]) -> ResultRecord:
         return record_from_session(session, rep=cell.rep, model=self.model.key, wall_s=wall_s, sandbox=sandbox,

@@ -1,7 +1,9 @@
 """One session's event bus: every part of a session publishes here, in order.
 
 Subscribers are plain callables, called synchronously in emission order (the ``events.jsonl``
-writer, the metrics, a campaign's progress). :meth:`EventBus.stream` gives an async iterator of the
+writer, the metrics, a campaign's progress). Each is isolated, as pipecat isolates its observers: a
+subscriber that raises neither fails the session nor stops the others; the first failure is logged
+with its traceback (and kept in :attr:`EventBus.first_subscriber_error`), later ones are counted. :meth:`EventBus.stream` gives an async iterator of the
 same events — past ones first, then live ones until the bus closes — for consumers that run on
 their own schedule, such as the TUI. Emitting never blocks the session loop.
 """
@@ -9,6 +11,8 @@ their own schedule, such as the TUI. Emitting never blocks the session loop.
 from __future__ import annotations
 
 import asyncio
+import logging
+import traceback
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -18,6 +22,8 @@ from .types import Actor, EventType, RunEvent
 __all__ = ["EventBus", "EventSubscriber"]
 
 EventSubscriber = Callable[[RunEvent], None]
+
+_log = logging.getLogger(__name__)
 
 
 class EventBus:
@@ -40,6 +46,9 @@ class EventBus:
         self._streams: list[asyncio.Queue[RunEvent | None]] = []
         self._closers: list[Callable[[], None]] = []
         self.closed = False
+        #: How many times a subscriber (or a closer) raised, and the first traceback.
+        self.subscriber_failures = 0
+        self.first_subscriber_error: str | None = None
 
     def subscribe(self, subscriber: EventSubscriber, *, on_close: Callable[[], None] | None = None) -> None:
         """Call ``subscriber`` with every event emitted from now on (and ``on_close`` at the end)."""
@@ -66,7 +75,10 @@ class EventBus:
         )
         self.events.append(event)
         for subscriber in self._subscribers:
-            subscriber(event)
+            try:
+                subscriber(event)
+            except Exception:
+                self._subscriber_failed(f"{subscriber!r} on {event.type.value} (seq {event.seq})")
         for queue in self._streams:
             queue.put_nowait(event)
         return event
@@ -97,4 +109,15 @@ class EventBus:
         for queue in self._streams:
             queue.put_nowait(None)
         for closer in self._closers:
-            closer()
+            try:
+                closer()
+            except Exception:
+                self._subscriber_failed(f"closer {closer!r}")
+
+    def _subscriber_failed(self, what: str) -> None:
+        """Called inside the ``except`` of a failed subscriber: log the first, count the rest."""
+        self.subscriber_failures += 1
+        if self.first_subscriber_error is None:
+            self.first_subscriber_error = traceback.format_exc()
+            _log.error("event subscriber %s raised; the session goes on without it "
+                       "(later failures are only counted)", what, exc_info=True)

@@ -196,6 +196,10 @@ class RunEnd(_Payload):
     pts: int | None = None
     reason: str | None = None
     pending_verdicts: int | None = None
+    #: How late (wall ms) the realtime loop began a frame after its deadline: the worst and the p99.
+    #: ``None`` on the virtual clock, whose frames have no wall deadline.
+    frame_lateness_max_ms: float | None = None
+    frame_lateness_p99_ms: float | None = None
 
 
 class InfraFailure(_Payload):

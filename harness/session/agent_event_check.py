@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any, get_args
 
 from harness.agents.realtime import (
@@ -73,9 +74,9 @@ def _opt_int(value: object, what: str) -> int | None:
 def _opt_seconds(value: object, what: str) -> float | None:
     if value is None:
         return None
-    if type(value) not in (int, float) or not math.isfinite(value) or value < 0:  # type: ignore[arg-type]
+    if not isinstance(value, int | float) or type(value) not in (int, float) or not math.isfinite(value) or value < 0:
         raise _malformed(what, value, "a finite number of seconds ≥ 0")
-    return float(value)  # type: ignore[arg-type]
+    return float(value)
 
 
 def _choice(value: object, what: str, options: frozenset[str]) -> Any:
@@ -107,7 +108,7 @@ class EventCheck:
         #: Characters streamed so far per response, per item (reset when the response is done).
         self._item_chars: dict[str | None, dict[str | None, int]] = {}
         self._session_chars = 0
-        self._checks = {
+        self._checks: dict[type, Callable[[Any], AgentEvent]] = {
             AudioDelta: self._audio,
             TranscriptDelta: self._transcript_delta,
             TranscriptDone: self._transcript_done,
@@ -143,7 +144,7 @@ class EventCheck:
         check = self._checks.get(type(event))  # exact types: the runner routes by type
         if check is None:
             raise AgentFailure("malformed_event", f"poll_events() returned a {type(event).__name__}, not an agent event")
-        return check(event)  # type: ignore[no-any-return]
+        return check(event)
 
     def _id(self, value: object, what: str = "id") -> str | None:
         return _opt_str(value, what, self._ids)

@@ -7,13 +7,14 @@ queue, up to a bound). Neither channel mixes: overlap only ever happens *between
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from harness.audio.frames import FRAME_SAMPLES, ms_to_samples, samples_to_ms
+from harness.user.flow_engine import UserPlan
 
 from .agent_limits import AGENT_LIMITS, AgentLimits
 from .errors import AgentFailure
@@ -27,7 +28,7 @@ class UserUtterance:
 
     pcm: np.ndarray
     text: str
-    plan: Any = None  # UserPlan, or None for runner lines (closing, nudge)
+    plan: UserPlan | None = None  # None for recovery lines (closing, nudge, restated answer)
     flags: dict[str, bool] = field(default_factory=dict)
     onset_ms: int | None = None
 
@@ -79,16 +80,9 @@ class AgentResponse:
     """
 
     response_id: str
-    transcript: str = ""
-    #: The samples the agent sent for this response (for local ASR when it gives no transcript),
-    #: up to ``AgentLimits.queued_audio_ms`` of media: a longer response keeps its beginning.
-    audio: bytearray = field(default_factory=bytearray)
     queued_samples: int = 0
     played_samples: int = 0
     done: bool = False
-    cleared: bool = False
-    #: Acts already observed in the streaming transcript (a multiset, by key).
-    streamed_acts: Counter[str] = field(default_factory=Counter)
 
 
 class AgentChannel:
@@ -134,9 +128,6 @@ class AgentChannel:
                 f"the agent queued {samples_to_ms(self._queued + len(samples))} ms of audio ahead of playout "
                 f"(the limit is {samples_to_ms(self.max_queued_samples)} ms)",
             )
-        room = 2 * self.max_queued_samples - len(response.audio)
-        if room > 0:
-            response.audio += pcm[:room]
         self._chunks.append(samples)
         self._queued += len(samples)
         response.queued_samples += len(samples)

@@ -36,7 +36,7 @@ from harness.cli.main import app
 from harness.events import EventType
 from harness.results.result_record import ResultRecord
 from harness.session.agent_limits import AgentLimits
-from harness.session.duplex_runner import run_duplex_session
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.session.errors import (
     HarnessBug,
@@ -76,8 +76,8 @@ async def _session(adapter, *, kind="external_code", budget_s=BUDGET_S, limits=N
     bundle.task.time_budget_s = budget_s
     speech = open_speech_source(BENEFITS, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=TASK_ID)
     options = {"limits": limits} if limits is not None else {}
-    return await run_duplex_session(bundle, adapter, InProcessEnvironment(bundle.public_bundle()), speech=speech,
-                                    session_dir=None, agent_kind=kind, privileged=privileged, **options)
+    return await run_duplex_session(bundle, adapter, InProcessEnvironment(bundle.public_bundle()), DuplexConfig(speech=speech,
+                                    session_dir=None, agent_kind=kind, privileged=privileged, **options))
 
 
 def _assert_scored_as_agent_failure(result, kind):

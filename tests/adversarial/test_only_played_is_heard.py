@@ -15,7 +15,7 @@ from harness.events import EventType
 from harness.results.session_record import record_from_session
 from harness.session.agent_limits import AGENT_LIMITS, AgentLimits
 from harness.session.duplex_delivery import DeliveryTracker
-from harness.session.duplex_runner import run_duplex_session
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.session.floor_meter import FloorMeter
 from harness.tasks.loader import load_task
@@ -31,8 +31,8 @@ async def _session(agent, *, budget_s: int | None = None, limits: AgentLimits = 
     if budget_s is not None:
         bundle.task.time_budget_s = budget_s
     speech = open_speech_source(BENEFITS, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
-    result = await run_duplex_session(bundle, agent, InProcessEnvironment(bundle.public_bundle()), speech=speech,
-                                      session_dir=None, privileged=True, limits=limits)
+    result = await run_duplex_session(bundle, agent, InProcessEnvironment(bundle.public_bundle()), DuplexConfig(speech=speech,
+                                      session_dir=None, privileged=True, limits=limits))
     return result, record_from_session(result, rep=0, model=agent.model_id, wall_s=0.0)
 
 

@@ -11,7 +11,7 @@ from harness.agents.realtime import ResponseDone, ToolCallRequested, TranscriptD
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
 from harness.events import EventType
-from harness.session.duplex_runner import run_duplex_session
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.loader import load_task
 from tests.conftest import DEMO_DATA
@@ -25,8 +25,8 @@ async def _run(script, *, budget_s: int = 20):
     bundle.task.time_budget_s = budget_s
     speech = open_speech_source(BENEFITS, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
     agent = ScriptedVoiceAgent(script)
-    result = await run_duplex_session(bundle, agent, InProcessEnvironment(bundle.public_bundle()), speech=speech,
-                                      session_dir=None)
+    result = await run_duplex_session(bundle, agent, InProcessEnvironment(bundle.public_bundle()), DuplexConfig(speech=speech,
+                                      session_dir=None))
     return result, agent
 
 

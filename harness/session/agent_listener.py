@@ -1,0 +1,102 @@
+"""What the simulated user hears of the agent's responses, and what it makes of the words.
+
+Words are released only as their audio plays (``heard_speech.py``); acts in newly heard words fire
+their events at once, mid-response. A response that is over is logged (``SPEECH_AGREEMENT``) and
+its heard text observed; audio without words goes through local ASR and text the patterns did not
+place through the LLM observer, both as jobs off the frame (``deferred.py``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import partial
+
+import numpy as np
+
+from harness.audio.agent_asr import AgentTranscriber, asr_available
+from harness.events import EventBus, EventType
+from harness.user.llm_act_observer import LlmActClassifier
+
+from .deferred import DeferredWork
+from .heard_speech import HeardSlice, HeardSpeech
+from .user_driver import UserDriver
+
+__all__ = ["AgentListener"]
+
+
+class AgentListener:
+    def __init__(self, driver: UserDriver, work: DeferredWork, log: EventBus,
+                 observer: LlmActClassifier | None) -> None:
+        self.hearing = HeardSpeech()
+        self._driver = driver
+        self._work = work
+        self._log = log
+        self._observer = observer
+        self._transcriber: AgentTranscriber | None = None
+
+    async def played(self, pcm: np.ndarray, played: list[tuple[str, str | None, int]], t: int) -> None:
+        """The agent frame that played: its words become heard."""
+        for heard in self.hearing.played(pcm, played):
+            await self._observe_streaming(heard, t)
+        await self.hear_over(self.hearing.over(), t)
+
+    async def hear_over(self, response_ids: list[str], t: int, *, asr: bool = True) -> None:
+        """Responses that are over (done, nothing left to play): their last words, and their record.
+
+        ``asr=False`` at session end: nothing is delivered any more, so no transcription starts.
+        """
+        for response_id in response_ids:
+            for heard in self.hearing.finish(response_id):
+                await self._observe_streaming(heard, t)
+            row = self.hearing.row(response_id)
+            if row is None:
+                continue  # only tool calls
+            self._log.emit(EventType.SPEECH_AGREEMENT, "harness", t, row)
+            audio = self.hearing.unheard_audio(response_id)
+            if audio is not None:
+                if not asr:
+                    continue
+                # Audio without words: the user hears what played through local ASR, off the frame.
+                self._work.submit("asr", self._transcribe(audio, t), due_ms=t,
+                                  deliver=partial(self._hear_response, response_id, "asr"))
+            else:
+                await self._hear_response(response_id, "adapter", self.hearing.heard_text(response_id), t)
+
+    async def _observe_streaming(self, heard: HeardSlice, t: int) -> None:
+        """Acts in words just heard fire their events at once, while the agent is still speaking.
+
+        Only the newly heard slice and a bounded window before it are scanned (linear in the
+        transcript): an act is new when it is in the window but not in the window's old part.
+        """
+        user = self._driver.user
+        seen = Counter(a.key for a in user.acts_in(heard.window))
+        seen.subtract(a.key for a in user.acts_in(heard.window[: heard.before]))
+        new = [key for key, count in seen.items() for _ in range(count)]
+        if new:
+            await self._driver.fire_events(t, act_keys=new)
+
+    async def _hear_response(self, response_id: str, source: str, text: str, t: int) -> None:
+        if not text:
+            return
+        acts = self._driver.hear_text(text, t, response_id=response_id, source=source)
+        await self._driver.fire_events(t, act_keys=acts)
+        if self._observer is not None:
+            # What the patterns did not hear, an LLM may (cached: a rerun hears the same user).
+            remaining = [key for key in self._driver.user.classifier_candidates() if key not in acts]
+            if remaining:
+                self._work.submit("observer", self._observer.classify(text, remaining), due_ms=t,
+                                  deliver=self._hear_classified)
+
+    async def _hear_classified(self, labels: list[str], t: int) -> None:
+        if labels:
+            await self._driver.fire_events(t, act_keys=self._driver.hear_classified(labels, t))
+
+    async def _transcribe(self, audio: np.ndarray, t: int) -> str:
+        if self._transcriber is None:
+            if not asr_available():
+                self._log.emit(EventType.INFRA_FAILURE, "harness", t, {
+                    "error": "agent audio without transcript and no local ASR (pip install 'apex-voice[asr]')",
+                    "kind": "asr_unavailable"})
+                return ""
+            self._transcriber = AgentTranscriber()
+        return await self._transcriber.transcribe(audio)

@@ -1,0 +1,72 @@
+"""How one voice session is run: everything ``run_duplex_session`` takes besides the task, the agent
+and the environment, in one object a caller builds once (a campaign cell, a test, a benchmark)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from harness.agents.realtime import McpEndpoint
+from harness.audio.acoustics import AcousticChain
+from harness.audio.speech_bank import SpeechSource
+from harness.events import EventBus
+from harness.grading.judge import FieldJudge
+from harness.user.llm_act_observer import LlmActClassifier
+
+from .agent_blame import AgentKind
+from .agent_limits import AGENT_LIMITS, AgentLimits
+from .clocks import MediaClock
+from .errors import AgentFailure
+from .turn_policy import TURN_POLICIES
+
+__all__ = ["TOOL_MODES", "VOICE_CONDITIONS", "DuplexConfig", "ToolMode"]
+
+#: The voice conditions, one turn policy each (C1 turn-based; C2 and C3 full duplex).
+VOICE_CONDITIONS = tuple(TURN_POLICIES)
+ToolMode = Literal["bridge", "native"]
+#: ``bridge``: the harness executes the agent's function calls; ``native``: the agent calls MCP itself.
+TOOL_MODES: tuple[ToolMode, ...] = ("bridge", "native")
+
+
+@dataclass(frozen=True)
+class DuplexConfig:
+    """One voice session's settings; every field but ``speech`` has the default direct callers want.
+
+    ``agent_kind`` (the model's ``ModelSpec.agent_kind``; a campaign always passes it) decides blame
+    at the agent boundary. ``agent_failure`` is a failure that happened before the session (its
+    container exited): the adapter is never connected, and the environment is graded as it is.
+    """
+
+    speech: SpeechSource
+    session_dir: Path | None = None
+    judge: FieldJudge | None = None
+    seed: int = 1
+    max_turns: int = 44
+    run_id: str | None = None
+    clock: MediaClock | None = None
+    privileged: bool = False
+    #: A live consumer (the TUI, a campaign's progress) subscribes before the first event.
+    on_bus: Callable[[EventBus], None] | None = None
+    condition: str = "C2"
+    tool_latency_ms: int = 0
+    #: What the sandbox reported when it started (``backend`` and its metadata), for ``SANDBOX_STARTED``.
+    sandbox: dict[str, Any] | None = None
+    observer: LlmActClassifier | None = None
+    tool_mode: ToolMode = "bridge"
+    mcp_endpoint: McpEndpoint | None = None
+    acoustics: AcousticChain | None = None
+    agent_kind: AgentKind = "builtin"
+    limits: AgentLimits = AGENT_LIMITS
+    agent_failure: AgentFailure | None = None
+
+    def __post_init__(self) -> None:
+        if self.condition not in VOICE_CONDITIONS:
+            raise ValueError(f"unknown voice condition {self.condition!r}; expected one of {', '.join(VOICE_CONDITIONS)}")
+        if (self.condition == "C3") != (self.acoustics is not None):
+            raise ValueError("condition C3 and an acoustics chain go together (C3 needs one; C1/C2 take none)")
+        if self.tool_mode not in TOOL_MODES:
+            raise ValueError(f"unknown tool mode {self.tool_mode!r}; expected one of {', '.join(TOOL_MODES)}")
+        if self.tool_mode == "native" and self.mcp_endpoint is None:
+            raise ValueError("native tool mode needs the task's MCP endpoint to hand to the agent")
