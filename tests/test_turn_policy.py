@@ -81,3 +81,9 @@ def test_an_answer_owed_is_given_up_after_the_idle_timeout_at_the_time_asked():
     ledger.agent_acted = True
     ledger.user_held_floor(3000)
     assert (ledger.agent_acted, ledger.last_user_end_ms) == (False, 3000)
+
+
+def test_only_the_degraded_audio_condition_takes_an_acoustics_chain():
+    assert [c for c, p in TURN_POLICIES.items() if p.degraded_audio] == ["C3"]
+    with pytest.raises(ValueError, match="condition C3 needs an acoustics chain"):
+        DuplexConfig(speech=None, condition="C3")  # type: ignore[arg-type]

@@ -64,8 +64,9 @@ class DuplexConfig:
     def __post_init__(self) -> None:
         if self.condition not in VOICE_CONDITIONS:
             raise ValueError(f"unknown voice condition {self.condition!r}; expected one of {', '.join(VOICE_CONDITIONS)}")
-        if (self.condition == "C3") != (self.acoustics is not None):
-            raise ValueError("condition C3 and an acoustics chain go together (C3 needs one; C1/C2 take none)")
+        if TURN_POLICIES[self.condition].degraded_audio != (self.acoustics is not None):
+            need = "needs an acoustics chain" if self.acoustics is None else "takes no acoustics chain"
+            raise ValueError(f"condition {self.condition} {need} (C3 degrades the user's audio; C1/C2 do not)")
         if self.tool_mode not in TOOL_MODES:
             raise ValueError(f"unknown tool mode {self.tool_mode!r}; expected one of {', '.join(TOOL_MODES)}")
         if self.tool_mode == "native" and self.mcp_endpoint is None:

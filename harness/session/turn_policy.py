@@ -81,6 +81,9 @@ class FrameState:
 class TurnPolicy(Protocol):
     """A condition's turn-taking: the move at ``t``, what is spoken over the agent, what makes a turn."""
 
+    #: The user's audio reaches the agent through an acoustics chain (C3).
+    degraded_audio: bool
+
     def decide(self, state: FrameState, t: int) -> TurnMove: ...
 
     def overlay_events(self, flow: FlowSpec) -> set[str]: ...
@@ -90,7 +93,10 @@ class TurnPolicy(Protocol):
 
 class FullDuplex:
     """C2: the user takes a turn when the agent finished or stayed idle too long, and speaks its
-    barge-ins and back-channels over the agent's speech."""
+    barge-ins and back-channels over the agent's speech (C3: the same, over degraded audio)."""
+
+    def __init__(self, *, degraded_audio: bool = False) -> None:
+        self.degraded_audio = degraded_audio
 
     def decide(self, state: FrameState, t: int) -> TurnMove:
         if state.user_busy or state.overlays_waiting or state.agent_busy:
@@ -123,4 +129,4 @@ class TurnBased(FullDuplex):
 
 
 #: Voice conditions and their policies (C3 is C2's policy over degraded audio).
-TURN_POLICIES: dict[str, TurnPolicy] = {"C1": TurnBased(), "C2": FullDuplex(), "C3": FullDuplex()}
+TURN_POLICIES: dict[str, TurnPolicy] = {"C1": TurnBased(), "C2": FullDuplex(), "C3": FullDuplex(degraded_audio=True)}
