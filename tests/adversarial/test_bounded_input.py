@@ -119,7 +119,7 @@ def test_queueing_audio_past_the_bound_is_the_agents_failure_and_queues_nothing(
     assert channel.queued_samples == ms_to_samples(900)
 
 
-def test_a_response_keeps_at_most_the_bound_of_its_audio():
+def test_a_response_streamed_at_its_pace_is_counted_and_held_nowhere_but_the_queue():
     channel = AgentChannel(AgentLimits(queued_audio_ms=100))
     response = AgentResponse("r1")
     for _ in range(50):  # 50 × 100 ms streamed at the pace it plays: never over the queue bound
@@ -127,7 +127,7 @@ def test_a_response_keeps_at_most_the_bound_of_its_audio():
         while channel.queued_samples:
             channel.next_frame()
     assert response.queued_samples == response.played_samples == 50 * ms_to_samples(100)
-    assert len(response.audio) == 2 * ms_to_samples(100)
+    assert channel.queued_samples == 0 and channel.chunk_count == 0
 
 
 def test_the_audio_queue_keeps_each_delta_once_and_plays_them_in_order():
