@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from harness.session.session_config import VOICE_CONDITIONS, DuplexConfig
@@ -39,16 +37,16 @@ def test_the_user_answers_once_the_agent_has_been_silent_for_the_turn_gap(policy
 
 @pytest.mark.parametrize("busy", ["user_busy", "overlays_waiting", "agent_busy"])
 def test_nothing_moves_while_anyone_holds_or_is_about_to_take_the_floor(busy):
-    state = replace(IDLE, agent_hung_up=True, **{busy: True})
+    state = IDLE._replace(agent_hung_up=True, **{busy: True})
     assert FullDuplex().decide(state, 10_000) is TurnMove.WAIT
 
 
 def test_an_agent_that_hung_up_ends_the_call_once_it_is_done():
-    assert FullDuplex().decide(replace(IDLE, agent_hung_up=True), 1020) is TurnMove.END
+    assert FullDuplex().decide(IDLE._replace(agent_hung_up=True), 1020) is TurnMove.END
 
 
 def test_an_idle_agent_gets_its_nudge_after_the_idle_timeout():
-    state = replace(IDLE, agent_acted=False, last_user_end_ms=5000)
+    state = IDLE._replace(agent_acted=False, last_user_end_ms=5000)
     assert FullDuplex().decide(state, 5000 + IDLE_TIMEOUT_MS - 20) is TurnMove.WAIT
     assert FullDuplex().decide(state, 5000 + IDLE_TIMEOUT_MS) is TurnMove.TURN
 

@@ -206,10 +206,12 @@ class _DuplexSession:
         if ended is not None and await self.user.ended(ended, boundary):
             # The user held the floor: it now waits for the agent's answer to *this* utterance.
             self.ledger.user_held_floor(boundary)
-        # Everything below reads the state at the frame's end boundary.
+        # Everything below reads the state at the frame's end boundary (starting an overlay makes
+        # the user busy, never the agent: one busy value serves both).
         self.ledger.give_up_waiting(boundary)
-        self.user.start_due_overlays(t, agent_busy=self._agent_busy())
-        await self._turn(boundary)
+        agent_busy = self._agent_busy()
+        self.user.start_due_overlays(t, agent_busy=agent_busy)
+        await self._turn(boundary, agent_busy)
         if boundary >= self.bundle.task.time_budget_s * 1000:
             self._end("time_budget")
 
@@ -245,19 +247,19 @@ class _DuplexSession:
         return (self.agent_channel.queued_samples > 0 or self.router.mid_response or self.tools.pending
                 or self.ledger.answer_owed_since is not None)
 
-    def _state(self) -> FrameState:
+    def _state(self, agent_busy: bool) -> FrameState:
         ledger = self.ledger
         return FrameState(user_busy=self.user.channel.busy, overlays_waiting=self.user.deliveries.has_waiting,
-                          agent_busy=self._agent_busy(), agent_hung_up=ledger.agent_hung_up,
+                          agent_busy=agent_busy, agent_hung_up=ledger.agent_hung_up,
                           agent_acted=ledger.agent_acted, last_agent_audio_ms=self.floor.last_audio_end_ms,
                           last_user_end_ms=ledger.last_user_end_ms)
 
-    async def _turn(self, t: int) -> None:
-        move = self.policy.decide(self._state(), t)
+    async def _turn(self, t: int, agent_busy: bool) -> None:
+        move = self.policy.decide(self._state(agent_busy), t)
         if move is not TurnMove.WAIT and self.tools.mode == "native":
             # Every call the server recorded is observed before the user decides (its stream may lag).
             await self.tools.catch_up(t)
-            move = self.policy.decide(self._state(), t)
+            move = self.policy.decide(self._state(self._agent_busy()), t)
         if move is TurnMove.END:
             self._end("agent_ended")
         elif move is TurnMove.TURN:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from harness.tasks.models import FlowSpec
 from harness.user.flow_engine import UserPlan
@@ -64,9 +64,8 @@ class TurnLedger:
             self.answer_owed_since = None
 
 
-@dataclass(frozen=True, slots=True)
-class FrameState:
-    """What the turn decision reads, built once at a frame boundary."""
+class FrameState(NamedTuple):
+    """What the turn decision reads, built once at a frame boundary (a tuple: read-only, cheap)."""
 
     user_busy: bool
     overlays_waiting: bool
