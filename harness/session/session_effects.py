@@ -13,6 +13,7 @@ from typing import Any
 from harness.events import EventBus, EventType
 from harness.grading.context import GradingContext
 from harness.grading.gates import grade
+from harness.grading.judge import FieldJudge
 from harness.grading.report import GradeReport
 from harness.tasks.bundle import TaskBundle
 from harness.user.event_engine import FiredEvent
@@ -205,13 +206,13 @@ class SessionEffects:
             self._mirror.extend(await self.env.snapshot_since(self._mirror.cursor()))
         return await self._grade(self._mirror, judge=None)
 
-    async def grade(self, judge: Any = None) -> GradeReport:
+    async def grade(self, judge: FieldJudge | None = None) -> GradeReport:
         """The final grade, from a whole snapshot (the authoritative one)."""
         snapshot = await self.env.snapshot()
         self.last_snapshot = snapshot
         return await self._grade(snapshot, judge=judge)
 
-    async def _grade(self, snapshot: EnvironmentSnapshot, *, judge: Any) -> GradeReport:
+    async def _grade(self, snapshot: EnvironmentSnapshot, *, judge: FieldJudge | None) -> GradeReport:
         return await grade(
             self.bundle.gold,
             GradingContext(
