@@ -32,7 +32,7 @@ from .agent_boundary import AgentBoundary
 from .agent_listener import AgentListener
 from .channels import AgentChannel, AgentResponse
 from .duplex_delivery import DeliveryTracker
-from .tool_executor import BridgeTools, NativeTools
+from .tool_executor import ToolExecutor
 from .turn_policy import TurnLedger
 
 __all__ = ["AgentEventRouter"]
@@ -40,7 +40,7 @@ __all__ = ["AgentEventRouter"]
 
 class AgentEventRouter:
     def __init__(self, agent: AgentBoundary, log: EventBus, ledger: TurnLedger, channel: AgentChannel,
-                 listener: AgentListener, tools: BridgeTools | NativeTools, deliveries: DeliveryTracker) -> None:
+                 listener: AgentListener, tools: ToolExecutor, deliveries: DeliveryTracker) -> None:
         self._agent, self._log, self._ledger, self._channel = agent, log, ledger, channel
         self._listener, self._tools, self._deliveries = listener, tools, deliveries
         self._responses: dict[str, AgentResponse] = {}

@@ -199,7 +199,7 @@ class NativeTools:
 
 
 def make_tool_executor(mode: str, env: EnvironmentPort, effects: SessionEffects, work: DeferredWork,
-                       clock: MediaClock, sink: CallSink, *, latency_ms: int) -> BridgeTools | NativeTools:
+                       clock: MediaClock, sink: CallSink, *, latency_ms: int) -> ToolExecutor:
     if mode == "native":
         return NativeTools(env, effects, work, sink)
     return BridgeTools(env, effects, work, clock, sink, latency_ms=latency_ms)
