@@ -159,20 +159,11 @@ class _DuplexSession:
             "task_id": self.bundle.task_id, "model_id": self.agent.model_id, "condition": config.condition,
             "clock": self.clock.kind, "user_audio": speech_name(config.speech), "schema_version": SCHEMA_VERSION,
             "tool_mode": config.tool_mode, "tool_path": self.tool_path, "tool_latency_ms": config.tool_latency_ms,
-            "privileged": config.privileged, "observer": self._observer, **self._acoustics()})
+            "privileged": config.privileged, "observer": _observer(config), **_acoustics(config)})
         if config.sandbox is not None:
             info = dict(config.sandbox)
             self.log.emit(EventType.SANDBOX_STARTED, "harness", 0,
                           {"backend": str(info.pop("backend", "unknown")), "metadata": info})
-
-    @property
-    def _observer(self) -> str:
-        return self.config.observer.name if self.config.observer is not None else "deterministic"
-
-    def _acoustics(self) -> dict[str, object]:
-        """The C3 chain as recorded: preset, processors with every parameter, version."""
-        chain = self.config.acoustics
-        return {"acoustics": chain.spec.model_dump(mode="json")} if chain is not None else {}
 
     def _agent_failed(self, failure: AgentFailure) -> None:
         """The agent failed at its boundary: it is heard no more, and the session ends to be graded.
@@ -322,7 +313,7 @@ class _DuplexSession:
             events=self.log, session_dir=None, recorder=self.recording.recorder,
             observed_act_keys=sorted(self.user.user.observed_act_keys),
             adapter_meta={**metadata, "privileged": self.config.privileged, "tool_path": self.tool_path,
-                          "observer": self._observer, **self._acoustics()},
+                          "observer": _observer(self.config), **_acoustics(self.config)},
             infra_errors=self.router.infra_errors, usage=self.router.usage,
             agent_failure=None if blamed is None else
             {"kind": blamed.kind, "detail": blamed.detail, "media_ms": self.failure_ms},
@@ -335,3 +326,13 @@ class _DuplexSession:
         except AgentFailure as failure:
             self._agent_failed(failure)
             return {}
+
+
+def _observer(config: DuplexConfig) -> str:
+    return config.observer.name if config.observer is not None else "deterministic"
+
+
+def _acoustics(config: DuplexConfig) -> dict[str, object]:
+    """The C3 chain as recorded: preset, processors with every parameter, version."""
+    chain = config.acoustics
+    return {"acoustics": chain.spec.model_dump(mode="json")} if chain is not None else {}
