@@ -202,7 +202,9 @@ class _DuplexSession:
         self.ledger.give_up_waiting(boundary)
         agent_busy = self._agent_busy()
         self.user.start_due_overlays(t, agent_busy=agent_busy)
-        await self._turn(boundary, agent_busy)
+        move = self.policy.decide(self._state(agent_busy), boundary)
+        if move is not TurnMove.WAIT:
+            await self._move(move, boundary)
         if boundary >= self.bundle.task.time_budget_s * 1000:
             self._end("time_budget")
 
@@ -230,8 +232,8 @@ class _DuplexSession:
             for response, item_id, _ in played:
                 played_ms = samples_to_ms(self.agent_channel.played_by_item[(response.response_id, item_id)])
                 self.agent.playback(PlaybackReport(response.response_id, item_id, played_ms))
-        self.floor.played(pcm, t, response_id=played[0][0].response_id if played else None,
-                          audio_played=bool(played), queued_samples=self.agent_channel.queued_samples)
+        self.floor.played(pcm, t, played[0][0].response_id if played else None, bool(played),
+                          self.agent_channel.queued_samples)
 
     def _agent_busy(self) -> bool:
         """The agent is speaking, mid-response, running a tool, or owes the answer to a tool result."""
@@ -245,9 +247,9 @@ class _DuplexSession:
                           agent_acted=ledger.agent_acted, last_agent_audio_ms=self.floor.last_audio_end_ms,
                           last_user_end_ms=ledger.last_user_end_ms)
 
-    async def _turn(self, t: int, agent_busy: bool) -> None:
-        move = self.policy.decide(self._state(agent_busy), t)
-        if move is not TurnMove.WAIT and self.tools.mode == "native":
+    async def _move(self, move: TurnMove, t: int) -> None:
+        """Apply the policy's move at ``t``."""
+        if self.tools.mode == "native":
             # Every call the server recorded is observed before the user decides (its stream may lag).
             await self.tools.catch_up(t)
             move = self.policy.decide(self._state(self._agent_busy()), t)

@@ -48,7 +48,7 @@ class FloorMeter:
         segment = self._speech.current
         return segment.start_ms if segment is not None else None
 
-    def played(self, pcm: np.ndarray, t: int, *, response_id: str | None, audio_played: bool,
+    def played(self, pcm: np.ndarray, t: int, response_id: str | None, audio_played: bool,
                queued_samples: int) -> None:
         """The frame over ``[t, t+20)`` played ``pcm``; ``queued_samples`` are still to play after it."""
         self._queued = queued_samples > 0
