@@ -18,6 +18,7 @@ from sandbox.backend import SandboxUnavailableError, get_backend
 from sandbox.control_client import ControlClient
 from sandbox.errors import ControlRequestError
 from sandbox.local import LocalBackend
+from tests.waiting import eventually
 
 
 @pytest.fixture
@@ -83,7 +84,7 @@ async def test_killed_server_is_an_infra_error_and_the_persisted_state_is_recove
             await env.list_tools()
             record = await env.call_tool("update_expense", {"fields": {"employee_id": "E1042"}}, 2000)
             os.kill(sandbox.metadata["pid"], signal.SIGKILL)
-            await asyncio.sleep(0.2)
+            await eventually(lambda: not _alive(sandbox.metadata["pid"]))
             with pytest.raises(SandboxUnavailableError):
                 await env.call_tool("update_expense", {"fields": {"cost_center": "CC-330"}}, 4000)
             snapshot = await env.snapshot()
