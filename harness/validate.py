@@ -7,6 +7,7 @@ the gate, the predicate or the field, so an author can fix it without reading a 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from pathlib import Path
 
@@ -67,6 +68,9 @@ async def validate_task(
         return report
     report.task_id = bundle.task_id
     report.loaded = True
+    # An untouched copy for the no-op, so nothing the oracle's session touched can leak into its
+    # session; copying costs a fifth of loading (and hashing) the package again.
+    pristine = copy.deepcopy(bundle)
 
     issues = lint_task(bundle)
     report.problems += [f"lint: {issue}" for issue in issues if issue.level == "error"]
@@ -83,8 +87,7 @@ async def validate_task(
         if oracle.leakage_violations:
             report.problems.append(f"oracle: leakage {oracle.leakage_violations}")
 
-    # A fresh load, so nothing the oracle's session touched can leak into the no-op's.
-    noop = await _session(load_task(task_dir, checksums=checksums), NoOpAgent(), make_env)
+    noop = await _session(pristine, NoOpAgent(), make_env)
     report.noop_fail = noop.pts == 0
     if not report.noop_fail:
         report.problems.append("no-op: an inactive agent passes the task")
