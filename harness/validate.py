@@ -7,6 +7,7 @@ the gate, the predicate or the field, so an author can fix it without reading a 
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import Callable
 from pathlib import Path
@@ -72,7 +73,8 @@ async def validate_task(
     """Validate one package; never raises for a bad package."""
     report = ValidationReport(task_id=task_dir.name)
     try:
-        bundle = load_task(task_dir, checksums=checksums)
+        # Reading and hashing the package is file work: off the loop, where a sandbox may be serving.
+        bundle = await asyncio.to_thread(load_task, task_dir, checksums=checksums)
     except TaskLoadError as exc:
         report.problems.append(f"load: {exc}")
         return report
