@@ -10,7 +10,8 @@ Every call blocks on the disk: async code uses :meth:`aget` / :meth:`aput`, whic
 thread and answer a key already seen from memory without leaving the loop (a stored value never
 changes, so memory cannot go stale). The file is opened on first use, never in the constructor. A
 file that is not a SQLite database is moved aside to ``<path>.corrupt-<ns>`` (with its ``-wal`` and
-``-shm``), never overwritten.
+``-shm``), never overwritten. Where the file cannot be created at all (a read-only home, a path
+through a file), the store lives in memory for this process, with a warning, rather than failing.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ _log = logging.getLogger(__name__)
 #: How long a writer waits for another process's write to finish before giving up.
 _BUSY_TIMEOUT_S = 60.0
 _CORRUPTION = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+_CANNOT_WRITE = {sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM}
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -159,27 +161,37 @@ class FirstWriterStore:
         return self._conn
 
     def _open(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            return self._connect()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            return self._connect(self.path)
+        except OSError as exc:
+            return self._in_memory(exc)
         except sqlite3.DatabaseError as exc:
+            if exc.sqlite_errorcode in _CANNOT_WRITE:
+                return self._in_memory(exc)
             if exc.sqlite_errorcode not in _CORRUPTION:
                 raise
         # Under a lock, so two processes that both found it corrupt do not move a fresh file aside.
         with open(self.path.with_name(self.path.name + ".lock"), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
-                return self._connect()
+                return self._connect(self.path)
             except sqlite3.DatabaseError as exc:
                 if exc.sqlite_errorcode not in _CORRUPTION:
                     raise
                 self._move_aside(exc)
-                return self._connect()
+                return self._connect(self.path)
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    def _in_memory(self, exc: Exception) -> sqlite3.Connection:
+        _log.warning("store %s cannot be written (%s); its entries are kept in memory for this process only",
+                     self.path, exc)
+        return self._connect(":memory:")
+
+    @staticmethod
+    def _connect(target: Path | str) -> sqlite3.Connection:
+        conn = sqlite3.connect(target, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA journal_mode=WAL")  # an in-memory database keeps its own journal mode
             conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable across crashes of the process
             conn.executescript(_SCHEMA)
         except BaseException:

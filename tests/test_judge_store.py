@@ -130,6 +130,23 @@ def test_a_corrupt_store_is_moved_aside_never_overwritten(tmp_path: Path, caplog
     assert JudgeCache(tmp_path / "judge_cache.json").get("k") is True
 
 
+def test_a_store_that_cannot_be_created_still_serves_the_published_json(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    with caplog.at_level(logging.WARNING):
+        cache = JudgeCache(blocker / "judge_cache.json")
+        assert cache.get("k") is None and cache.put("k", True) is True and cache.get("k") is True
+    assert "kept in memory for this process only" in caplog.text
+    # A read-only folder holding the published file (its .sqlite3 cannot be created there either).
+    published = tmp_path / "published"
+    published.mkdir()
+    (published / "judge_cache.json").write_text(json.dumps(PUBLISHED))
+    (published / "judge_cache.sqlite3").mkdir()  # stands in for a file the process may not create
+    assert JudgeCache(published / "judge_cache.json").get("0f" * 16) is False
+
+
 def test_a_busy_store_is_not_taken_for_corrupt(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
     FirstWriterStore(path).put("k", 1)

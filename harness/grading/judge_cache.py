@@ -113,7 +113,10 @@ class JudgeCache:
             return
         try:
             info = self.path.stat()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
+            return  # no JSON file to import
+        except OSError as exc:
+            _log.warning("judge cache %s cannot be read (%s); its verdicts are not used", self.path, exc)
             return
         version = f"{self.path.resolve()}|{info.st_mtime_ns}|{info.st_size}"
         if store.marker(_IMPORT_MARK) == version:
