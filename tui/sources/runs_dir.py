@@ -48,7 +48,7 @@ class WatchTarget:
 
     def describe(self) -> str:
         if self.session is not None:
-            return f"session {self.session}"
+            return f"session {self.session.parent}"
         if self.rep_dir is not None:
             return f"rep directory {self.rep_dir}"
         return f"campaign directory {self.runs_dir}"

@@ -104,7 +104,7 @@ def render_artifacts(view: SessionView) -> RenderableType:
 
 
 def render_status(view: SessionView) -> Text:
-    """One line: clock, status, the four gates and PTS so far, then task and model."""
+    """One line: clock, status, the four gates and PTS so far, then model and task."""
     text = Text()
     text.append(f"⏱ {media_time(view.clock_ms)} ", style="bold")
     text.append(f"{view.status} ", style=STATUS_STYLE.get(view.status, ""))
@@ -113,7 +113,7 @@ def render_status(view: SessionView) -> Text:
         text.append(" ")
     if view.gates.pts is not None:
         text.append(f"pts {view.gates.pts} ", style="bold")
-    text.append(f" {view.task_id} · {view.model_id}", style="dim")
+    text.append(f"· {view.model_id} · {view.task_id}", style="dim")  # the task id is what gets cut
     return text
 
 

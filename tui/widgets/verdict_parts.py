@@ -25,18 +25,24 @@ def _heading(title: str) -> Text:
     return Text(f"\n{title}", style="bold underline")
 
 
+def _grid() -> Table:
+    """A mark, a name, then the rest wrapped under itself: readable at 80 columns."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(no_wrap=True, max_width=36, overflow="fold")
+    grid.add_column(ratio=1, overflow="fold")
+    return grid
+
+
 def _predicates(view: SessionView) -> RenderableType | None:
     verdict = view.verdict
     if verdict is None or not verdict.predicates:
         return None
-    table = Table(box=None, pad_edge=False, show_edge=False, expand=True)
-    for name in ("gate", "role", "predicate", "reason"):
-        table.add_column(name, style="bold" if name == "gate" else "", ratio=1 if name == "reason" else None,
-                         no_wrap=name != "reason", overflow="fold")
+    grid = _grid()
     for predicate in verdict.predicates:
-        table.add_row(Text(predicate.gate, style="red"), predicate.role, f"{predicate.id} ({predicate.kind})",
-                      predicate.reason)
-    return table
+        grid.add_row(Text(f"{predicate.gate}✗", style="bold red"), Text(predicate.id, style="bold"),
+                     Text(f"{predicate.role} {predicate.kind}: ", style="dim") + Text(predicate.reason))
+    return grid
 
 
 def _field_mark(row: Any) -> Text:
@@ -51,19 +57,15 @@ def _fields(view: SessionView) -> RenderableType | None:
     verdict = view.verdict
     if verdict is None or not verdict.fields:
         return None
-    table = Table(box=None, pad_edge=False, show_edge=False, expand=True)
-    table.add_column("")
-    table.add_column("field", no_wrap=True)
-    table.add_column("expected", ratio=1, overflow="fold")
-    table.add_column("got", ratio=1, overflow="fold")
-    table.add_column("grader", no_wrap=True)
-    table.add_column("score", justify="right", no_wrap=True)
+    grid = _grid()
     for row in verdict.fields:
         flags = [flag for flag, on in (("stale", row.stale), ("required", row.required), ("absent", not row.present)) if on]
-        score = f"{row.score:.2f}" + (f" [{', '.join(flags)}]" if flags else "")
-        table.add_row(_field_mark(row), row.key, preview(row.expected, 200), preview(row.got, 200) or "–",
-                      f"{row.grader} ({row.tier})", Text(score, style="red" if row.failed else ""))
-    return table
+        detail = Text(f"expected {preview(row.expected, 200)} · got {preview(row.got, 200) or '–'}")
+        detail.append(f" · {row.grader} ({row.tier}) {row.score:.2f}", style="red" if row.failed else "dim")
+        if flags:
+            detail.append(f" [{', '.join(flags)}]", style="dim")
+        grid.add_row(_field_mark(row), Text(row.key, style="red" if row.failed else ""), detail)
+    return grid
 
 
 def render_why(view: SessionView) -> RenderableType:
