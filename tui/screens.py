@@ -112,11 +112,13 @@ class SessionScreen(Screen):
         self.view = view
         if not self._ready:
             return  # pushed but not mounted yet (the next redraw shows it), or going away
-        lines = (render_status(view), render_verdict(view))
-        if lines != self._shown:
-            self._shown = lines
-            self.query_one("#status-line", Static).update(lines[0])
-            self.query_one("#verdict-line", Static).update(lines[1])
+        status, verdict = render_status(view), render_verdict(view)
+        shown = self._shown or (None, None)
+        if status != shown[0]:  # every event moves the clock: one line, redrawn without a layout
+            self.query_one("#status-line", Static).update(status, layout=False)
+        if verdict != shown[1]:  # rare, and it may wrap onto more lines: this one lays out
+            self.query_one("#verdict-line", Static).update(verdict)
+        self._shown = (status, verdict)
         self._timeline.show(view)
         self._tools.show(view)
         for pane in self._panes:
