@@ -23,6 +23,7 @@ from harness.campaign.campaign import (
     CellRunner,
     run_campaign,
 )
+from harness.campaign.unscored import unscored_cells
 from harness.cli.interrupts import INTERRUPTED_EXIT_CODE
 from harness.events import EventBus
 from sandbox.backend import SandboxBackend
@@ -58,6 +59,8 @@ class LiveApp(MonitorApp):
         self.error: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._main: asyncio.Task | None = None
+        #: Cells settled so far (touched on the campaign's thread only).
+        self._outcomes: list[CellOutcome] = []
 
     def start_source(self) -> None:
         cells = tuple(sorted({(t, r) for r in range(self.settings.repeats) for t in self.task_ids}, key=lambda k: (k[1], k[0])))
@@ -99,8 +102,15 @@ class LiveApp(MonitorApp):
         return both
 
     def _on_cell(self, outcome: CellOutcome) -> None:
-        record = outcome.record.model_dump(mode="json") if outcome.record is not None else None
-        self.inbox.append(ResultRead(_key(outcome.cell), CellResult.from_record(record, outcome.infra_errors)))
+        """A settled cell: its record, or why it has none in the words ``campaign.json`` will use."""
+        self._outcomes.append(outcome)
+        key = _key(outcome.cell)
+        if outcome.record is not None:
+            result = CellResult.from_record(outcome.record.model_dump(mode="json"))
+        else:  # the stop reason of a stopped cell is the one the cell that stopped the campaign gave
+            empty = next(c for c in unscored_cells(self._outcomes) if (c.task_id, c.rep) == key)
+            result = CellResult.unscored_cell(empty.reason, empty.detail)
+        self.inbox.append(ResultRead(key, result))
 
     # --- the UI thread -------------------------------------------------------------------
 
