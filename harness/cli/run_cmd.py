@@ -212,7 +212,7 @@ def run(
             err=True,
         )
     observer = LlmActClassifier.from_env()
-    if observer is None and not spec.deterministic and condition is not ConditionChoice.C0:
+    if observer is None and not spec.deterministic:
         typer.echo(
             "observer: deterministic only (set APEX_VOICE_LLM_API_KEY or OPENAI_API_KEY): the simulated user "
             "hears only the task's patterns, so a model that phrases a question its own way may go unheard "
