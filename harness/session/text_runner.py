@@ -55,6 +55,9 @@ __all__ = ["TextSessionResult", "run_text_session"]
 MEDIA_STEP_MS = 2000
 #: User turns before the session is cut, unless the caller says otherwise (``--max-turns``).
 MAX_TURNS = 60
+#: How ``USER_TEXT`` marks each recovery move (as ``USER_AUDIO_START`` does in a voice session).
+_MARKS = {RecoveryMove.RESTATE: "recovered", RecoveryMove.CLOSE: "closing", RecoveryMove.NUDGE: "nudge",
+          RecoveryMove.FINALIZE: "finalize"}
 #: ``AGENT_SIGNAL`` logged for tool calls listed after ``end_call`` (not executed).
 DROPPED_AFTER_END_CALL = "tool_calls_dropped_after_end_call"
 #: Tool-result rounds one agent turn may take (a model that loops on tools is cut off here).
@@ -278,8 +281,7 @@ class _TextSession:
         if payload is not None:
             self.log.emit(EventType.USER_PLAN, "user", self.media_ms, payload)
         self.closing_said = decision.move is RecoveryMove.CLOSE
-        self.log.emit(EventType.USER_TEXT, "user", self.media_ms,
-                      {"text": decision.text, "recovery": decision.move.value.lower()})
+        self.log.emit(EventType.USER_TEXT, "user", self.media_ms, {"text": decision.text, _MARKS[decision.move]: True})
         self.media_ms += MEDIA_STEP_MS
         return decision.text
 
