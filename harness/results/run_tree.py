@@ -83,6 +83,14 @@ def _manifest(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _registry_name(model: str) -> str:
+    """The built-in model's display name (a published directory is named by its registry key), else the key."""
+    from harness.agents.registry import MODELS
+
+    spec = MODELS.get(model)
+    return spec.display_name if spec is not None else model
+
+
 def load_campaign(path: Path, key: str | None = None) -> Campaign:
     """Every usable run under ``path`` (``*/rep*/result.json``, sorted)."""
     path = Path(path)
@@ -90,7 +98,7 @@ def load_campaign(path: Path, key: str | None = None) -> Campaign:
     model = str(manifest.get("model") or path.name)
     key = key or model
     # A campaign renamed with --run KEY=DIR is shown by that name, not the model's display name.
-    display = str(manifest.get("display_name") or key) if key == model else key
+    display = str(manifest.get("display_name") or _registry_name(model)) if key == model else key
     campaign = Campaign(key=key, display_name=display, path=path, manifest=manifest)
     for result in sorted(path.glob(f"*/rep*/{RESULT_FILE}")):
         rep_dir = result.parent
