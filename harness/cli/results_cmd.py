@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from harness.grading.judge import CachedVerdicts, SemanticJudge
@@ -19,6 +18,7 @@ from harness.results.run_tree import Campaign, find_campaigns, load_campaign
 from harness.results.task_facts import TaskFacts, load_task_facts
 from harness.tasks.dataset import BUNDLED_DATA, DATA_ENV_VAR, resolve_data
 
+from .console import cli_console
 from .data_option import DATA_HELP, open_data
 from .interrupts import run_interruptible
 
@@ -188,7 +188,7 @@ def _print_summary(analysis: Analysis) -> None:
         if scored_only:
             row.append(_pct(r.scored_only_pass1_pct))
         table.add_row(*row, "complete" if r.complete else "[red]INCOMPLETE[/]")
-    console = Console()
+    console = cli_console()
     console.print(table)
     for m in analysis.models:
         cells = m.reliability.unscored
