@@ -65,11 +65,15 @@ class Campaign:
 
     @property
     def condition(self) -> str:
-        """``campaign.json``'s condition, else the one its records name (published runs: C2)."""
+        """The condition its records name (``C2+C3`` if they differ), else ``campaign.json``'s, else C2.
+
+        Records first: manifests written before the condition was recorded right said ``C2`` for
+        every condition, while each ``result.json`` names its own."""
+        recorded = sorted({run.record.condition for run in self.all_runs() if run.record.condition})
+        if recorded:
+            return "+".join(recorded)
         stated = self.manifest.get("condition")
-        if isinstance(stated, str) and stated:
-            return stated
-        return next((run.record.condition for run in self.all_runs()), "C2")
+        return stated if isinstance(stated, str) and stated else "C2"
 
     def all_runs(self) -> list[Run]:
         return [run for reps in self.runs.values() for run in reps.values()]
