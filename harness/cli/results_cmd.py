@@ -175,7 +175,7 @@ def _pct(value: float | None) -> str:
 def _interval(summary: ModelSummary) -> str:
     ci = summary.ci.get("pass1_pct")
     if summary.ci_note is not None:
-        return f"n/a (n={summary.reliability.n} < {MIN_CI_TASKS})"
+        return f"n/a (n={summary.reliability.n}: fewer than {MIN_CI_TASKS} tasks cannot carry a bootstrap interval)"
     return "–" if ci is None else f"[{ci[0]:.1f}, {ci[1]:.1f}]"
 
 
@@ -186,7 +186,7 @@ def _print_summary(analysis: Analysis) -> None:
     shows its brackets."""
     k = analysis.k
     scored_only = not analysis.complete
-    headers = ["model", "n", "cells scored/planned", "pass@1 %", "pass@1 % 95% CI"]
+    headers = ["model", "n", "scored/planned", "pass@1 %"]
     if k > 1:
         headers += [f"pass@{k} %", f"Reliable@{k} %"]
     if scored_only:
@@ -197,7 +197,7 @@ def _print_summary(analysis: Analysis) -> None:
                   *(Column(h, overflow="fold") for h in [*headers[1:], "status"]))
     for m in analysis.models:
         r = m.reliability
-        row = [m.key, str(r.n), f"{r.n_scored}/{r.n_planned}", _pct(r.pct(r.pass1_mean)), _interval(m)]
+        row = [m.key, str(r.n), f"{r.n_scored}/{r.n_planned}", _pct(r.pct(r.pass1_mean))]
         if k > 1:
             row += [_pct(r.pct(r.pass_at_k)), _pct(r.pct(r.reliable_at_k))]
         if scored_only:
@@ -214,10 +214,9 @@ def _print_summary(analysis: Analysis) -> None:
             console.print(Text(f"unscored: {m.key}: {cell} — {what}"), soft_wrap=True)
         if len(cells) > LISTED_UNSCORED:
             console.print(Text(f"unscored: {m.key}: … and {len(cells) - LISTED_UNSCORED} more (results.json)"))
-    withheld = [m.key for m in analysis.models if m.ci_note is not None]
-    if withheld:
-        console.print(Text(f"note: no confidence interval for {', '.join(withheld)}: fewer than {MIN_CI_TASKS} "
-                           "tasks cannot carry a bootstrap interval"), soft_wrap=True)
+    # The intervals under the table (it fits 80 columns): one line, the withheld ones with their reason.
+    console.print(Text("pass@1 % 95% CI (bootstrap over tasks): "
+                       + "; ".join(f"{m.key} {_interval(m)}" for m in analysis.models)), soft_wrap=True)
     sentence = comparison_sentence(analysis)
     if sentence is not None:
         console.print(Text(f"compare: {sentence}"), soft_wrap=True)
