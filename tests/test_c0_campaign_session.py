@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from typer.testing import CliRunner
 
 from harness.agents.chat_agent import ChatClient, ChatEndpoint
@@ -46,6 +47,7 @@ def _roles(request: dict[str, Any]) -> list[str]:
     return [m["role"] for m in request["messages"]]
 
 
+@pytest.mark.slow
 def test_a_stalled_chat_model_hears_the_user_recover_and_never_gets_two_turns_in_a_row(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_CHAT_KEY", API_KEY)
     with serve_fake_chat_in_thread(FakeChatServer(mode="silent")) as fake:
@@ -66,6 +68,7 @@ def test_a_stalled_chat_model_hears_the_user_recover_and_never_gets_two_turns_in
         assert roles[-1] in ("user", "tool")
 
 
+@pytest.mark.slow
 def test_max_turns_bounds_a_c0_session(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_CHAT_KEY", API_KEY)
     with serve_fake_chat_in_thread(FakeChatServer(mode="silent")) as fake:
@@ -85,6 +88,7 @@ def _closed_port() -> int:
     return port
 
 
+@pytest.mark.slow
 def test_a_judge_outage_leaves_a_c0_cell_pending_and_regrade_completes_it(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_CHAT_KEY", API_KEY)
     monkeypatch.setenv("APEX_VOICE_LLM_API_KEY", "judge-key")

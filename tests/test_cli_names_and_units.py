@@ -50,6 +50,7 @@ def test_models_json_lists_the_chat_and_cascade_families():
     assert not any(row["family"] for row in rows if row["key"] in MODELS)
 
 
+@pytest.mark.slow
 def test_validate_keeps_every_task_id_whole_at_80_columns():
     result = _invoke("validate", "--data", str(DEMO_DATA), "--only", "demo_printer_fleet_troubleshoot_001",
                      "--only", "demo_benefits_enrollment_001")
@@ -58,6 +59,7 @@ def test_validate_keeps_every_task_id_whole_at_80_columns():
     assert "demo_printer_fleet_troubleshoot_001" in words and "demo_benefits_enrollment_001" in words
 
 
+@pytest.mark.slow
 def test_sandbox_probe_names_its_timings_in_the_unit_it_prints():
     result = _invoke("sandbox", "probe", "--backend", "local", "--task", str(TASK_DIR))
     assert result.exit_code == 0, result.output
@@ -65,6 +67,7 @@ def test_sandbox_probe_names_its_timings_in_the_unit_it_prints():
     assert "start_to_ready " in timings and " ms" in timings and "_s " not in timings
 
 
+@pytest.mark.slow
 def test_a_chat_model_key_prints_as_typed_not_as_an_emoji(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_CHAT_KEY", API_KEY)
     with serve_fake_chat_in_thread(FakeChatServer(mode="silent")) as fake:

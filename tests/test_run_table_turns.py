@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from harness.cli.main import app
@@ -12,6 +13,7 @@ from tests.conftest import DEMO_DATA
 TASK = "demo_benefits_enrollment_001"
 
 
+@pytest.mark.slow
 def test_the_no_op_agents_turns_are_the_users_turns(tmp_path):
     result = CliRunner().invoke(app, ["run", "--model", "noop", "--data", str(DEMO_DATA), "--only", TASK,
                                       "--sandbox", "local", "--out", str(tmp_path)])
