@@ -71,8 +71,10 @@ class TextCellRunner(SandboxedCellRunner):
         agent = text_agent_for(self.model, bundle)
         # The session closes the agent and takes its metadata, through the agent boundary. (C0 agents
         # never run from an image, so ``agent_failure`` is never given here.)
+        # A campaign's user recovers from a stalled agent, as in a voice session (validate's does not).
         return await run_text_session(bundle, agent, env, run_dir=session_dir.parent, judge=self.judge,
-                                      seed=self.seed, run_id=run_id, agent_kind=self.model.agent_kind)
+                                      seed=self.seed, run_id=run_id, agent_kind=self.model.agent_kind,
+                                      max_turns=self.max_turns, recover=True, observer=self.observer)
 
     def record(
         self, session: TextSessionResult, cell: CampaignCell, *, wall_s: float, sandbox: dict[str, Any]
@@ -87,6 +89,8 @@ class TextCellRunner(SandboxedCellRunner):
             components=dict(session.grade.components),
             turns=session.turns,
             outcome=session.outcome,
+            reason=session.reason,
+            observer=self.observer.name if self.observer is not None else "deterministic",
             wall_s=round(wall_s, 1),
             provider_model=session.adapter_meta.get("model"),
             afa=session.grade.afa,

@@ -16,7 +16,6 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness.agents.adapter_process import AdapterLoadError, probe_adapter
@@ -51,6 +50,7 @@ from sandbox.backend import SandboxBackend, get_backend
 from sandbox.errors import SandboxUnavailableError
 from sandbox.external import ExternalBackend
 
+from .console import cli_console
 from .data_option import DATA_HELP, ONLY_HELP, open_data
 from .interrupts import run_interruptible
 from .results_table import task_table
@@ -212,7 +212,7 @@ def run(
             err=True,
         )
     observer = LlmActClassifier.from_env()
-    if observer is None and not spec.deterministic and condition is not ConditionChoice.C0:
+    if observer is None and not spec.deterministic:
         typer.echo(
             "observer: deterministic only (set APEX_VOICE_LLM_API_KEY or OPENAI_API_KEY): the simulated user "
             "hears only the task's patterns, so a model that phrases a question its own way may go unheard "
@@ -456,7 +456,7 @@ async def _run_with_progress(
     total = len(set(task_ids)) * settings.repeats
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     try:
-        with Progress(*columns, console=Console(stderr=True), transient=True, disable=quiet) as progress:
+        with Progress(*columns, console=cli_console(stderr=True), transient=True, disable=quiet) as progress:
             bar = progress.add_task(f"{settings.model.key}", total=total)
 
             def advance(outcome: CellOutcome) -> None:
@@ -475,7 +475,7 @@ _RESULT_HEADERS = ["task", "rep", "PTS", "GS", "PC", "RA", "WA", "AFA", "turns",
 
 
 def _print_results(result: CampaignResult) -> None:
-    console = Console()
+    console = cli_console()
     rows = [_table_row(outcome) for outcome in result.outcomes]
     console.print(task_table(_RESULT_HEADERS, rows, console.width))
     for outcome in result.outcomes:

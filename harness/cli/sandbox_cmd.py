@@ -113,7 +113,9 @@ def _print_summary(summary: dict[str, Any]) -> None:
         f"snapshot    artifacts {snap['artifacts']}, calls {snap['calls']}, versions {snap['versions']}, "
         f"approvals {snap['approvals']}{', RECOVERED from state file' if snap['recovered'] else ''}"
     )
-    typer.echo("timings     " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in summary["timings"].items()))
+    # The keys are in seconds (``--json`` keeps them so); the line names each step and prints milliseconds.
+    steps = (f"{key.removesuffix('_s')} {seconds * 1000:.1f} ms" for key, seconds in summary["timings"].items())
+    typer.echo("timings     " + ", ".join(steps))
 
 
 @app.command("probe")

@@ -6,14 +6,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import Progress
-from rich.table import Column, Table
+from rich.text import Text
 
 from harness.validate import ValidationReport, validate_task
 
+from .console import cli_console
 from .data_option import DATA_HELP, ONLY_HELP, open_data
 from .interrupts import run_interruptible
+from .results_table import task_table
 
 __all__ = ["validate"]
 
@@ -72,7 +73,7 @@ def _backend_or_exit(name: str):  # -> SandboxBackend (imported lazily)
 async def _validate_all(checksums, task_dirs: list[Path], backend, *, show_progress: bool) -> list[ValidationReport]:
     reports: list[ValidationReport] = []
     try:
-        with Progress(console=Console(stderr=True), transient=True, disable=not show_progress) as progress:
+        with Progress(console=cli_console(stderr=True), transient=True, disable=not show_progress) as progress:
             bar = progress.add_task("validating", total=len(task_dirs))
             for task_dir in task_dirs:
                 progress.update(bar, description=f"validating {task_dir.name}")
@@ -99,15 +100,16 @@ def _mark(flag: bool) -> str:
 
 
 def _print_table(reports: list[ValidationReport]) -> None:
-    console = Console()
-    table = Table(Column("task", overflow="fold"), *(Column(h, no_wrap=True) for h in ("loads", "lint", "oracle PTS 1", "no-op fails", "valid")))
-    for r in reports:
-        table.add_row(r.task_id, _mark(r.loaded), _mark(r.lint_ok), _mark(r.oracle_pass), _mark(r.noop_fail), _mark(r.ok))
-    console.print(table)
+    console = cli_console()
+    headers = ["task", "loads", "lint", "oracle PTS 1", "no-op fails", "valid"]
+    rows = [[r.task_id, _mark(r.loaded), _mark(r.lint_ok), _mark(r.oracle_pass), _mark(r.noop_fail), _mark(r.ok)]
+            for r in reports]
+    # Task ids break only after an underscore, never mid-word, and the marks keep their columns.
+    console.print(task_table(headers, rows, console.width))
     for r in reports:
         if not r.ok:
-            console.print(f"[red]FAIL[/] {r.task_id}: " + "; ".join(r.problems), highlight=False, soft_wrap=True)
+            console.print(Text.assemble(("FAIL", "red"), f" {r.task_id}: " + "; ".join(r.problems)), soft_wrap=True)
         for warning in r.warnings:
-            console.print(f"[yellow]warn[/] {r.task_id}: {warning}", highlight=False, soft_wrap=True)
+            console.print(Text.assemble(("warn", "yellow"), f" {r.task_id}: {warning}"), soft_wrap=True)
     valid = sum(r.ok for r in reports)
     console.print(f"{valid}/{len(reports)} task packages valid", highlight=False)

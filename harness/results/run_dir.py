@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,7 @@ from .grading_inputs import GradingInputs
 if TYPE_CHECKING:
     from harness.session.duplex_runner import DuplexSessionResult
 
-__all__ = ["write_session_files", "write_workspace_files"]
+__all__ = ["write_graded_files", "write_session_files", "write_workspace_files"]
 
 
 def write_workspace_files(session_dir: Path, snapshot: EnvironmentSnapshot) -> None:
@@ -34,14 +35,21 @@ def write_workspace_files(session_dir: Path, snapshot: EnvironmentSnapshot) -> N
     atomic_write_text(session_dir / "workspace" / "versions.jsonl", lines)
 
 
+def write_graded_files(
+    session_dir: Path, snapshot: EnvironmentSnapshot, observed_act_keys: Iterable[str], gold_doc_ids: list[str]
+) -> None:
+    """The files of any graded session (text or voice): the workspace, and what ``regrade`` grades from."""
+    write_workspace_files(session_dir, snapshot)
+    GradingInputs(
+        snapshot=snapshot, observed_act_keys=sorted(observed_act_keys), gold_doc_ids=list(gold_doc_ids)
+    ).write(session_dir)
+
+
 async def write_session_files(session_dir: Path, session: DuplexSessionResult, *, gold_doc_ids: list[str] | None = None) -> None:
     """Every file of a finished voice session but ``events.jsonl``, off the event loop."""
 
     def write() -> None:
-        write_workspace_files(session_dir, session.snapshot)
-        GradingInputs(
-            snapshot=session.snapshot, observed_act_keys=session.observed_act_keys, gold_doc_ids=gold_doc_ids or []
-        ).write(session_dir)
+        write_graded_files(session_dir, session.snapshot, session.observed_act_keys, gold_doc_ids or [])
         session.recorder.write(session_dir / "audio")
 
     await asyncio.to_thread(write)

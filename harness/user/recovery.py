@@ -60,6 +60,17 @@ class RecoveryDecision:
     answer: FieldAnswer | None = None
     variant_id: str | None = None
 
+    def user_plan_payload(self) -> dict[str, object] | None:
+        """The ``USER_PLAN`` a runner logs before speaking this move (``None``: a nudge or wrap-up
+        prompt, which is no plan). Both runners log the same payload for the same move."""
+        if self.move is RecoveryMove.RESTATE:
+            answer = self.answer
+            return {"plan_id": answer.plan_id if answer else None, "speech_act": "ANSWER",
+                    "facts": list(answer.fact_ids) if answer else [], "recovered": True}
+        if self.move is RecoveryMove.CLOSE:
+            return {"plan_id": "close", "speech_act": "END", "facts": []}
+        return None
+
 
 def field_answers(flow: FlowSpec) -> dict[str, FieldAnswer]:
     """Field → answer for every ``ASK:<field>`` transition that answers, in flow file order."""
