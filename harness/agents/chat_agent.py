@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from harness.session.errors import AgentFailure, ProviderError, ProviderErrorKind, ProviderTransient
+from harness.errors import AgentFailure, ProviderError, ProviderErrorKind, ProviderTransient
 
 from .realtime import ErrorKind
 from .text_agents import AgentObservationView, AgentTurn, ToolCallRequest

@@ -61,8 +61,8 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from harness.agents.limits import AGENT_LIMITS
 from harness.audio.frames import FRAME_BYTES, FRAME_MS, AudioFrame
-from harness.session.agent_limits import AGENT_LIMITS
 from harness.tasks.models import ReferencePolicy
 
 from .providers import openai_wire as wire

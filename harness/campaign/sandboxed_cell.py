@@ -32,11 +32,11 @@ from harness.agents.realtime import McpEndpoint, RealtimeAdapter
 from harness.agents.registry import ModelSpec
 from harness.audio.acoustics import AcousticChain
 from harness.audio.speech_bank import SpeechSource
+from harness.campaign.session_record import record_from_session
+from harness.errors import AgentFailure
 from harness.events import EventBus
 from harness.results.result_record import ResultRecord
-from harness.results.session_record import record_from_session
 from harness.session.duplex_runner import run_duplex_session
-from harness.session.errors import AgentFailure
 from harness.session.mcp_environment import McpEnvironment
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.checksums import ChecksumManifest

@@ -13,8 +13,8 @@ from typing import Any
 
 from harness.agents.registry import ModelSpec
 from harness.agents.text_agents import NoOpAgent, ScriptedAgent, TextAgent
+from harness.errors import AgentFailure
 from harness.results.result_record import ResultRecord
-from harness.session.errors import AgentFailure
 from harness.session.mcp_environment import McpEnvironment
 from harness.session.text_runner import TextSessionResult, run_text_session
 from harness.tasks.bundle import TaskBundle

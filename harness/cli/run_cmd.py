@@ -52,7 +52,7 @@ from sandbox.errors import SandboxUnavailableError
 from sandbox.external import ExternalBackend
 
 from .data_option import DATA_HELP, ONLY_HELP, open_data
-from .interrupts import run_interruptible
+from .interrupts import INTERRUPTED_EXIT_CODE, run_interruptible
 from .results_table import task_table
 
 __all__ = ["SandboxChoice", "run"]
@@ -244,7 +244,11 @@ def run(
         if tui:
             from tui.live import run_campaign_in_tui
 
-            result = run_campaign_in_tui(settings, [b.task_id for b in bundles], runner, backend, **campaign_options)
+            shown = run_campaign_in_tui(settings, [b.task_id for b in bundles], runner, backend, **campaign_options)
+            if shown is None:
+                typer.echo("interrupted: sandboxes torn down, finished results kept (run again to resume)", err=True)
+                raise typer.Exit(INTERRUPTED_EXIT_CODE)
+            result = shown
         else:
             result = run_interruptible(
                 _run_with_progress(

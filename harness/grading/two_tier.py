@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from harness.session.errors import JudgeUnavailable
+from harness.errors import JudgeUnavailable
 from mcp_servers.public_models import FieldGrader
 
 from .field_graders import grade_field, grader_name

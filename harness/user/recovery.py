@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from harness.tasks.models import FlowSpec, SpeechAct
+from harness.tasks.runner_lines import FINALIZE_LINE, NUDGE_LINE, TEXT_CLOSING_LINE, closing_line
 
 from .realization import Utterance
-from .runner_lines import FINALIZE_LINE, NUDGE_LINE, TEXT_CLOSING_LINE, closing_line
 
 __all__ = [
     "FieldAnswer",

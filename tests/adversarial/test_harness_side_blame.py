@@ -24,9 +24,9 @@ from harness.agents.realtime import AdapterError, SessionConfig
 from harness.agents.registry import get_model
 from harness.campaign.blame import classify
 from harness.campaign.campaign import CampaignCell, CampaignSettings, run_campaign
+from harness.errors import AgentFailure, HarnessBug, ProviderError
 from harness.results.result_record import ResultRecord
 from harness.session.environment_port import InProcessEnvironment
-from harness.session.errors import AgentFailure, HarnessBug, ProviderError
 from harness.session.mcp_environment import _blamed
 from mcp_servers.server import TaskServer
 from sandbox.errors import SandboxUnavailableError

@@ -14,8 +14,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.campaign.manifest import MANIFEST_FILE
 from harness.events import EVENTS_FILE
+from harness.results.campaign_files import MANIFEST_FILE
 from harness.results.result_record import RESULT_FILE
 
 from ..state.campaign_view import CellKey, CellResult
