@@ -129,6 +129,7 @@ class _Spare:
 
 class DockerBackend(SandboxBackend):
     name = "docker"
+    runs_agent_containers = True
 
     def __init__(self, config: DockerSandboxConfig | None = None, *, client: Any = None) -> None:
         self.config = config or DockerSandboxConfig()

@@ -130,7 +130,7 @@ class SandboxedCellRunner:
     @property
     def runs_in_container(self) -> bool:
         """The model runs from its image (its own, or the adapter host's), and the sandbox can start containers."""
-        return self.agent_image is not None and self.backend.name == "docker"
+        return self.agent_image is not None and self.backend.runs_agent_containers
 
     @property
     def agent_image(self) -> str | None:
@@ -138,7 +138,7 @@ class SandboxedCellRunner:
 
     @property
     def agent_isolation(self) -> str:
-        return agent_isolation(self.model, self.backend.name)
+        return agent_isolation(self.model, containers=self.backend.runs_agent_containers)
 
     @asynccontextmanager
     async def agent_process(self) -> AsyncIterator[Any]:

@@ -119,7 +119,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
 @app.command("probe")
 def probe(
     task: Annotated[Path | None, typer.Option("--task", help="Task package directory to serve.")] = None,
-    backend: Annotated[str, typer.Option("--backend", help="auto, docker or local.")] = "auto",
+    backend: Annotated[str, typer.Option("--backend", help="auto, docker, local, an installed backend or package.module:Class.")] = "auto",
     mcp_url: Annotated[
         str | None, typer.Option("--mcp-url", help="Probe a running server instead (e.g. http://task-mcp:8080/mcp).")
     ] = None,
