@@ -13,8 +13,8 @@ from harness.campaign.text_cell import condition_problem
 from harness.cli.main import app
 from harness.conditions import ENTRY_POINT_GROUP as CONDITIONS_GROUP
 from harness.conditions import UnknownConditionError, conditions, get_condition
-from harness.field_graders import ENTRY_POINT_GROUP as GRADERS_GROUP
 from harness.field_graders import BUILTIN_GRADERS, field_graders, get_grader, grade_field
+from harness.field_graders import ENTRY_POINT_GROUP as GRADERS_GROUP
 from harness.grading.two_tier import grade_two_tier
 from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
