@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test images venv clean
+.PHONY: demo test typecheck images venv clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ images: $(STAMP)
 # The Docker tests build the images once, with progress, before the first of them starts.
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# The type checker over the four packages ([tool.mypy] in pyproject.toml); CI runs it before the tests.
+typecheck: $(STAMP)
+	$(BIN)/mypy harness mcp_servers sandbox tui
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -24,6 +24,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from .backend import SandboxBackend, SandboxEnvironment
@@ -122,7 +123,7 @@ class LocalBackend(SandboxBackend):
                     ready_s = await wait_until_ready(
                         control.health,
                         timeout_s=self.ready_timeout_s,
-                        exit_reason=lambda s=server: asyncio.to_thread(s.exit_reason),
+                        exit_reason=partial(asyncio.to_thread, server.exit_reason),
                         what=f"local task server for {task_id}",
                     )
                     break

@@ -26,9 +26,15 @@ from .sandboxed_cell import SandboxedCellRunner
 
 __all__ = ["TEXT_FORMS", "TextCellRunner", "condition_problem", "text_agent_for"]
 
+def _text_oracle(bundle: TaskBundle) -> TextAgent:
+    if bundle.policy is None:  # as the voice oracle says when it connects
+        raise ValueError("the oracle needs the task's reference/policy.yaml (it is registered privileged)")
+    return ScriptedAgent.oracle(bundle.policy)
+
+
 #: Built-in voice agents that have a C0 form.
 TEXT_FORMS: dict[str, Callable[[TaskBundle], TextAgent]] = {
-    "oracle": lambda bundle: ScriptedAgent.oracle(bundle.policy),
+    "oracle": _text_oracle,
     "noop": lambda bundle: NoOpAgent(),
 }
 

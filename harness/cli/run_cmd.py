@@ -221,7 +221,7 @@ def run(
         observer=observer,
         tool_mode=tool_mode,
         adapter_env=passed_env,
-        **({"mcp_public_url": mcp_public_url} if mcp_public_url is not None else {}),
+        mcp_public_url=mcp_public_url,
     )
     golds = {b.task_id: b.gold for b in bundles}
     try:

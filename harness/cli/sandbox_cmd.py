@@ -38,9 +38,9 @@ def _read_tool(tools: list[dict[str, Any]], spec: ToolSet | None) -> tuple[str |
         for tool in spec.tools:
             if tool.tool_class in READ_CLASSES:
                 return tool.name, f"{tool.tool_class.value} tool"
-    for tool in tools:
-        if tool["parameters"].get("required"):
-            return tool["name"], "empty arguments (refused: required parameters missing)"
+    for listed in tools:
+        if listed["parameters"].get("required"):
+            return listed["name"], "empty arguments (refused: required parameters missing)"
     return None, "no read tool and no tool with required parameters: call skipped"
 
 
