@@ -27,6 +27,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "FieldGraderDef",
     "FieldGraderFn",
+    "JudgeFallback",
     "canonical_date",
     "field_graders",
     "get_grader",
