@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 from typer.testing import CliRunner
 
+from harness.agents.registry import get_model
 from harness.campaign.hosted_agent import agent_isolation
 from harness.campaign.text_cell import condition_problem
 from harness.cli.main import app
@@ -72,8 +73,6 @@ def test_a_name_that_is_not_a_backend_class_is_refused() -> None:
 def test_agent_containers_are_a_capability_of_the_backend_not_its_name() -> None:
     assert DockerBackend.runs_agent_containers and not LocalBackend.runs_agent_containers
     assert ContainerCapableBackend.runs_agent_containers and ContainerCapableBackend.name != "docker"
-    from harness.agents.registry import get_model
-
     hosted = get_model("tests.plugin_examples:SomeAdapter")  # out of tree: hosted, never imported here
     assert agent_isolation(hosted, containers=True) == "container"
     assert agent_isolation(hosted, containers=False) == "process"
@@ -158,8 +157,6 @@ def test_an_installed_condition_is_read_by_the_campaign_and_the_user(tmp_path, m
     install_entry_points(tmp_path, monkeypatch, CONDITIONS_GROUP, {
         "T1": "tests.plugin_examples:TEXT_ONLY", "C3-noisy": "tests.plugin_examples:NOISY_DUPLEX"})
     assert list(conditions()) == ["C0", "C1", "C2", "C3", "T1", "C3-noisy"]
-    from harness.agents.registry import get_model
-
     voice, text = get_model("gpt-realtime"), get_model("chat:some-model")
     assert condition_problem(voice, "T1") == (
         "model 'gpt-realtime' is a realtime voice agent; --condition T1 needs a text agent (chat:MODEL, oracle, noop)")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -14,6 +14,9 @@ from harness.validate import ValidationReport, validate_task
 
 from .data_option import DATA_HELP, ONLY_HELP, open_data
 from .interrupts import run_interruptible
+
+if TYPE_CHECKING:
+    from sandbox.backend import SandboxBackend
 
 __all__ = ["validate"]
 
@@ -49,7 +52,7 @@ def validate(
     raise typer.Exit(0 if all(r.ok for r in reports) else 1)
 
 
-def _backend_or_exit(name: str):  # -> SandboxBackend (imported lazily)
+def _backend_or_exit(name: str) -> SandboxBackend:  # imported lazily: `validate --sandbox none` needs none
     """The chosen sandbox backend, or exit 1 with one line when it cannot start here (no engine)."""
     from sandbox.backend import get_backend
     from sandbox.errors import SandboxUnavailableError, UnknownBackendError
