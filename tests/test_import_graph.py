@@ -24,9 +24,9 @@ PACKAGES = ("harness", "mcp_servers", "sandbox", "tui")
 LAYERS: tuple[tuple[str, ...], ...] = (
     # The task server and the isolation import nothing of ours (the server image holds no harness code).
     ("mcp_servers", "sandbox"),
-    # Foundations: the version, the blame types, atomic files, the chat client, and the registries of
-    # field graders and conditions (the task loader checks grader names; the user reads its condition).
-    ("harness", "harness.errors", "harness.atomic_write", "harness.chat_completions",
+    # Foundations: the version, the blame types, atomic files, the first-writer store, the chat client,
+    # and the registries of field graders and conditions (the task loader checks grader names).
+    ("harness", "harness.errors", "harness.atomic_write", "harness.first_writer_store", "harness.chat_completions",
      "harness.field_graders", "harness.conditions"),
     ("harness.locked_json_cache",),
     # The task format and the event stream.

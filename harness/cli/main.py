@@ -34,6 +34,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "replay": LazyCommand("harness.cli.replay_cmd:replay", "Replay a finished session in the terminal UI."),
     "regrade": LazyCommand("harness.cli.regrade_cmd:regrade", "Re-grade saved sessions with the current graders."),
     "results": LazyCommand("harness.cli.results_cmd:results", "Aggregate campaigns into the published tables and plots."),
+    "judge-cache": LazyCommand("harness.cli.judge_cache_cmd:app", "Export or import the judge's verdicts as published JSON."),
     "download": LazyCommand("harness.cli.download_cmd:download", "Download and verify a dataset snapshot."),
     "sandbox": LazyCommand("harness.cli.sandbox_cmd:app", "Start, probe and clean up task sandboxes."),
     "images": LazyCommand("harness.cli.images_cmd:app", "Build the Docker images the sandbox uses (offline-capable)."),
