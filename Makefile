@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all images venv clean
+.PHONY: demo test test-all typecheck images venv clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ test: $(STAMP)
 # Every tier (what CI runs): the images first, with progress, then the whole suite in parallel.
 test-all: images
 	$(BIN)/python -m pytest -q -n auto --durations=10 $(PYTEST_ARGS)
+
+# The type checker over the four packages ([tool.mypy] in pyproject.toml); CI runs it before the tests.
+typecheck: $(STAMP)
+	$(BIN)/mypy harness mcp_servers sandbox tui
 
 clean:
 	rm -rf $(VENV) build *.egg-info

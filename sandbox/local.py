@@ -29,6 +29,7 @@ import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from .backend import SandboxBackend, SandboxEnvironment
@@ -137,13 +138,14 @@ class LocalBackend(SandboxBackend):
         control: ControlClient | None = None
         try:
             for attempt in range(1, _PORT_ATTEMPTS + 1):
-                server, warm = await asyncio.to_thread(self._pool.take, self._spawn)
+                taken = await asyncio.to_thread(self._pool.take, self._spawn)
+                server, warm = taken  # unpacked apart from the await: mypy then knows ``server`` is set
                 control = ControlClient("", server.files.token, uds=str(server.files.control_socket))
                 try:
                     ready_s = await wait_until_ready(
                         control.health,
                         timeout_s=self.ready_timeout_s,
-                        exit_reason=lambda s=server: asyncio.to_thread(s.exit_reason),
+                        exit_reason=partial(asyncio.to_thread, server.exit_reason),
                         what=f"local task server for {task_id}",
                     )
                     break

@@ -13,9 +13,9 @@ from harness.agents.chat_agent import (
 )
 from harness.agents.text_agents import AgentObservationView
 from harness.campaign.blame import classify
+from harness.errors import AgentFailure, ProviderError, ProviderTransient
 from harness.events import EventType
 from harness.session.environment_port import InProcessEnvironment
-from harness.session.errors import AgentFailure, ProviderError, ProviderTransient
 from harness.session.text_runner import run_text_session
 from harness.tasks.dataset import resolve_data
 from harness.tasks.loader import load_task

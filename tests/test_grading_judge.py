@@ -17,10 +17,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from harness.errors import JudgeUnavailable
 from harness.grading.judge import JUDGE_VERSION, SemanticJudge
 from harness.grading.judge_cache import JudgeCache, judge_cache_key
 from harness.grading.judge_prompt import JUDGE_PROMPT_TEMPLATE, parse_verdict
-from harness.session.errors import JudgeUnavailable
 from tests.loopback import serve_on_loopback
 
 #: SHA-256 of the judge prompt template of JUDGE_VERSION "artifact-aware-3".

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from harness.errors import JudgeUnavailable
 from harness.first_writer_store import FirstWriterStore
 from harness.grading.judge import CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache, judge_cache_key, store_path_for
-from harness.session.errors import JudgeUnavailable
 
 PUBLISHED = {"506ff4ca35af092c2ca2155591df356f": True, "0f" * 16: False, "junk": "yes", "one": 1}
 

@@ -12,7 +12,6 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-import typer
 from textual.worker import Worker, WorkerState
 
 from harness.campaign.campaign import (
@@ -24,7 +23,6 @@ from harness.campaign.campaign import (
     run_campaign,
 )
 from harness.campaign.unscored import unscored_cells
-from harness.cli.interrupts import INTERRUPTED_EXIT_CODE
 from harness.events import EventBus
 from sandbox.backend import SandboxBackend
 
@@ -137,19 +135,15 @@ class LiveApp(MonitorApp):
 
 def run_campaign_in_tui(
     settings: CampaignSettings, task_ids: list[str], runner: CellRunner, backend: SandboxBackend, **campaign_options: Any
-) -> CampaignResult:
-    """Run the campaign under the TUI; returns its result once the user quits.
+) -> CampaignResult | None:
+    """Run the campaign under the TUI; returns its result once the user quits, ``None`` when the
+    user stopped it before it finished (the command then exits as on Ctrl-C).
 
     ``campaign_options`` go to :func:`~harness.campaign.campaign.run_campaign` as they are.
-
-    Raises ``typer.Exit(130)`` when the user stopped it before it finished, and re-raises what the
-    campaign raised (e.g. its directory is locked by another run).
+    Re-raises what the campaign raised (e.g. its directory is locked by another run).
     """
     app = LiveApp(settings, task_ids, runner, backend, **campaign_options)
     app.run()
     if app.error is not None:
         raise app.error
-    if app.result is None:
-        typer.echo("interrupted: sandboxes torn down, finished results kept (run again to resume)", err=True)
-        raise typer.Exit(INTERRUPTED_EXIT_CODE)
     return app.result

@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from harness.session.errors import AgentFailure, ProviderError, ProviderErrorKind, ProviderTransient
+from harness.errors import AgentFailure, ProviderError, ProviderErrorKind, ProviderTransient
 
 from .realtime import ErrorKind
 from .text_agents import AgentObservationView, AgentTurn, ToolCallRequest
@@ -177,7 +177,8 @@ class ChatClient:
             self._http = httpx.AsyncClient(timeout=self.endpoint.timeout_s)
         headers = {"Authorization": f"Bearer {key}"} if (key := self.endpoint.api_key()) else {}
         url = self.endpoint.url
-        failure, kind, wait = "", "transient", None
+        failure, wait = "", None
+        kind: ErrorKind = "transient"
         for attempt in range(self.endpoint.max_retries + 1):
             delay = self.endpoint.backoff_s * 2**attempt
             self.requests += 1

@@ -311,7 +311,7 @@ class RealtimeAdapter(ABC):
     Raises:
         ConnectionError (or a subclass): infrastructure failure while connecting or streaming;
             the session is retried and never scored against the model.
-        harness.session.errors.ProviderError: the provider refused the session (bad key, bad
+        harness.errors.ProviderError: the provider refused the session (bad key, bad
             request): the campaign stops, naming it.
     """
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -324,7 +324,8 @@ def _jitter(x: np.ndarray, spec: JitterSpec, rng: np.random.Generator, pool: Seq
     return out
 
 
-_PROCESSORS = {
+#: Each processor takes the spec of its own name (the spec union's discriminator), hence ``Any``.
+_PROCESSORS: dict[str, Callable[[np.ndarray, Any, np.random.Generator, Sequence[np.ndarray]], np.ndarray]] = {
     "white_noise": _noise,
     "pink_noise": _noise,
     "babble": _babble,

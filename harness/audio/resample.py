@@ -86,9 +86,10 @@ class StreamingResampler:
         if not np.count_nonzero(x) and not np.count_nonzero(self._history):  # cheaper than .any()
             return self._advance_silence(len(x))
         key = (len(x), self._consumed % self.down)
-        if key != self._plan_key:
-            self._plan, self._plan_key = self._make_plan(*key), key
         plan = self._plan
+        if plan is None or key != self._plan_key:
+            plan = self._plan = self._make_plan(*key)
+            self._plan_key = key
         history = len(self._history)
         plan.buffer[:history] = self._history
         plan.buffer[history:] = x

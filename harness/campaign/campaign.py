@@ -24,6 +24,7 @@ from typing import Literal, Protocol
 
 from harness.agents.registry import ModelSpec
 from harness.atomic_write import atomic_write_text
+from harness.results.campaign_files import HARNESS_ERROR_FILE
 from harness.results.result_record import ResultRecord, error_text
 
 from .blame import classify
@@ -33,7 +34,6 @@ from .resume import CampaignMismatchError, CellReuse, check_manifest, reuse_cell
 from .unscored import unscored_cells
 
 __all__ = [
-    "HARNESS_ERROR_FILE",
     "CampaignCell",
     "CampaignMismatchError",
     "CampaignResult",
@@ -48,7 +48,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
-HARNESS_ERROR_FILE = "harness_error.txt"
 
 
 @dataclass(frozen=True, order=True)

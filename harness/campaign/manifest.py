@@ -15,38 +15,21 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness import __version__
 from harness.atomic_write import atomic_write_json
 from harness.grading.judge_prompt import JUDGE_VERSION
+from harness.results.campaign_files import MANIFEST_FILE, UnscoredCell
 
-__all__ = ["BENCHMARK_VERSION", "MANIFEST_FILE", "CampaignManifest", "UnscoredCell", "UnscoredReason",
-           "write_manifest"]
+__all__ = ["BENCHMARK_VERSION", "CampaignManifest", "write_manifest"]
 
-MANIFEST_FILE = "campaign.json"
 BENCHMARK_VERSION = "1.0"
 
 
 def _utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-#: Why a planned cell has no scored record (``results`` lists the cell with it).
-UnscoredReason = Literal["not run", "infrastructure", "harness error", "provider refused", "stopped"]
-
-
-class UnscoredCell(BaseModel):
-    """A planned cell the last start of the campaign left without a record, and why."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    task_id: str
-    rep: int
-    reason: UnscoredReason
-    detail: str = ""
 
 
 class CampaignManifest(BaseModel):

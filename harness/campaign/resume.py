@@ -19,9 +19,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from harness.results.campaign_files import MANIFEST_FILE
 from harness.results.result_record import RESULT_FILE, ResultFileError, ResultRecord
 
-from .manifest import MANIFEST_FILE, CampaignManifest
+from .manifest import CampaignManifest
 
 __all__ = ["MEASUREMENT_SETTINGS", "CampaignMismatchError", "CellReuse", "check_manifest", "reuse_cell"]
 

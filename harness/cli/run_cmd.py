@@ -10,7 +10,6 @@ import importlib
 import os
 import tempfile
 from dataclasses import replace
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -37,6 +36,7 @@ from harness.campaign.resume import CampaignMismatchError
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
 from harness.campaign.text_cell import TEXT_FORMS, TextCellRunner, condition_problem
 from harness.campaign.unscored import unscored_cells
+from harness.conditions import BUILTIN_CONDITIONS, ConditionDef, UnknownConditionError, get_condition
 from harness.grading.judge import CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache
 from harness.results.leaderboard import reliability
@@ -47,31 +47,18 @@ from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
 from harness.user.llm_act_observer import LlmActClassifier
 from sandbox.backend import SandboxBackend, get_backend
-from sandbox.errors import SandboxUnavailableError
+from sandbox.errors import SandboxUnavailableError, UnknownBackendError
 from sandbox.external import ExternalBackend
 
 from .console import cli_console
 from .data_option import DATA_HELP, ONLY_HELP, open_data
-from .interrupts import run_interruptible
+from .interrupts import INTERRUPTED_EXIT_CODE, run_interruptible
 from .results_table import task_table
 
-__all__ = ["SandboxChoice", "run"]
+__all__ = ["run"]
 
 #: Failed runs show at most this many explanation lines each under the table.
 EXPLAIN_LINES = 3
-
-
-class ConditionChoice(str, Enum):
-    C0 = "C0"
-    C1 = "C1"
-    C2 = "C2"
-    C3 = "C3"
-
-
-class SandboxChoice(str, Enum):
-    auto = "auto"
-    docker = "docker"
-    local = "local"
 
 
 def run(
@@ -83,8 +70,9 @@ def run(
     ] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Campaign directory (default runs/<model>).")] = None,
     sandbox: Annotated[
-        SandboxChoice | None,
-        typer.Option("--sandbox", help="Where the task's tools run (default auto: docker when an engine answers)."),
+        str | None,
+        typer.Option("--sandbox", help="Where the task's tools run: auto (default: docker when an engine answers), "
+                     "docker, local, an installed backend or package.module:Class (docs/plugins.md)."),
     ] = None,
     user_audio: Annotated[
         UserAudioMode, typer.Option("--user-audio", help="How the simulated user speaks.")
@@ -104,11 +92,10 @@ def run(
         Path | None, typer.Option("--token-file", help="The control token of the --mcp-url server.")
     ] = None,
     condition: Annotated[
-        ConditionChoice,
-        typer.Option("--condition", help="C2: full duplex, clean audio. C1: turn-based voice (the user never "
-                     "talks over the agent; back-channels dropped), to separate the cost of duplex from speech. "
-                     "C3: full duplex through realistic acoustics (--acoustics). C0: text control (chat:MODEL)."),
-    ] = ConditionChoice.C2,
+        str,
+        typer.Option("--condition", help="; ".join(f"{c.name}: {c.title}" for c in BUILTIN_CONDITIONS.values())
+                     + "; or an installed condition (docs/conditions.md, docs/plugins.md)."),
+    ] = "C2",
     acoustics: Annotated[
         str,
         typer.Option("--acoustics", help="C3 only: a preset (light, moderate, telephone, lossy, harsh) or a chain "
@@ -164,7 +151,8 @@ def run(
     """
     _env_file_or_exit(env_file)
     passed_env = _adapter_env_or_exit(adapter_env or [])
-    spec = _model_or_exit(model, condition.value, endpoint=endpoint, provider_model=provider_model,
+    definition = _condition_or_exit(condition)
+    spec = _model_or_exit(model, condition, endpoint=endpoint, provider_model=provider_model,
                           api_key_env=api_key_env, trust_adapter=trust_adapter, adapter_env=passed_env)
     tool_mode = tool_mode or spec.tool_modes[0]
     if tool_mode not in spec.tool_modes:
@@ -172,7 +160,7 @@ def run(
         raise typer.Exit(2)
     if mcp_public_url is not None:
         _public_url_or_exit(mcp_public_url, spec, tool_mode, parallel)
-    chain = _acoustics_or_exit(condition.value, acoustics)
+    chain = _acoustics_or_exit(definition, acoustics)
     source, task_dirs = open_data(data, only)
     bundles = _load_or_exit(task_dirs, source.checksums)
     speech = _speech_or_exit(user_audio.value, bundles)
@@ -185,7 +173,7 @@ def run(
             raise typer.Exit(2)
         backend: SandboxBackend = _external_or_exit(mcp_url, token_file)
     else:
-        backend = _backend_or_exit((sandbox or SandboxChoice.auto).value)
+        backend = _backend_or_exit(sandbox or "auto")
     typer.echo(f"sandbox: {backend.name} ({backend.chosen_because})", err=True)
     if spec.agent_kind == "external_code":
         typer.echo(f"warning: {spec.key} runs in the harness's process (--trust-adapter): its code can read the loaded "
@@ -200,7 +188,7 @@ def run(
         user_audio=user_audio.value,
         sandbox=backend.name,
         parallel=parallel,
-        condition=condition.value,
+        condition=condition,
         acoustics=acoustics if chain is not None else "none",
         tool_mode=tool_mode,
     )
@@ -219,7 +207,7 @@ def run(
             "and scores are not comparable with the published ones",
             err=True,
         )
-    runner = (TextCellRunner if condition is ConditionChoice.C0 else SandboxedCellRunner)(
+    runner = (TextCellRunner if definition.session == "text" else SandboxedCellRunner)(
         model=spec,
         backend=backend,
         task_dirs={b.task_id: b.task_dir for b in bundles},
@@ -227,13 +215,13 @@ def run(
         judge=judge,
         max_turns=max_turns,
         checksums=source.checksums,
-        condition=condition.value,
+        condition=condition,
         acoustics=chain,
         tool_latency_ms=tool_latency_ms,
         observer=observer,
         tool_mode=tool_mode,
         adapter_env=passed_env,
-        **({"mcp_public_url": mcp_public_url} if mcp_public_url is not None else {}),
+        mcp_public_url=mcp_public_url,
     )
     golds = {b.task_id: b.gold for b in bundles}
     try:
@@ -244,7 +232,11 @@ def run(
         if tui:
             from tui.live import run_campaign_in_tui
 
-            result = run_campaign_in_tui(settings, [b.task_id for b in bundles], runner, backend, **campaign_options)
+            shown = run_campaign_in_tui(settings, [b.task_id for b in bundles], runner, backend, **campaign_options)
+            if shown is None:
+                typer.echo("interrupted: sandboxes torn down, finished results kept (run again to resume)", err=True)
+                raise typer.Exit(INTERRUPTED_EXIT_CODE)
+            result = shown
         else:
             result = run_interruptible(
                 _run_with_progress(
@@ -267,9 +259,18 @@ def run(
     raise typer.Exit(0 if result.complete else 1)
 
 
-def _acoustics_or_exit(condition: str, text: str) -> AcousticChain | None:
-    """The C3 degradation chain (one line and exit 2 for a bad spec); ``None`` in other conditions."""
-    if condition != "C3":
+def _condition_or_exit(name: str) -> ConditionDef:
+    try:
+        return get_condition(name)
+    except UnknownConditionError as exc:
+        typer.echo(f"error: --condition: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _acoustics_or_exit(condition: ConditionDef, text: str) -> AcousticChain | None:
+    """The degradation chain of a condition with acoustics (C3; one line and exit 2 for a bad spec),
+    else ``None``."""
+    if not condition.acoustics:
         return None
     try:
         return AcousticChain.parse(text)
@@ -431,6 +432,9 @@ def _backend_or_exit(name: str) -> SandboxBackend:
         backend = get_backend(name)
         backend.prepare()  # e.g. build the docker image, with progress, before any session starts
         return backend
+    except UnknownBackendError as exc:
+        typer.echo(f"error: --sandbox: {exc}", err=True)
+        raise typer.Exit(2) from None
     except SandboxUnavailableError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None

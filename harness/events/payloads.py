@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.session.errors import AgentFailureKind
+from harness.errors import AgentFailureKind
 
 from .types import EventType
 

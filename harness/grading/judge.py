@@ -3,7 +3,7 @@
 Any OpenAI-compatible Chat Completions endpoint works. Verdicts are cached by
 :func:`judge_cache_key`, and one judge asks about a key once at a time: sessions that want the same
 verdict together share one request. A call that gets no verdict (endpoint down, HTTP error, timeout, a reply
-without a verdict) raises :class:`~harness.session.errors.JudgeUnavailable`: the field is left
+without a verdict) raises :class:`~harness.errors.JudgeUnavailable`: the field is left
 ``pending``, never graded FAIL against the model; it is counted in ``errors`` and not cached, so
 ``apex-voice regrade`` can fill it once the judge answers.
 """
@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import httpx
 
 from harness.chat_completions import DEFAULT_BASE_URL, ChatCompletions
-from harness.session.errors import JudgeUnavailable
+from harness.errors import JudgeUnavailable
 
 from .judge_cache import JudgeCache, judge_cache_key
 from .judge_prompt import JUDGE_VERSION, build_judge_prompt, parse_verdict
@@ -31,7 +31,7 @@ _MAX_TOKENS = 120
 class FieldJudge(Protocol):
     """Anything that can rule on one field value; :class:`SemanticJudge` is the real one.
 
-    Raises :class:`~harness.session.errors.JudgeUnavailable` when it cannot rule now.
+    Raises :class:`~harness.errors.JudgeUnavailable` when it cannot rule now.
     """
 
     async def __call__(self, field: str, pred: Any, gold: Any, context: str) -> bool: ...

@@ -94,8 +94,8 @@ def _leaderboard(plt, a: Analysis, path: Path) -> None:
 
 
 def _gates(plt, a: Analysis, path: Path) -> None:
-    series = [(gate, [m.aggregates.gate_rate(gate) or 0.0 for m in a.models], [None] * len(a.models))
-              for gate in GATES]
+    no_intervals: list[tuple[float, float] | None] = [None] * len(a.models)
+    series = [(gate, [m.aggregates.gate_rate(gate) or 0.0 for m in a.models], no_intervals) for gate in GATES]
     _grouped_bars(plt, a, path, series, ylabel="% of runs passing the gate", names=_names(a, _runs),
                   title=_titled(a, "PTS gate pass rates (all runs)"))
 

@@ -12,17 +12,29 @@ import asyncio
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from harness.atomic_write import atomic_write_text
+from harness.audio.stereo_recorder import StereoRecorder
 from mcp_servers.records import EnvironmentSnapshot
 
 from .grading_inputs import GradingInputs
 
-if TYPE_CHECKING:
-    from harness.session.duplex_runner import DuplexSessionResult
+__all__ = ["FinishedVoiceSession", "write_graded_files", "write_session_files", "write_workspace_files"]
 
-__all__ = ["write_graded_files", "write_session_files", "write_workspace_files"]
+
+class FinishedVoiceSession(Protocol):
+    """What a voice session's files are written from: the runner's result has these (the run
+    directory's format sits below the session, so it names what it reads instead of importing it)."""
+
+    @property
+    def snapshot(self) -> EnvironmentSnapshot: ...
+
+    @property
+    def observed_act_keys(self) -> list[str]: ...
+
+    @property
+    def recorder(self) -> StereoRecorder: ...
 
 
 def write_workspace_files(session_dir: Path, snapshot: EnvironmentSnapshot) -> None:
@@ -45,7 +57,7 @@ def write_graded_files(
     ).write(session_dir)
 
 
-async def write_session_files(session_dir: Path, session: DuplexSessionResult, *, gold_doc_ids: list[str] | None = None) -> None:
+async def write_session_files(session_dir: Path, session: FinishedVoiceSession, *, gold_doc_ids: list[str] | None = None) -> None:
     """Every file of a finished voice session but ``events.jsonl``, off the event loop."""
 
     def write() -> None:

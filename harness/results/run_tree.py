@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.campaign.manifest import MANIFEST_FILE
+from harness.results.campaign_files import MANIFEST_FILE
 from harness.results.result_record import RESULT_FILE, ResultFileError, ResultRecord
 
 __all__ = ["PUBLISHED_ORDER", "Campaign", "Run", "find_campaigns", "load_campaign"]

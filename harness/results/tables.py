@@ -37,7 +37,7 @@ def _ci(ci: tuple[float, float] | None) -> str:
     return MISSING if ci is None else f"[{ci[0]:.1f}, {ci[1]:.1f}]"
 
 
-def _table(header: Sequence[str], rows: list[Sequence[str]]) -> list[str]:
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "| :--- | " + " | ".join("---:" for _ in header[1:]) + " |"]
     lines.extend("| " + " | ".join(row) + " |" for row in rows)
     return lines + [""]
@@ -201,8 +201,8 @@ def _committed_writes(a: Analysis) -> list[str]:
         return []
     k = a.k
     rows = [[m.campaign.display_name, str(m.committed_writes_runs), _f(m.reliability.pass1_mean, 1),
-             _f(m.reference_reading.pass1_mean, 1), str(m.reliability.pass_at_k), str(m.reference_reading.pass_at_k)]
-            for m in affected]
+             _f(ref.pass1_mean, 1), str(m.reliability.pass_at_k), str(ref.pass_at_k)]
+            for m in affected if (ref := m.reference_reading) is not None]
     header = ["Model", "runs with refused writes", "pass@1 (ours)", "pass@1 (reference reading)", f"pass@{k} (ours)",
               f"pass@{k} (reference reading)"]
     return ["## Writes after COMMITTED: our reading and the reference's", "",

@@ -39,7 +39,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from harness.session.errors import HarnessBug
+from harness.errors import HarnessBug
 from harness.tasks.bundle import TaskBundle
 from mcp_servers.argument_validation import arguments_problem, loggable_name
 from mcp_servers.records import ApprovalToken, EnvironmentSnapshot, SnapshotDelta, ToolCallRecord

@@ -29,8 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.agents.limits import AGENT_LIMITS, AgentLimits
 from harness.agents.system_prompt import agent_instructions
 from harness.agents.text_agents import AgentObservationView, AgentTurn, TextAgent, ToolCallRequest
+from harness.errors import AgentFailure
 from harness.events import EVENTS_FILE, SCHEMA_VERSION, EventBus, EventType, JsonlEventWriter
 from harness.grading.judge import SemanticJudge
 from harness.grading.report import GradeReport
@@ -44,9 +46,7 @@ from mcp_servers.records import EnvironmentSnapshot
 
 from .agent_blame import AgentCalls, AgentKind, blame_malformed
 from .agent_event_check import json_copy
-from .agent_limits import AGENT_LIMITS, AgentLimits
 from .environment_port import EnvironmentPort
-from .errors import AgentFailure
 from .outcome import session_outcome
 from .session_effects import AgentActivity, SessionEffects
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from harness.agents.limits import AgentLimits
 from harness.agents.realtime import (
     AdapterError,
     AdapterInfo,
@@ -33,18 +34,17 @@ from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
 from harness.cli.main import app
-from harness.events import EventType
-from harness.results.result_record import ResultRecord
-from harness.session.agent_limits import AgentLimits
-from harness.session.duplex_runner import run_duplex_session
-from harness.session.environment_port import InProcessEnvironment
-from harness.session.errors import (
+from harness.errors import (
     HarnessBug,
     JudgeUnavailable,
     ProviderError,
     ProviderTransient,
     SandboxFailure,
 )
+from harness.events import EventType
+from harness.results.result_record import ResultRecord
+from harness.session.duplex_runner import run_duplex_session
+from harness.session.environment_port import InProcessEnvironment
 from harness.session.text_runner import run_text_session
 from harness.tasks.loader import load_task
 from sandbox.errors import AgentImageError, AgentStartFailed, SandboxUnavailableError

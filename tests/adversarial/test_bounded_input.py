@@ -23,14 +23,14 @@ import numpy as np
 import pytest
 
 from harness.agents.container_agent import ContainerAgentAdapter
+from harness.agents.limits import AGENT_LIMITS, AgentLimits
 from harness.agents.providers.openai_realtime import OpenAIRealtimeAdapter
 from harness.agents.providers.ws_adapter import OVER_LIMIT
 from harness.agents.realtime import AdapterError, CallEnded, SessionConfig
 from harness.audio.frames import FRAME_SAMPLES, ms_to_samples
+from harness.errors import AgentFailure
 from harness.events import EventType
-from harness.session.agent_limits import AGENT_LIMITS, AgentLimits
 from harness.session.channels import AgentChannel, AgentResponse
-from harness.session.errors import AgentFailure
 from tests.conftest import REPO
 from tests.event_builders import events
 from tests.fakes.flooding_agent import FloodingAgent, FloodPlan, send_event, transcript_chunk

@@ -18,9 +18,9 @@ from harness.campaign.campaign import CampaignCell, CampaignSettings, run_campai
 from harness.campaign.manifest import CampaignManifest, write_manifest
 from harness.cli import run_cmd
 from harness.cli.main import app
+from harness.errors import ProviderError, ProviderTransient
 from harness.results import plots
 from harness.results.result_record import ResultRecord
-from harness.session.errors import ProviderError, ProviderTransient
 from tests.conftest import DEMO_DATA
 from tests.test_results_published import (
     LEADERBOARD,

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.campaign.manifest import MANIFEST_FILE
 from harness.events import EVENTS_FILE
+from harness.results.campaign_files import MANIFEST_FILE
 from harness.results.result_record import RESULT_FILE
 
 from ..state.campaign_view import CellKey, CellResult

@@ -55,7 +55,7 @@ from harness.audio.frames import AudioFrame
 from . import openai_wire as wire
 from .playout import PlayoutTracker
 from .turn_end import LocalTurnEnd
-from .ws_adapter import WebsocketAdapter, with_query
+from .ws_adapter import MalformedMessage, WebsocketAdapter, with_query
 
 __all__ = ["OPENAI_VOICES", "OpenAIRealtimeAdapter", "allowed_tools", "mcp_tool", "tool_output_text"]
 
@@ -232,6 +232,8 @@ class OpenAIRealtimeAdapter(WebsocketAdapter):
 
     async def _on_message(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
+        if not isinstance(kind, str):  # a list would make the lookup raise: the peer's error, not ours
+            raise MalformedMessage(f"its type is {kind!r}, not a string")
         entry = self._HANDLERS.get(self.event_aliases.get(kind, kind))
         if entry is not None:
             model, handler = entry

@@ -16,9 +16,8 @@ from harness.metrics.duplex_metrics import duplex_metrics
 from harness.metrics.latency import latency_metrics
 from harness.metrics.speech_agreement import speech_agreement
 from harness.metrics.timeline import build_timeline
+from harness.results.result_record import ResultRecord
 from harness.session.duplex_runner import DuplexSessionResult
-
-from .result_record import ResultRecord
 
 __all__ = ["record_from_session"]
 
