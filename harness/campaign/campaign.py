@@ -88,6 +88,10 @@ class CampaignSettings:
     #: The C3 acoustics spec as given (a preset or a chain); ``"none"`` in the other conditions.
     acoustics: str = "none"
     tool_mode: str | None = None
+    #: Seeds the simulated user and the acoustics of every session (part of the identity).
+    seed: int = 1
+    #: Resume a campaign another harness version started (``run --allow-version-change``).
+    allow_version_change: bool = False
     sandbox: str = "auto"
     parallel: int = 1
     max_attempts: int = MAX_ATTEMPTS
@@ -214,10 +218,12 @@ async def run_campaign(
         task_ids=sorted({c.task_id for c in cells}),
         acoustics=settings.acoustics,
         tool_mode=settings.tool_mode,
+        seed=settings.seed,
+        task_versions={task: versions[task] for task in sorted({c.task_id for c in cells}) if task in versions},
         planned_cells={task: sorted(c.rep for c in cells if c.task_id == task) for task in {c.task_id for c in cells}},
     )
     with CampaignLock(settings.out_dir):
-        check_manifest(settings.out_dir, manifest)
+        check_manifest(settings.out_dir, manifest, allow_version_change=settings.allow_version_change)
         reuses = {
             cell: reuse_cell(
                 cell.rep_dir(settings.out_dir), task_id=cell.task_id, rep=cell.rep, model=settings.model.key,

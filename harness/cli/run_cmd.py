@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import os
 import tempfile
+from collections import Counter
 from dataclasses import replace
 from enum import Enum
 from pathlib import Path
@@ -262,6 +263,7 @@ def run(
             typer.echo(row.model_dump_json())
         typer.echo(result.summary(), err=True)
         typer.echo(_denominator_line(result), err=True)
+        typer.echo(_this_start_line(result), err=True)
     else:
         _print_results(result)
     raise typer.Exit(0 if result.complete else 1)
@@ -476,6 +478,19 @@ def _print_results(result: CampaignResult) -> None:
             console.print(line, highlight=False, soft_wrap=True, markup=False)
     console.print(result.summary(), highlight=False, soft_wrap=True)
     console.print(_denominator_line(result), highlight=False, soft_wrap=True, markup=False)
+    console.print(_this_start_line(result), highlight=False, soft_wrap=True, markup=False)
+
+
+def _this_start_line(result: CampaignResult) -> str:
+    """What this start did: cells resumed from the directory, sessions run, records regraded."""
+    counts = Counter(outcome.status for outcome in result.outcomes)
+    ran = sum(counts[status] for status in ("ran", "infra_failed", "harness_error", "provider_error"))
+    text = f"resumed {counts['loaded'] + counts['regraded']}, ran {ran}"
+    if counts["regraded"]:
+        text += f", regraded {counts['regraded']}"
+    if counts["stopped"]:
+        text += f", not run {counts['stopped']}"
+    return text
 
 
 def _as_campaign(result: CampaignResult) -> Campaign:
