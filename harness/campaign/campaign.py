@@ -193,8 +193,12 @@ async def run_campaign(
     on_cell: Callable[[CellOutcome], None] | None = None,
     task_versions: dict[str, str] | None = None,
     regrade: PendingRegrader | None = None,
+    cells: list[CampaignCell] | None = None,
 ) -> CampaignResult:
     """Run (or resume) the campaign; ``on_cell`` hears about every cell as it is settled.
+
+    ``cells`` plans exactly those cells (``run --retry-failed``: a campaign's recorded plan) instead
+    of every task of ``task_ids`` times ``settings.repeats``.
 
     Raises :class:`CampaignMismatchError` before running anything when the directory holds results
     of another model, condition, task version or measurement settings.
@@ -203,7 +207,7 @@ async def run_campaign(
         log.warning("warning: %s runs in the harness's process (--trust-adapter): its code can read the loaded tasks' "
                     "gold and reference policy, patch the grader and read task files, so its scores prove nothing "
                     "(results record agent_isolation: in-process)", settings.model.key)
-    cells = campaign_cells(task_ids, settings.repeats)
+    cells = sorted(cells) if cells is not None else campaign_cells(task_ids, settings.repeats)
     versions = task_versions or {}
     manifest = CampaignManifest(
         model=settings.model.key,
