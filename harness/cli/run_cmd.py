@@ -198,7 +198,6 @@ def run(
     passed_env = _adapter_env_or_exit(adapter_env or [])
     spec = _model_or_exit(model, condition.value, endpoint=endpoint, provider_model=provider_model,
                           api_key_env=api_key_env, trust_adapter=trust_adapter, adapter_env=passed_env)
-    _reachable_or_exit(spec)
     tool_mode = tool_mode or spec.tool_modes[0]
     if tool_mode not in spec.tool_modes:
         typer.echo(f"error: {spec.key} supports --tool-mode {', '.join(spec.tool_modes)}, not {tool_mode!r}", err=True)
@@ -215,6 +214,7 @@ def run(
         task_dirs = [d for d in task_dirs if d.name in {c.task_id for c in retry_cells}]
     bundles = _load_or_exit(task_dirs, source.checksums)
     speech = _speech_or_exit(user_audio.value, bundles)
+    _reachable_or_exit(spec)
     if mcp_url is not None:
         if sandbox is not None:
             typer.echo("error: --sandbox and --mcp-url exclude each other (--mcp-url uses a running server)", err=True)
@@ -597,7 +597,7 @@ def _this_start_line(result: CampaignResult) -> str:
     """What this start did: cells resumed from the directory, sessions run, records regraded."""
     counts = Counter(outcome.status for outcome in result.outcomes)
     ran = sum(counts[status] for status in ("ran", "infra_failed", "harness_error", "provider_error"))
-    text = f"resumed {counts['loaded'] + counts['regraded']}, ran {ran}"
+    text = f"{result.settings.model.key}: resumed {counts['loaded'] + counts['regraded']}, ran {ran}"
     if counts["regraded"]:
         text += f", regraded {counts['regraded']}"
     if counts["stopped"]:
