@@ -92,3 +92,16 @@ def test_a_chat_model_on_the_default_endpoint_without_a_key_is_refused_up_front(
         "(set it in the environment or .env, or serve the model elsewhere: --endpoint URL)"
     )
     assert not (tmp_path / "campaign.json").exists()
+
+
+async def test_an_openai_compatible_agent_is_not_called_openai_when_it_fails(dead_port):
+    """A ``ws://`` agent that stops answering mid-campaign is named for what it is, with its URL."""
+    from harness.agents.providers.errors import ProviderUnavailable
+    from harness.agents.registry import get_model
+
+    url = f"ws://127.0.0.1:{dead_port}/"
+    adapter = get_model(url).create_adapter()
+    with pytest.raises(ProviderUnavailable) as failed:
+        await adapter._open()
+    assert str(failed.value).startswith(f"OpenAI-Realtime-compatible agent: cannot connect to {url}")
+    assert adapter.metadata()["provider"] == "OpenAI-Realtime-compatible agent"
