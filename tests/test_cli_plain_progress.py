@@ -37,8 +37,9 @@ class _Tty(io.StringIO):
         return True
 
 
-def test_plain_progress_is_chosen_when_stderr_is_not_a_terminal():
-    assert wants_plain_progress(io.StringIO()) and not wants_plain_progress(_Tty())
+def test_plain_progress_is_chosen_when_stdout_or_stderr_is_not_a_terminal():
+    assert wants_plain_progress(io.StringIO(), _Tty()) and wants_plain_progress(_Tty(), io.StringIO())
+    assert not wants_plain_progress(_Tty(), _Tty())
 
 
 def test_a_line_per_finished_cell_with_status_pts_and_wall_time():

@@ -1,8 +1,8 @@
 """Progress for logs and pipes: one line per finished cell, printed as it finishes.
 
 A live progress bar draws on a terminal; written to a CI log or through ``| cat`` it shows nothing
-until the campaign ends (minutes of silence). When stderr is not a terminal, ``run`` prints this
-instead: the cell, what became of it, its PTS and its wall time.
+until the campaign ends (minutes of silence). When stdout or stderr is not a terminal, ``run``
+prints this instead, on stderr: the cell, what became of it, its PTS and its wall time.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ _EMPTY = {"infra_failed": "INFRA ERROR", "harness_error": "HARNESS ERROR", "prov
 _DONE = {"loaded": "resumed", "regraded": "resumed and regraded", "ran": "ran"}
 
 
-def wants_plain_progress(stream: TextIO) -> bool:
-    """Plain lines when ``stream`` is not a terminal (a pipe, a file, a CI log)."""
-    isatty = getattr(stream, "isatty", None)
-    return not (callable(isatty) and isatty())
+def wants_plain_progress(*streams: TextIO) -> bool:
+    """Plain lines when any of ``streams`` is not a terminal (a pipe, a file, a CI log): a live bar
+    on the terminal beside a piped stdout would be lost to whoever reads the pipe's log."""
+    return not all(callable(getattr(stream, "isatty", None)) and stream.isatty() for stream in streams)
 
 
 class PlainProgress:

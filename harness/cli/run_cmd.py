@@ -560,7 +560,7 @@ async def _run_with_progress(
     total = len(cells) if cells is not None else len(set(task_ids)) * settings.repeats
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     try:
-        if wants_plain_progress(sys.stderr):  # a pipe or a CI log: a line per cell as it finishes
+        if wants_plain_progress(sys.stdout, sys.stderr):  # a pipe or a CI log: a line per cell as it finishes
             plain = PlainProgress(total, sys.stderr)
             return await run_campaign(settings, task_ids, runner, on_cell=plain, **campaign_options)
         with Progress(*columns, console=Console(stderr=True), transient=True, disable=quiet) as progress:
