@@ -158,3 +158,18 @@ async def test_a_c0_campaign_whose_old_manifest_says_c2_resumes(tmp_path):
     (tmp_path / MANIFEST_FILE).write_text(json.dumps({**old, "condition": "C2"}))
     with pytest.raises(CampaignMismatchError, match="written with condition 'C0', not 'C3'"):
         await run_campaign(_settings(tmp_path, condition="C3", acoustics="moderate"), ["task_a"], Cells())
+
+
+def test_another_harness_version_through_the_cli_names_the_flag_that_resumes(tmp_path):
+    args = ["run", "--data", str(DEMO_DATA), "--only", DEMO_TASK, "--sandbox", "local", "--out", str(tmp_path)]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    manifest = _manifest(tmp_path)
+    (tmp_path / MANIFEST_FILE).write_text(json.dumps({**manifest, "apex_voice_version": "0.0.1"}))
+    refused = CliRunner().invoke(app, args)
+    assert refused.exit_code == 2
+    assert f"apex_voice_version: '0.0.1' → '{__version__}'" in refused.output
+    assert "or --allow-version-change to resume it with this version" in refused.output
+    allowed = CliRunner().invoke(app, [*args, "--allow-version-change"])
+    assert allowed.exit_code == 0, allowed.output
+    assert "oracle: resumed 1, ran 0" in allowed.output
+    assert _manifest(tmp_path)["earlier_versions"] == ["0.0.1"]
