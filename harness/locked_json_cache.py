@@ -3,7 +3,8 @@
 Reads are served from memory (re-reading the file when another process changed it); every write
 takes an exclusive lock, re-reads and merges, then atomically replaces the file, so concurrent
 writers never lose each other's entries. A corrupt file is moved aside, never overwritten.
-The judge's verdicts and the act observer's labels are both kept this way.
+The act observer's labels are kept this way; the judge's verdicts moved to
+:mod:`harness.first_writer_store` (one SQLite row per entry instead of one file rewrite).
 """
 
 from __future__ import annotations

@@ -56,6 +56,7 @@ async def test_playing_the_policy_passes_every_demo_task_in_c0():
     assert not failures
 
 
+@pytest.mark.slow
 async def test_a_silent_model_scores_zero_on_every_demo_task():
     async with serve_fake_chat(FakeChatServer(mode="silent")) as fake:
         for task_dir in DEMO_TASKS:

@@ -68,6 +68,7 @@ def _paraphrased(event):
     return [event]
 
 
+@pytest.mark.slow
 async def test_a_paraphrase_is_heard_through_the_classifier_and_a_rerun_asks_nothing(tmp_path):
     def label(body):
         prompt = body["messages"][0]["content"]

@@ -6,6 +6,7 @@ the session (on the realtime clock) stays short while covering tools, audio and 
 
 from __future__ import annotations
 
+import pytest
 import base64
 import json
 import shutil
@@ -18,6 +19,8 @@ from harness.tasks.loader import load_task
 from tests.conftest import DEMO_DATA
 from tests.fakes.openai_realtime_fake import OpenAIRealtimeFake
 from tests.fakes.threaded import in_thread
+
+pytestmark = pytest.mark.slow
 
 TASK = "demo_hvac_inspection_001"
 #: The user barges in about 40 s into this task (with the reference policy's timing).

@@ -15,7 +15,6 @@ from math import gcd
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
-from scipy.signal import firwin, resample_poly
 
 __all__ = ["StreamingResampler", "resample_clip"]
 
@@ -45,6 +44,8 @@ def resample_clip(samples: np.ndarray, from_rate: int, to_rate: int) -> np.ndarr
     x = np.asarray(samples, dtype=np.float64)
     if up == down:
         return x.copy()
+    from scipy.signal import resample_poly  # loaded on first use (a second of imports: C0 never needs it)
+
     return resample_poly(x, up, down)
 
 
@@ -62,6 +63,8 @@ class StreamingResampler:
         self.up, self.down = _ratio(from_rate, to_rate)
         max_rate = max(self.up, self.down)
         half_len = _HALF_LEN_PER_RATE * max_rate
+        from scipy.signal import firwin
+
         taps = firwin(2 * half_len + 1, 1.0 / max_rate, window=("kaiser", _KAISER_BETA)) * self.up
         taps_per_phase = -(-len(taps) // self.up)
         padded = np.zeros(taps_per_phase * self.up)

@@ -39,6 +39,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "regrade": LazyCommand("harness.cli.regrade_cmd:regrade", "Re-grade saved sessions with the current graders."),
     "results": LazyCommand("harness.cli.results_cmd:results", "Aggregate campaigns into the published tables and plots."),
     "tasks": LazyCommand("harness.cli.tasks_cmd:tasks", "List the suite's tasks: id, version, domain, title."),
+    "judge-cache": LazyCommand("harness.cli.judge_cache_cmd:app", "Export or import the judge's verdicts as published JSON."),
     "download": LazyCommand("harness.cli.download_cmd:download", "Download and verify a dataset snapshot."),
     "sandbox": LazyCommand("harness.cli.sandbox_cmd:app", "Start, probe and clean up task sandboxes."),
     "images": LazyCommand("harness.cli.images_cmd:app", "Build the Docker images the sandbox uses (offline-capable)."),

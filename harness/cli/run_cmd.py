@@ -40,7 +40,7 @@ from harness.campaign.lock import CampaignLockedError
 from harness.campaign.manifest import MANIFEST_FILE, CampaignManifest
 from harness.campaign.resume import ALLOW_VERSION_FLAG, CampaignMismatchError
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
-from harness.campaign.text_cell import TextCellRunner, condition_problem
+from harness.campaign.text_cell import TEXT_FORMS, TextCellRunner, condition_problem
 from harness.campaign.unscored import unscored_cells
 from harness.grading.judge import CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache
@@ -437,6 +437,13 @@ def _model_or_exit(
     if missing:
         typer.echo(f"error: {spec.display_name} needs {' or '.join(missing)}.", err=True)
         raise typer.Exit(2)
+    if condition == "C0" and spec.key in TEXT_FORMS:
+        # Its text form is made per task (text_agent_for): building the voice agent here would only
+        # load the audio stack a text session never uses.
+        if endpoint is not None or provider_model is not None:
+            typer.echo(f"error: model {key!r} takes no --endpoint or --provider-model", err=True)
+            raise typer.Exit(2)
+        return spec
     try:
         spec.create_adapter()
     except TypeError:

@@ -89,13 +89,18 @@ async def run_text_session(
         task_version=bundle.task.version,
         condition="C0",
     )
-    if session_dir is not None:
-        JsonlEventWriter(session_dir / EVENTS_FILE).attach(log)
+    writer = await JsonlEventWriter.open(session_dir / EVENTS_FILE) if session_dir is not None else None
+    if writer is not None:
+        writer.attach(log)
     calls = AgentCalls.for_session(agent_kind, bundle.task.time_budget_s, limits)
     try:
         return await _TextSession(bundle, agent, env, log, seed, calls, limits).run(judge, session_dir)
     finally:
-        log.close()
+        try:
+            if writer is not None:
+                await writer.aclose()  # the last lines reach the disk off the loop
+        finally:
+            log.close()
 
 
 class _TextSession:

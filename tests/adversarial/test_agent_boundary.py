@@ -212,6 +212,7 @@ async def test_metadata_the_agent_cannot_give_is_recorded_and_the_session_scored
 WATCHDOG = AgentLimits(watchdog_factor=1.0, watchdog_grace_s=2.0)  # deadline: budget + 2 s of wall time
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "adapter", [lambda: Hangs("connect"), lambda: Hangs("send_audio"), lambda: NeverStopsTalking("none")],
     ids=["at-connect", "mid-session", "events-forever"],
@@ -374,6 +375,7 @@ def _only_record(out: Path, result) -> ResultRecord:
     return records[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("adapter", "detail"),
     [("RaisesMidSession", "send_audio: RuntimeError"), ("RaisesAtConnect", "connect: SystemExit"),
@@ -390,6 +392,7 @@ def test_the_cli_scores_a_trusted_hostile_adapter_and_writes_its_result(tmp_path
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adapter", ["RaisesMidSession", "RaisesAtConnect"])
 def test_the_cli_scores_an_isolated_hostile_adapter_and_writes_its_result(tmp_path, adapter):
     # By default the adapter runs in its own process: what it raises there reaches us as its host's
