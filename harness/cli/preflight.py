@@ -30,6 +30,8 @@ _DEFAULT_PORTS = {"ws": 80, "http": 80, "wss": 443, "https": 443}
 
 def _chat_endpoint(spec: ModelSpec) -> ChatEndpoint | None:
     """The chat-completions endpoint of a ``chat:`` or ``cascade:`` model (``None`` for others)."""
+    if spec.agent_kind == "builtin":
+        return None  # the harness's own agents reach no server (and their voice forms load the audio stack)
     adapter = spec.create_adapter()
     client = getattr(adapter, "client", None)
     return client.endpoint if isinstance(client, ChatClient) else None
@@ -40,6 +42,8 @@ def model_endpoint(spec: ModelSpec) -> str | None:
     chat = _chat_endpoint(spec)
     if chat is not None:
         return chat.url
+    if spec.agent_kind == "builtin":
+        return None
     endpoint = getattr(spec.create_adapter(), "endpoint", None)
     return endpoint if isinstance(endpoint, str) and "://" in endpoint else None
 
