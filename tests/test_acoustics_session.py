@@ -3,8 +3,8 @@ same samples."""
 
 from __future__ import annotations
 
-import pytest
 import numpy as np
+import pytest
 import soundfile as sf
 
 from harness.agents.oracle_voice import OracleVoiceAgent

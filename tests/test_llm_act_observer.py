@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from harness.agents.oracle_voice import OracleVoiceAgent
 from harness.agents.realtime import TranscriptDelta
 from harness.audio.espeak import user_voice

@@ -6,11 +6,11 @@ the session (on the realtime clock) stays short while covering tools, audio and 
 
 from __future__ import annotations
 
-import pytest
 import base64
 import json
 import shutil
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from harness.agents.providers.openai_realtime import OpenAIRealtimeAdapter
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source

@@ -6,7 +6,6 @@ import json
 import shutil
 
 import pytest
-
 from typer.testing import CliRunner
 
 from harness.cli.main import app

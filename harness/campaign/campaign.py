@@ -87,6 +87,10 @@ class CampaignSettings:
     #: The C3 acoustics spec as given (a preset or a chain); ``"none"`` in the other conditions.
     acoustics: str = "none"
     tool_mode: str | None = None
+    #: Seeds the simulated user and the acoustics of every session (part of the identity).
+    seed: int = 1
+    #: Resume a campaign another harness version started (``run --allow-version-change``).
+    allow_version_change: bool = False
     sandbox: str = "auto"
     parallel: int = 1
     max_attempts: int = MAX_ATTEMPTS
@@ -188,8 +192,12 @@ async def run_campaign(
     on_cell: Callable[[CellOutcome], None] | None = None,
     task_versions: dict[str, str] | None = None,
     regrade: PendingRegrader | None = None,
+    cells: list[CampaignCell] | None = None,
 ) -> CampaignResult:
     """Run (or resume) the campaign; ``on_cell`` hears about every cell as it is settled.
+
+    ``cells`` plans exactly those cells (``run --retry-failed``: a campaign's recorded plan) instead
+    of every task of ``task_ids`` times ``settings.repeats``.
 
     Raises :class:`CampaignMismatchError` before running anything when the directory holds results
     of another model, condition, task version or measurement settings.
@@ -198,7 +206,7 @@ async def run_campaign(
         log.warning("warning: %s runs in the harness's process (--trust-adapter): its code can read the loaded tasks' "
                     "gold and reference policy, patch the grader and read task files, so its scores prove nothing "
                     "(results record agent_isolation: in-process)", settings.model.key)
-    cells = campaign_cells(task_ids, settings.repeats)
+    cells = sorted(cells) if cells is not None else campaign_cells(task_ids, settings.repeats)
     versions = task_versions or {}
     manifest = CampaignManifest(
         model=settings.model.key,
@@ -213,10 +221,12 @@ async def run_campaign(
         task_ids=sorted({c.task_id for c in cells}),
         acoustics=settings.acoustics,
         tool_mode=settings.tool_mode,
+        seed=settings.seed,
+        task_versions={task: versions[task] for task in sorted({c.task_id for c in cells}) if task in versions},
         planned_cells={task: sorted(c.rep for c in cells if c.task_id == task) for task in {c.task_id for c in cells}},
     )
     with CampaignLock(settings.out_dir):
-        check_manifest(settings.out_dir, manifest)
+        check_manifest(settings.out_dir, manifest, allow_version_change=settings.allow_version_change)
         reuses = {
             cell: reuse_cell(
                 cell.rep_dir(settings.out_dir), task_id=cell.task_id, rep=cell.rep, model=settings.model.key,

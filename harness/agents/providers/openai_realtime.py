@@ -57,7 +57,8 @@ from .playout import PlayoutTracker
 from .turn_end import LocalTurnEnd
 from .ws_adapter import MalformedMessage, WebsocketAdapter, with_query
 
-__all__ = ["OPENAI_VOICES", "OpenAIRealtimeAdapter", "allowed_tools", "mcp_tool", "tool_output_text"]
+__all__ = ["OPENAI_VOICES", "OpenAICompatibleAdapter", "OpenAIRealtimeAdapter", "allowed_tools", "mcp_tool",
+           "tool_output_text"]
 
 #: How long a function-call response's end is held for its continuation (see the module docstring).
 CONTINUATION_WAIT_MS = 3000
@@ -375,3 +376,11 @@ def _usage(usage: wire.ResponseUsage | None) -> Usage | None:
         output_text_tokens=usage.output_token_details.text_tokens,
         cached_tokens=usage.input_token_details.cached_tokens,
     )
+
+
+class OpenAICompatibleAdapter(OpenAIRealtimeAdapter):
+    """Any server speaking the OpenAI Realtime protocol (``--model ws://HOST:PORT/PATH``): the same
+    client, named for what it reaches, so its failures are not blamed on OpenAI."""
+
+    model_id: ClassVar[str] = "openai-realtime-compatible"
+    provider: ClassVar[str] = "OpenAI-Realtime-compatible agent"
