@@ -99,10 +99,10 @@ class LogLevel(str, Enum):
     error = "error"
 
 
-class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+class _CurrentStderr(logging.StreamHandler):
     """Writes to whatever ``sys.stderr`` is when a record is emitted (a test runner swaps it)."""
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> Any:
         return sys.stderr
 

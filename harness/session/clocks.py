@@ -68,10 +68,11 @@ class RealtimeClock(MediaClock):
             raise ValueError(f"a realtime clock's speed must be a positive number, got {speed!r}")
         super().__init__()
         self.speed = speed
+        self._wall_per_media_ns = 1_000_000 / speed
 
     async def advance(self) -> None:
         self.media_ms += FRAME_MS
-        deadline_ns = self._wall_start_ns + int(self.media_ms * 1_000_000 / self.speed)
+        deadline_ns = self._wall_start_ns + int(self.media_ms * self._wall_per_media_ns)
         delay = (deadline_ns - time.monotonic_ns()) / 1e9
         await asyncio.sleep(max(0.0, delay))
 
