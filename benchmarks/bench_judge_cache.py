@@ -24,8 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from json_cache_baseline import LockedJsonCache  # the whole-file JSON cache before issue 20
+
 from harness.grading.judge_cache import JudgeCache
-from harness.locked_json_cache import LockedJsonCache
 
 #: The JSON cache was prefilled in bulk up to this many entries below the target before timing writes.
 _TIMED_JSON_WRITES = 1_000

@@ -28,7 +28,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # and the registries of field graders and conditions (the task loader checks grader names).
     ("harness", "harness.errors", "harness.atomic_write", "harness.first_writer_store", "harness.chat_completions",
      "harness.field_graders", "harness.conditions"),
-    ("harness.locked_json_cache",),
     # The task format and the event stream.
     ("harness.tasks", "harness.events"),
     # What reads a task: the user simulator, audio, metrics over events, grading.
