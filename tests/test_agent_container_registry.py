@@ -68,6 +68,7 @@ async def test_an_agent_container_needs_a_docker_sandbox():
             pass
 
 
+@pytest.mark.slow
 def test_the_agent_image_ships_agent_code_only_and_it_runs_from_that_alone(tmp_path):
     shipped = snapshot_paths(DEFAULT_PROJECT_ROOT, IMAGE_SPECS["native-oracle"].source_packages)
     names = [name for name, _ in shipped.files]

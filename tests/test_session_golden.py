@@ -1,6 +1,7 @@
 """The voice session, pinned: every event, grade and ``stereo.wav`` sample of the demo suite's ten
 tasks with the oracle and the no-op agent (virtual clock, in-process environment), against
-``tests/golden/duplex_sessions.json`` generated from the runner before its refactor (issue 22).
+``tests/golden/duplex_sessions.json`` generated from the runner before its refactor (issue 22, at
+commit 34f99e8, whose runner took keyword arguments instead of a ``DuplexConfig``).
 
 Delivery records (``DUPLEX_EVENT`` with ``expected_floor_action``) are kept whole, so a change in
 the speaking rule shows record by record; every other event is compared by a digest of its type,
@@ -27,6 +28,7 @@ from harness.agents.oracle_voice import OracleVoiceAgent
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
 from harness.events import EventType
+from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.dataset import resolve_data
 from harness.tasks.loader import load_task
@@ -39,18 +41,11 @@ ADDED_KEYS = {EventType.RUN_END: {"frame_lateness_max_ms", "frame_lateness_p99_m
 
 
 async def _run(task_dir: Path, agent_name: str):
-    from harness.session import duplex_runner
-
     bundle = load_task(task_dir)
     speech = open_speech_source(task_dir, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
     env = InProcessEnvironment(bundle.public_bundle())
-    agent = AGENTS[agent_name]()
-    config_type = getattr(duplex_runner, "DuplexConfig", None)
-    if config_type is None:  # the runner before the refactor took keyword arguments
-        return await duplex_runner.run_duplex_session(bundle, agent, env, speech=speech, session_dir=None,
-                                                      privileged=True, run_id="golden")
-    config = config_type(speech=speech, privileged=True, run_id="golden")
-    return await duplex_runner.run_duplex_session(bundle, agent, env, config)
+    config = DuplexConfig(speech=speech, privileged=True, run_id="golden")
+    return await run_duplex_session(bundle, AGENTS[agent_name](), env, config)
 
 
 def _is_delivery(event) -> bool:

@@ -15,7 +15,6 @@ from math import gcd
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
-from scipy.signal import firwin, resample_poly
 
 __all__ = ["StreamingResampler", "resample_clip"]
 
@@ -45,6 +44,8 @@ def resample_clip(samples: np.ndarray, from_rate: int, to_rate: int) -> np.ndarr
     x = np.asarray(samples, dtype=np.float64)
     if up == down:
         return x.copy()
+    from scipy.signal import resample_poly  # loaded on first use (a second of imports: C0 never needs it)
+
     return resample_poly(x, up, down)
 
 
@@ -62,6 +63,8 @@ class StreamingResampler:
         self.up, self.down = _ratio(from_rate, to_rate)
         max_rate = max(self.up, self.down)
         half_len = _HALF_LEN_PER_RATE * max_rate
+        from scipy.signal import firwin
+
         taps = firwin(2 * half_len + 1, 1.0 / max_rate, window=("kaiser", _KAISER_BETA)) * self.up
         taps_per_phase = -(-len(taps) // self.up)
         padded = np.zeros(taps_per_phase * self.up)
@@ -83,9 +86,10 @@ class StreamingResampler:
         if not np.count_nonzero(x) and not np.count_nonzero(self._history):  # cheaper than .any()
             return self._advance_silence(len(x))
         key = (len(x), self._consumed % self.down)
-        if key != self._plan_key:
-            self._plan, self._plan_key = self._make_plan(*key), key
         plan = self._plan
+        if plan is None or key != self._plan_key:
+            plan = self._plan = self._make_plan(*key)
+            self._plan_key = key
         history = len(self._history)
         plan.buffer[:history] = self._history
         plan.buffer[history:] = x

@@ -15,7 +15,7 @@ from harness.events import EventBus
 from harness.grading.report import GradeReport
 from mcp_servers.records import EnvironmentSnapshot
 
-__all__ = ["DuplexSessionResult", "FrameLateness", "session_outcome", "speech_name", "usage_total"]
+__all__ = ["DuplexSessionResult", "FrameLateness", "speech_name", "usage_total"]
 
 
 @dataclass
@@ -59,14 +59,6 @@ class FrameLateness:
         samples = np.asarray(self._samples)
         return {"frame_lateness_max_ms": round(float(samples.max()), 3),
                 "frame_lateness_p99_ms": round(float(np.percentile(samples, 99)), 3)}
-
-
-def session_outcome(report: GradeReport, *, fallbacks: int) -> str:
-    if fallbacks:
-        return "SIMULATOR_FALLBACK"
-    if report.pending:
-        return "PENDING"  # the judge did not answer: neither a pass nor a fail until regraded
-    return "SUCCESS" if report.pts else "FAILURE"
 
 
 def speech_name(speech: SpeechSource) -> str:

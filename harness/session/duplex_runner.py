@@ -19,6 +19,7 @@ import numpy as np
 from harness.agents.realtime import PlaybackReport, RealtimeAdapter, SessionConfig, ToolResult, tool_path
 from harness.agents.system_prompt import agent_instructions
 from harness.audio.frames import FRAME_MS, AudioFrame, samples_to_ms
+from harness.errors import AgentFailure, ProviderError, SessionInfraError
 from harness.events import EVENTS_FILE, SCHEMA_VERSION, EventBus, EventType, JsonlEventWriter
 from harness.tasks.bundle import TaskBundle
 
@@ -29,11 +30,11 @@ from .agent_listener import AgentListener
 from .channels import AgentChannel, AgentResponse
 from .clocks import MediaClock, make_clock
 from .deferred import DeferredWork
-from .duplex_result import DuplexSessionResult, FrameLateness, session_outcome, speech_name, usage_total
+from .duplex_result import DuplexSessionResult, FrameLateness, speech_name, usage_total
 from .environment_port import EnvironmentPort
-from .errors import AgentFailure, ProviderError, SessionInfraError
 from .floor_meter import FloorMeter
 from .gate_monitor import GateMonitor
+from .outcome import session_outcome
 from .session_config import TOOL_MODES, VOICE_CONDITIONS, DuplexConfig
 from .session_recording import SessionRecording
 from .tool_executor import CallDone, make_tool_executor
@@ -138,14 +139,15 @@ class _DuplexSession:
             self._start()
             started = True
             self._user_turn(0)
-            realtime = self.clock.kind == "realtime"
+            # The realtime clock's deadline for media time m is m / speed after its start (wall ms).
+            realtime, speed = self.clock.kind == "realtime", self.clock.speed or 1.0
             while self.end_reason is None:
                 # The loop's own watch: an agent that keeps it busy without media advancing is hung too.
                 self.agent.calls.check("the session loop")
                 await self._frame(self.clock.media_ms)
                 await self.clock.advance()
                 if realtime:
-                    self.lateness.sample(self.clock.wall_ns() / 1e6 - self.clock.media_ms)
+                    self.lateness.sample(self.clock.wall_ns() / 1e6 - self.clock.media_ms / speed)
         except AgentFailure as failure:
             if not started:  # it failed while connecting: the run still starts, to be graded
                 self._start()
@@ -304,7 +306,7 @@ class _DuplexSession:
         report = await self.user.effects.grade(self.config.judge)
         snapshot = self.user.effects.last_snapshot
         assert snapshot is not None  # grade() took it
-        outcome = session_outcome(report, fallbacks=self.user.fallbacks)
+        outcome = session_outcome(report, self.user.fallbacks)
         self.log.emit(EventType.RUN_END, "harness", t, {"outcome": outcome, "pts": report.pts, "reason": self.end_reason,
                                                          "pending_verdicts": len(report.pending_fields),
                                                          **self.lateness.summary()})

@@ -8,17 +8,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from harness.agents.limits import AGENT_LIMITS, AgentLimits
 from harness.agents.realtime import McpEndpoint
 from harness.audio.acoustics import AcousticChain
 from harness.audio.speech_bank import SpeechSource
+from harness.errors import AgentFailure
 from harness.events import EventBus
 from harness.grading.judge import FieldJudge
 from harness.user.llm_act_observer import LlmActClassifier
 
 from .agent_blame import AgentKind
-from .agent_limits import AGENT_LIMITS, AgentLimits
 from .clocks import MediaClock
-from .errors import AgentFailure
 from .turn_policy import TURN_POLICIES
 
 __all__ = ["TOOL_MODES", "VOICE_CONDITIONS", "DuplexConfig", "ToolMode"]

@@ -16,12 +16,12 @@ from functools import partial
 from typing import Any, Literal, Protocol
 
 from harness.agents.realtime import ToolCallCancelled, ToolCallRequested, ToolResult
+from harness.errors import SessionInfraError
 from mcp_servers.records import ToolCallRecord
 
 from .clocks import MediaClock
 from .deferred import DeferredWork
 from .environment_port import EnvironmentPort
-from .errors import SessionInfraError
 from .session_effects import SessionEffects
 
 __all__ = ["CATCH_UP_TIMEOUT_S", "MEDIA_TIME_PUSH_MS", "BridgeTools", "CallDone", "CallSink", "NativeTools",
