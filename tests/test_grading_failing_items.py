@@ -61,7 +61,7 @@ def test_gate_status_carries_the_items_and_the_tui_marks_stale_fields_from_them(
     bus = EventBus(run_id="r", task_version="1", condition="C2")
     emitted = bus.emit(EventType.GATE_STATUS, "harness", 100, {
         **spoiled_grade.components, "pts": spoiled_grade.pts, "after_call": 3, "failing": spoiled_grade.explain(),
-        "failing_items": [item.model_dump(mode="json") for item in spoiled_grade.failing_items()],
+        "failing_items": spoiled_grade.failing_items(),
     })
     view = reduce_all(events((emitted.type, emitted.media_time_ms, emitted.payload)))
     assert view.artifact("enrollment_1").field("fsa_per_paycheck").stale
