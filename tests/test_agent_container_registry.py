@@ -63,7 +63,7 @@ async def test_in_process_models_get_no_container_with_a_local_sandbox():
 
 
 async def test_an_agent_container_needs_a_docker_sandbox():
-    with pytest.raises(SandboxUnavailableError, match="needs a docker sandbox"):
+    with pytest.raises(SandboxUnavailableError, match="needs a sandbox with a docker session network"):
         async with start_agent_container(_local_sandbox(), AgentContainerConfig(image="x")):
             pass
 

@@ -38,7 +38,8 @@ def dead_port() -> Iterator[int]:
 def test_acoustics_outside_c3_is_a_usage_error(tmp_path):
     result = _run("--acoustics", "harsh", out=tmp_path)
     assert result.exit_code == 2
-    assert _error_line(result) == "error: --acoustics applies to --condition C3 only (this run is C2: clean audio)"
+    assert _error_line(result) == ("error: --acoustics applies to a condition with acoustics (C3) only "
+                                   "(this run is C2: full duplex, clean audio both ways)")
     assert not (tmp_path / "campaign.json").exists()
 
 

@@ -91,9 +91,9 @@ def test_stop_latency_statistics_are_linear_percentiles_and_isl_ms_follows_the_p
 
 def test_no_duplex_events_gives_nulls_and_still_reports_overlap():
     events = _events(
-        (EventType.USER_AUDIO_START, 0, {}),
+        (EventType.USER_AUDIO_START, 0, {"text": "hello", "duration_ms": 1000}),
         (EventType.AGENT_AUDIO_START, 500, {"response_id": 0}),
-        (EventType.USER_AUDIO_END, 1000, {}),
+        (EventType.USER_AUDIO_END, 1000, {"text": "hello"}),
         (EventType.AGENT_AUDIO_END, 1500, {"response_id": 0}),
         (EventType.RUN_END, 2000, {}),
     )

@@ -22,7 +22,7 @@ def _events(*specs):
 
 
 def _user(start, end, **flags):
-    return [(U0, start, dict(flags)), (U1, end, {})]
+    return [(U0, start, {"text": "a turn", "duration_ms": end - start, **flags}), (U1, end, {"text": "a turn"})]
 
 
 def _agent(rid, start, end):

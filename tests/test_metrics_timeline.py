@@ -22,7 +22,7 @@ def _events(*specs):
 def test_agent_answering_before_the_user_finished_overlaps():
     timeline = build_timeline(
         _events(
-            (U0, 0, {"text": "hi"}),
+            (U0, 0, {"text": "hi", "duration_ms": 2000}),
             (A0, 1500, {"response_id": 0}),
             (U1, 2000, {"text": "hi"}),
             (A1, 4000, {"response_id": 0}),
@@ -48,10 +48,10 @@ def test_agent_answering_before_the_user_finished_overlaps():
 def test_back_to_back_user_clips_merge_and_agent_responses_pair_by_id():
     timeline = build_timeline(
         _events(
-            (U0, 0, {}),
-            (U1, 1000, {}),
-            (U0, 1000, {}),
-            (U1, 1800, {}),
+            (U0, 0, {"text": "one", "duration_ms": 1000}),
+            (U1, 1000, {"text": "one"}),
+            (U0, 1000, {"text": "two", "duration_ms": 800}),
+            (U1, 1800, {"text": "two"}),
             (A0, 2000, {"response_id": 7}),
             (A0, 2500, {"response_id": 8}),
             (A1, 3000, {"response_id": 7}),
@@ -69,7 +69,7 @@ def test_back_to_back_user_clips_merge_and_agent_responses_pair_by_id():
 
 def test_speech_still_playing_at_the_end_is_cut_at_run_end():
     timeline = build_timeline(
-        _events((U0, 0, {"backchannel": True}), (A0, 500, {"response_id": 0}), (END, 3000, {}))
+        _events((U0, 0, {"text": "mhm", "duration_ms": 400, "backchannel": True}), (A0, 500, {"response_id": 0}), (END, 3000, {}))
     )
     assert timeline.user == [Interval(0, 3000)]
     assert timeline.agent == [Interval(500, 3000)]

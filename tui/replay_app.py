@@ -16,11 +16,10 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Input
 
-from harness.events import RunEvent
+from harness.events import RunEvent, read_event_lines
 
 from .app_base import TuiApp
 from .screens import SessionDetail, SessionScreen
-from .sources.event_lines import read_session_events
 from .sources.replay import ReplayCursor, find_events_file, read_result
 from .state.campaign_view import CellResult, with_settled
 from .widgets.formatting import media_time
@@ -97,7 +96,7 @@ class ReplayApp(TuiApp):
         self.set_interval(TICK_S, self._tick)
 
     def _load(self) -> None:
-        self.post_message(self.Loaded(read_session_events(self.events_file), read_result(self.events_file.parent)))
+        self.post_message(self.Loaded(read_event_lines(self.events_file), read_result(self.events_file.parent)))
 
     def on_replay_app_loaded(self, message: Loaded) -> None:
         self.cursor = ReplayCursor(message.events)

@@ -10,6 +10,7 @@ Linear interpolation aliases (−4 dB image) and is never used.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from math import gcd
 
@@ -49,6 +50,24 @@ def resample_clip(samples: np.ndarray, from_rate: int, to_rate: int) -> np.ndarr
     return resample_poly(x, up, down)
 
 
+@functools.lru_cache(maxsize=16)
+def _phase_filters(up: int, down: int) -> np.ndarray:
+    """The polyphase filter bank of one ratio, designed once per process (``firwin`` costs tens of
+    ms, and every session makes several resamplers). Row p is phase p's filter h[p], h[p + up], ...
+    reversed, to dot with an input window that ends at the newest sample."""
+    from scipy.signal import firwin
+
+    max_rate = max(up, down)
+    half_len = _HALF_LEN_PER_RATE * max_rate
+    taps = firwin(2 * half_len + 1, 1.0 / max_rate, window=("kaiser", _KAISER_BETA)) * up
+    taps_per_phase = -(-len(taps) // up)
+    padded = np.zeros(taps_per_phase * up)
+    padded[: len(taps)] = taps
+    phases = padded.reshape(taps_per_phase, up).T[:, ::-1].copy()
+    phases.setflags(write=False)
+    return phases
+
+
 class StreamingResampler:
     """Frame-by-frame polyphase resampler with a filter designed once.
 
@@ -61,18 +80,9 @@ class StreamingResampler:
     def __init__(self, from_rate: int, to_rate: int) -> None:
         self.from_rate, self.to_rate = from_rate, to_rate
         self.up, self.down = _ratio(from_rate, to_rate)
-        max_rate = max(self.up, self.down)
-        half_len = _HALF_LEN_PER_RATE * max_rate
-        from scipy.signal import firwin
-
-        taps = firwin(2 * half_len + 1, 1.0 / max_rate, window=("kaiser", _KAISER_BETA)) * self.up
-        taps_per_phase = -(-len(taps) // self.up)
-        padded = np.zeros(taps_per_phase * self.up)
-        padded[: len(taps)] = taps
-        #: Row p is phase p's filter h[p], h[p + up], ... reversed, to dot with an input window
-        #: that ends at the newest sample.
-        self._phases = padded.reshape(taps_per_phase, self.up).T[:, ::-1].copy()
-        self._taps_per_phase = taps_per_phase
+        half_len = _HALF_LEN_PER_RATE * max(self.up, self.down)
+        self._phases = _phase_filters(self.up, self.down)  # shared, never written
+        taps_per_phase = self._taps_per_phase = self._phases.shape[1]
         self._history = np.zeros(taps_per_phase - 1)  # zeros = silence before the stream
         self._consumed = 0  # input samples seen so far
         self._emitted = 0  # output samples produced so far

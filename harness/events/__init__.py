@@ -2,7 +2,9 @@
 
 from .bus import EventBus, EventSubscriber
 from .jsonl import EVENTS_FILE, JsonlEventWriter, read_events
-from .payloads import PAYLOADS, validate_payload
+from .lines import parse_event_line, read_event_lines
+from .payloads import PAYLOADS, EventPayload, validate_payload
+from .typed import PayloadMismatch, payload_as
 from .types import SCHEMA_VERSION, Actor, EventType, RunEvent
 
 __all__ = [
@@ -11,11 +13,15 @@ __all__ = [
     "SCHEMA_VERSION",
     "Actor",
     "EventBus",
+    "EventPayload",
     "EventSubscriber",
     "EventType",
     "JsonlEventWriter",
+    "PayloadMismatch",
     "RunEvent",
-    "EventSubscriber",
+    "parse_event_line",
+    "payload_as",
+    "read_event_lines",
     "read_events",
     "validate_payload",
 ]

@@ -15,18 +15,56 @@ from harness.errors import AgentFailureKind
 
 from .types import EventType
 
-__all__ = ["PAYLOADS", "validate_payload"]
+__all__ = [
+    "AdapterInfo",
+    "AgentAct",
+    "AgentAudioEnd",
+    "AgentAudioStart",
+    "AgentFailurePayload",
+    "AgentSignal",
+    "AgentText",
+    "ApprovalEvent",
+    "ArtifactMutation",
+    "AudioLevel",
+    "DuplexEvent",
+    "EventPayload",
+    "FailingCheck",
+    "FailingKind",
+    "FloorChange",
+    "GateStatus",
+    "HarnessError",
+    "InfraFailure",
+    "PAYLOADS",
+    "RunEnd",
+    "RunStart",
+    "SandboxLifecycle",
+    "SimulatorFallback",
+    "SpeechAgreement",
+    "ToolCall",
+    "ToolResult",
+    "TranscriptPartial",
+    "UserAudioEnd",
+    "UserAudioStart",
+    "UserPlanPayload",
+    "UserStateTransition",
+    "UserText",
+    "WorldMutation",
+    "validate_payload",
+]
 
 
-class _Payload(BaseModel):
+class EventPayload(BaseModel):
+    """The base of every payload model: a key the model does not name is refused on emit."""
+
     model_config = ConfigDict(extra="forbid")
 
 
-class RunStart(_Payload):
+class RunStart(EventPayload):
     task_id: str
     model_id: str
     condition: str
-    schema_version: str
+    #: Published runs carry none.
+    schema_version: str | None = None
     clock: str | None = None
     user_audio: str | None = None
     tool_mode: str | None = None
@@ -38,13 +76,13 @@ class RunStart(_Payload):
     acoustics: dict[str, Any] | None = None
 
 
-class UserStateTransition(_Payload):
+class UserStateTransition(EventPayload):
     from_state: str | None
     to_state: str
     trigger: str | None = None
 
 
-class UserPlanPayload(_Payload):
+class UserPlanPayload(EventPayload):
     plan_id: str | None
     speech_act: str | None = None
     facts: list[str] = []
@@ -52,7 +90,7 @@ class UserPlanPayload(_Payload):
     recovered: bool | None = None
 
 
-class UserText(_Payload):
+class UserText(EventPayload):
     """C0's user words; a recovery move is marked as on ``USER_AUDIO_START`` (``finalize``: C0's wrap-up prompt)."""
 
     text: str
@@ -62,7 +100,7 @@ class UserText(_Payload):
     finalize: bool | None = None
 
 
-class UserAudioStart(_Payload):
+class UserAudioStart(EventPayload):
     text: str
     duration_ms: int
     plan_id: str | None = None
@@ -72,30 +110,37 @@ class UserAudioStart(_Payload):
     closing: bool | None = None
     nudge: bool | None = None
 
+    def flags(self) -> tuple[str, ...]:
+        """The marks set on this utterance, in a fixed order (the transcript's tags, the timeline's flags)."""
+        marks = {"barge": self.barge, "backchannel": self.backchannel, "recovered": self.recovered,
+                 "closing": self.closing, "nudge": self.nudge}
+        return tuple(name for name, on in marks.items() if on)
 
-class UserAudioEnd(_Payload):
+
+class UserAudioEnd(EventPayload):
     text: str
     plan_id: str | None = None
 
 
-class AgentAudioStart(_Payload):
+class AgentAudioStart(EventPayload):
     """The first sample of an agent speech segment, measured on the played agent channel."""
 
     segment: int | None = None
     response_id: str | int | None = None
 
 
-class AgentAudioEnd(_Payload):
+class AgentAudioEnd(EventPayload):
     """The last voiced sample of an agent speech segment (VAD on the played audio)."""
 
     segment: int | None = None
-    duration_ms: int
+    #: Published runs log an empty ``AGENT_AUDIO_END``.
+    duration_ms: int | None = None
     response_id: str | int | None = None
     text: str | None = None
     truncated: bool | None = None
 
 
-class AgentText(_Payload):
+class AgentText(EventPayload):
     text: str
     response_id: str | int | None = None
     item_id: str | None = None
@@ -103,7 +148,7 @@ class AgentText(_Payload):
     turn: int | None = None
 
 
-class TranscriptPartial(_Payload):
+class TranscriptPartial(EventPayload):
     text: str
     response_id: str | None = None
     item_id: str | None = None
@@ -111,12 +156,12 @@ class TranscriptPartial(_Payload):
     words: list[tuple[str, int, int]] | None = None
 
 
-class AgentAct(_Payload):
+class AgentAct(EventPayload):
     act: str
     source: str
 
 
-class ToolCall(_Payload):
+class ToolCall(EventPayload):
     tool: str
     args: Any = None
     #: ``bridge``: made through the harness; ``server``: observed at the MCP server (native tool mode).
@@ -127,7 +172,7 @@ class ToolCall(_Payload):
     wall_start_ns: int | None = None
 
 
-class ToolResult(_Payload):
+class ToolResult(EventPayload):
     tool: str
     ok: bool
     result: Any = None
@@ -145,7 +190,7 @@ class ToolResult(_Payload):
     cancelled: bool | None = None
 
 
-class ArtifactMutation(_Payload):
+class ArtifactMutation(EventPayload):
     artifact_id: str
     path: str
     old: Any = None
@@ -153,26 +198,27 @@ class ArtifactMutation(_Payload):
     cause: str | None = None
 
 
-class WorldMutation(_Payload):
+class WorldMutation(EventPayload):
     path: str
     old: Any = None
     new: Any = None
     cause: str | None = None
 
 
-class DuplexEvent(_Payload):
+class DuplexEvent(EventPayload):
     """A duplex event firing (``event_id``, ``type``) or the measurement of its delivery."""
 
-    event_id: str | None
-    type: str | None
+    event_id: str | None = None
+    type: str | None = None
     delivery: str | None = None
     plan_id: str | None = None
     onset_ms: int | None = None
     expected_floor_action: Literal["YIELD", "CONTINUE"] | None = None
     agent_speaking_at_onset: bool | None = None
     stop_latency_ms: int | None = None
-    #: The published name of the same measurement, for published analysis tooling.
-    isl_ms: int | None = None
+    #: The published name of the same measurement, for published analysis tooling (published runs
+    #: store fractional milliseconds).
+    isl_ms: int | float | None = None
     max_stop_latency_ms: int | None = None
     agent_yielded: bool | None = None
     overlap_ms: int | None = None
@@ -189,7 +235,7 @@ class DuplexEvent(_Payload):
     unmeasured: Literal["still_speaking", "session_ended"] | None = None
 
 
-class ApprovalEvent(_Payload):
+class ApprovalEvent(EventPayload):
     target_id: str
     granted: str | None = None
     revoked: str | None = None
@@ -197,7 +243,7 @@ class ApprovalEvent(_Payload):
     token_ids: list[str] | None = None
 
 
-class RunEnd(_Payload):
+class RunEnd(EventPayload):
     outcome: str
     pts: int | None = None
     reason: str | None = None
@@ -208,17 +254,40 @@ class RunEnd(_Payload):
     frame_lateness_p99_ms: float | None = None
 
 
-class InfraFailure(_Payload):
+class InfraFailure(EventPayload):
     error: str
     kind: str | None = None
     transient: bool | None = None
 
 
-class SimulatorFallback(_Payload):
+class SimulatorFallback(EventPayload):
     user_plan_id: str | None
 
 
-class GateStatus(_Payload):
+#: A predicate's role (``terminal``, ``required``, ``forbidden``, ``critical_gate``, ``predicate``),
+#: what is wrong with a field (``stale``, ``missing``, ``wrong``, ``pending``), or with a whole
+#: artifact (``absent``, ``lifecycle``).
+FailingKind = Literal[
+    "terminal", "required", "forbidden", "critical_gate", "predicate",
+    "stale", "missing", "wrong", "pending", "absent", "lifecycle",
+]
+
+
+class FailingCheck(EventPayload):
+    """One check keeping the session from passing, structured so no reader parses ``failing``."""
+
+    gate: Literal["GS", "PC", "RA", "WA"]
+    #: The predicate id, the field's ``<artifact>.<field>``, or the artifact id.
+    check: str
+    kind: FailingKind
+    #: The human words after the check (the line of ``failing`` is ``"<gate>: ..."`` built from them).
+    reason: str
+    #: For a WA check: its artifact, and the field when the check is a field's.
+    artifact: str | None = None
+    field: str | None = None
+
+
+class GateStatus(EventPayload):
     GS: bool
     PC: bool
     RA: bool
@@ -227,20 +296,22 @@ class GateStatus(_Payload):
     after_call: int | None = None
     #: ``"<gate>: <predicate or field>: <reason>"`` for every failing check.
     failing: list[str] = []
+    #: The same checks, structured (absent from logs written before it was added).
+    failing_items: list[FailingCheck] = []
 
 
-class SandboxLifecycle(_Payload):
+class SandboxLifecycle(EventPayload):
     backend: str
     ready_ms: float | None = None
     metadata: dict[str, Any] = {}
 
 
-class FloorChange(_Payload):
+class FloorChange(EventPayload):
     channel: Literal["user", "agent"]
     speaking: bool
 
 
-class AudioLevel(_Payload):
+class AudioLevel(EventPayload):
     """RMS level (dBFS, floor -90) of each channel over the last ``window_ms``."""
 
     window_ms: int
@@ -248,7 +319,7 @@ class AudioLevel(_Payload):
     agent_dbfs: float
 
 
-class AgentSignal(_Payload):
+class AgentSignal(EventPayload):
     """What the adapter reported (diagnostics only: no metric reads these)."""
 
     signal: str
@@ -257,17 +328,17 @@ class AgentSignal(_Payload):
     detail: dict[str, Any] = {}
 
 
-class AdapterInfo(_Payload):
+class AdapterInfo(EventPayload):
     metadata: dict[str, Any] = {}
     usage: dict[str, Any] | None = None
 
 
-class HarnessError(_Payload):
+class HarnessError(EventPayload):
     error: str
     traceback: str
 
 
-class SpeechAgreement(_Payload):
+class SpeechAgreement(EventPayload):
     """One agent response's words against its played audio, once it is over (``heard_speech.py``).
 
     The user heard ``heard_chars`` of ``transcript_chars``; the rest was never heard (no audio,
@@ -290,14 +361,14 @@ class SpeechAgreement(_Payload):
     verdict: Literal["speech", "no_audio", "no_words", "not_speech", "cut", "too_fast"]
 
 
-class AgentFailurePayload(_Payload):
+class AgentFailurePayload(EventPayload):
     """The agent under test failed at its boundary (``AgentFailureKind``): the session is still graded."""
 
     kind: AgentFailureKind
     detail: str
 
 
-PAYLOADS: dict[EventType, type[_Payload]] = {
+PAYLOADS: dict[EventType, type[EventPayload]] = {
     EventType.RUN_START: RunStart,
     EventType.USER_STATE_TRANSITION: UserStateTransition,
     EventType.USER_PLAN: UserPlanPayload,

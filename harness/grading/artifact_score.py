@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.events.payloads import FailingCheck, FailingKind
 from harness.field_graders import get_grader
 from harness.tasks.models import ArtifactExpectation, ArtifactFieldExpectation
 from mcp_servers.public_models import LIFECYCLE_ORDER
@@ -56,20 +57,25 @@ class ArtifactScore:
     def passed(self) -> bool:
         return self.verdict is True
 
-    def artifact_reasons(self) -> list[str]:
-        """Artifact-level WA failures (field-level ones are in ``rows``)."""
+    def artifact_checks(self) -> list[FailingCheck]:
+        """Artifact-level WA failures (field-level ones are in ``rows``), structured."""
         if not self.present:
-            return [f"{self.artifact_id} missing from the workspace"]
-        reasons = []
+            return [_check(self.artifact_id, "absent", "missing from the workspace")]
+        checks = []
         if not self.lifecycle_ok:
-            reasons.append(f"{self.artifact_id} lifecycle {self.lifecycle} is below {self.lifecycle_min}")
+            checks.append(_check(self.artifact_id, "lifecycle",
+                                 f"lifecycle {self.lifecycle} is below {self.lifecycle_min}"))
         unscored = {row.field for row in self.rows if not row.counted}
-        reasons.extend(f"{self.artifact_id}.{name} missing (required)"
-                       for name in self.missing_required if name in unscored)
+        checks.extend(_check(self.artifact_id, "missing", "missing (required)", name)
+                      for name in self.missing_required if name in unscored)
         gold_fields = {row.field for row in self.rows}
-        reasons.extend(f"{self.artifact_id}.{name} stale (must_not_be_stale)"
-                       for name in self.stale_protected if name not in gold_fields)
-        return reasons
+        checks.extend(_check(self.artifact_id, "stale", "stale (must_not_be_stale)", name)
+                      for name in self.stale_protected if name not in gold_fields)
+        return checks
+
+    def artifact_reasons(self) -> list[str]:
+        """Artifact-level WA failures in words: ``"<artifact or field> <reason>"``."""
+        return [f"{check.check} {check.reason}" for check in self.artifact_checks()]
 
     def summary(self) -> dict[str, object]:
         """JSON-ready summary stored under ``GradeReport.details["artifacts"]``."""
@@ -86,6 +92,12 @@ class ArtifactScore:
             "pending_fields": self.pending_fields,
             "passed": self.verdict,
         }
+
+
+def _check(artifact_id: str, kind: FailingKind, reason: str, field_name: str | None = None) -> FailingCheck:
+    """A WA check of the artifact itself, or of one of its fields (``field_name``)."""
+    check = f"{artifact_id}.{field_name}" if field_name else artifact_id
+    return FailingCheck(gate="WA", check=check, kind=kind, reason=reason, artifact=artifact_id, field=field_name)
 
 
 def _lifecycle_ok(lifecycle: str, minimum: str | None) -> bool:

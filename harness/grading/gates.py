@@ -94,4 +94,5 @@ async def grade(gold: GoldSpec, ctx: GradingContext) -> GradeReport:
         fields=[row for score in scores for row in score.rows],
         pending_fields=pending,
         details={"artifacts": {s.artifact_id: s.summary() for s in scores}},
+        artifact_checks=[check for s in scores if s.verdict is False for check in s.artifact_checks()],
     )

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.events import EventType, RunEvent
+from harness.events import EventType, RunEvent, payload_as
+from harness.events.payloads import ToolCall
 
 from .percentiles import median, percentile, rounded
 from .timeline import Timeline, UserUtterance, build_timeline, session_end_ms
@@ -69,7 +70,7 @@ def latency_metrics(events: Sequence[RunEvent], timeline: Timeline | None = None
     first_agent = _first_time(events, EventType.AGENT_AUDIO_START)
     first_user = _first_time(events, EventType.USER_AUDIO_START)
     has_end = any(e.type == EventType.RUN_END for e in events)
-    tools = [str(e.payload.get("tool", "")) for e in events if e.type == EventType.TOOL_CALL]
+    tools = [payload_as(e, ToolCall).tool for e in events if e.type == EventType.TOOL_CALL]
     return {
         "response_start_latency_ms": response_start_latency(timeline).to_dict(),
         "first_agent_audio_ms": first_agent,

@@ -11,26 +11,30 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from harness.events import EventType, RunEvent
+from harness.events import EventType, RunEvent, payload_as
+from harness.events.payloads import SpeechAgreement
 
 from .percentiles import rounded
 
 __all__ = ["speech_agreement"]
 
-_SUMMED = ("transcript_chars", "heard_chars", "unheard_chars", "played_ms", "voiced_ms")
-
-
 def speech_agreement(events: Sequence[RunEvent]) -> dict[str, Any] | None:
     """The session's summary (``None`` when no response had words or audio)."""
-    rows = [e.payload for e in events if e.type == EventType.SPEECH_AGREEMENT]
+    rows = [payload_as(e, SpeechAgreement) for e in events if e.type == EventType.SPEECH_AGREEMENT]
     if not rows:
         return None
-    totals = {key: sum(int(row.get(key, 0)) for row in rows) for key in _SUMMED}
+    totals = {
+        "transcript_chars": sum(row.transcript_chars for row in rows),
+        "heard_chars": sum(row.heard_chars for row in rows),
+        "unheard_chars": sum(row.unheard_chars for row in rows),
+        "played_ms": sum(row.played_ms for row in rows),
+        "voiced_ms": sum(row.voiced_ms for row in rows),
+    }
     chars = totals["transcript_chars"]
     return {
         "responses": len(rows),
-        "verdicts": dict(sorted(Counter(str(row["verdict"]) for row in rows).items())),
+        "verdicts": dict(sorted(Counter(row.verdict for row in rows).items())),
         **totals,
         "heard_ratio": rounded(totals["heard_chars"] / chars) if chars else None,
-        "speech_like_responses": sum(bool(row.get("speech_like")) for row in rows),
+        "speech_like_responses": sum(row.speech_like for row in rows),
     }

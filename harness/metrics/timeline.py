@@ -15,7 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.events import EventType, RunEvent
+from harness.events import EventType, RunEvent, payload_as
+from harness.events.payloads import AgentAudioEnd, AgentAudioStart, UserAudioStart
 
 from .percentiles import rounded
 
@@ -134,14 +135,11 @@ def session_end_ms(events: Sequence[RunEvent]) -> int:
     return max((e.media_time_ms for e in events), default=0)
 
 
-_USER_FLAGS = ("barge", "backchannel", "recovered", "closing", "nudge")
-
-
 def build_timeline(events: Sequence[RunEvent]) -> Timeline:
     """The speech timeline of one session's events."""
     end_ms = session_end_ms(events)
     open_user: deque[RunEvent] = deque()
-    open_agent: dict[Any, int] = {}
+    open_agent: dict[tuple[str, int | str | None], int] = {}
     users: list[UserUtterance] = []
     agents: list[Interval] = []
     for event in events:
@@ -163,12 +161,14 @@ def build_timeline(events: Sequence[RunEvent]) -> Timeline:
     return Timeline(users, agents, max(end_ms, last_speech))
 
 
-def _agent_key(event: RunEvent) -> Any:
+def _agent_key(event: RunEvent) -> tuple[str, int | str | None]:
     """Our runs pair agent audio by measured speech ``segment``; published runs by ``response_id``."""
-    segment = event.payload.get("segment")
-    return ("segment", segment) if segment is not None else ("response", event.payload.get("response_id"))
+    audio: AgentAudioStart | AgentAudioEnd = (
+        payload_as(event, AgentAudioStart) if event.type == EventType.AGENT_AUDIO_START else payload_as(event, AgentAudioEnd)
+    )
+    return ("segment", audio.segment) if audio.segment is not None else ("response", audio.response_id)
 
 
 def _utterance(start: RunEvent, end_ms: int) -> UserUtterance:
-    flags = frozenset(flag for flag in _USER_FLAGS if start.payload.get(flag))
+    flags = frozenset(payload_as(start, UserAudioStart).flags())
     return UserUtterance(Interval(start.media_time_ms, max(start.media_time_ms, end_ms)), flags)

@@ -10,17 +10,19 @@ runs carry it.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.events import EVENTS_FILE, EventType, parse_event_line, payload_as
+from harness.events.payloads import DuplexEvent
 from harness.grading.report import GATES
 from harness.metrics.percentiles import percentile
 
 from .run_tree import Campaign, Run
 
-__all__ = ["Aggregates", "aggregate", "published_yield_events"]
+__all__ = ["Aggregates", "YieldRecord", "aggregate", "published_yield_events"]
 
 #: Published §7.8: barge-in record types whose ``agent_yielded`` counts.
 YIELD_EVENT_TYPES = frozenset(
@@ -131,7 +133,16 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def published_yield_events(run: Run) -> list[dict[str, Any]] | None:
+@dataclass(frozen=True)
+class YieldRecord:
+    """One barge-in record as the published analysis reads it (§7.8)."""
+
+    type: str | None
+    agent_yielded: bool
+    isl_ms: float | None
+
+
+def published_yield_events(run: Run) -> list[YieldRecord] | None:
     """Barge-in records carrying ``agent_yielded`` (published §7.8), or ``None`` when the run has none to read.
 
     Our ``result.json`` lists them under ``duplex.events`` (with ``isl_ms`` beside our
@@ -140,27 +151,29 @@ def published_yield_events(run: Run) -> list[dict[str, Any]] | None:
     duplex = run.record.duplex or {}
     listed = duplex.get("events")
     if isinstance(listed, list):
-        carrying = [e for e in listed if isinstance(e, dict) and "isl_ms" in e and "agent_yielded" in e]
+        carrying = [
+            YieldRecord(e.get("type"), bool(e.get("agent_yielded")), _number(e.get("isl_ms")))
+            for e in listed if isinstance(e, dict) and "isl_ms" in e and "agent_yielded" in e
+        ]
         if carrying or not listed:
             return carrying or None
     session = run.session_dir or (run.rep_dir / run.record.run_id if run.record.run_id else None)
-    if session is None or not (session / "events.jsonl").is_file():
+    if session is None or not (session / EVENTS_FILE).is_file():
         return None
-    return list(_events_jsonl_yields(session / "events.jsonl"))
+    return list(_events_jsonl_yields(session / EVENTS_FILE))
 
 
-def _events_jsonl_yields(path: Path):
+def _events_jsonl_yields(path: Path) -> Iterator[YieldRecord]:
     with path.open(encoding="utf-8") as handle:
         for line in handle:
-            if '"agent_yielded"' not in line:  # cheap pre-filter; the JSON decides
+            if '"agent_yielded"' not in line:  # cheap pre-filter; the event decides
                 continue
-            try:
-                event = json.loads(line)
-            except ValueError:
+            event = parse_event_line(line)
+            if event is None or event.type != EventType.DUPLEX_EVENT:
                 continue
-            payload = event.get("payload") or {}
-            if event.get("type") == "DUPLEX_EVENT" and "agent_yielded" in payload:
-                yield payload
+            record = payload_as(event, DuplexEvent)
+            if "agent_yielded" in record.model_fields_set:
+                yield YieldRecord(record.type, bool(record.agent_yielded), _number(record.isl_ms))
 
 
 def _add_floor_control(agg: Aggregates, run: Run) -> None:
@@ -178,15 +191,14 @@ def _add_floor_control(agg: Aggregates, run: Run) -> None:
             if stop is not None:
                 agg.stop_latency_ms.append(stop)
                 agg.yielded_in_window += stop <= NO_YIELD_WINDOW_MS
-    for event in published_yield_events(run) or []:
-        if event.get("type") not in YIELD_EVENT_TYPES:
+    for record in published_yield_events(run) or []:
+        if record.type not in YIELD_EVENT_TYPES:
             continue
         agg.isl_events += 1
-        if event.get("agent_yielded"):
+        if record.agent_yielded:
             agg.isl_yielded += 1
-            isl = _number(event.get("isl_ms"))
-            if isl is not None and isl > MIN_ISL_MS:
-                agg.isl_ms.append(isl)
+            if record.isl_ms is not None and record.isl_ms > MIN_ISL_MS:
+                agg.isl_ms.append(record.isl_ms)
 
 
 def _add_latency(agg: Aggregates, run: Run) -> None:

@@ -19,15 +19,13 @@ frame (media time 0 by construction) and the harness keeps wall times out of its
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
-from harness.events.jsonl import EVENTS_FILE
+from harness.events import EVENTS_FILE, EventType, RunEvent, payload_as, read_event_lines
+from harness.events.payloads import AgentSignal, RunStart, ToolCall, ToolResult
 from harness.metrics.percentiles import percentile
 
 from .run_tree import Campaign, Run
@@ -47,10 +45,10 @@ class RoundTrip:
     wall_ms: float | None
 
 
-def call_round_trips(events: list[dict[str, Any]]) -> list[RoundTrip]:
-    """Every call's round trip in one session's events (``events.jsonl`` lines as dicts)."""
-    realtime = any(e.get("type") == "RUN_START" and (e.get("payload") or {}).get("clock") == "realtime" for e in events)
-    starts: dict[str, dict[str, Any]] = {}
+def call_round_trips(events: list[RunEvent]) -> list[RoundTrip]:
+    """Every call's round trip in one session's events."""
+    realtime = any(payload_as(e, RunStart).clock == "realtime" for e in events if e.type == EventType.RUN_START)
+    starts: dict[str, RunEvent] = {}
     trips: list[RoundTrip] = []
     for event in events:
         key, is_end = _call_mark(event)
@@ -60,23 +58,26 @@ def call_round_trips(events: list[dict[str, Any]]) -> list[RoundTrip]:
             starts.setdefault(key, event)
         elif key in starts:
             start = starts.pop(key)
-            wall = (event["wall_time_ns"] - start["wall_time_ns"]) / 1e6 if realtime else None
-            trips.append(RoundTrip(event["media_time_ms"] - start["media_time_ms"], wall))
+            wall = (event.wall_time_ns - start.wall_time_ns) / 1e6 if realtime else None
+            trips.append(RoundTrip(event.media_time_ms - start.media_time_ms, wall))
     return trips
 
 
-def _call_mark(event: dict[str, Any]) -> tuple[str | None, bool]:
+def _call_mark(event: RunEvent) -> tuple[str | None, bool]:
     """``(call key, is_end)`` when the event starts or ends a call's round trip, else ``(None, False)``."""
-    payload = event.get("payload") or {}
-    kind = event.get("type")
-    if kind == "TOOL_CALL" and payload.get("source") == "bridge" and payload.get("call_id"):
-        return f"bridge:{payload['call_id']}", False
-    if kind == "TOOL_RESULT" and payload.get("call_id"):
-        return f"bridge:{payload['call_id']}", True
-    if kind == "AGENT_SIGNAL" and str(payload.get("signal", "")).startswith("mcp_call_"):
-        call_id = (payload.get("detail") or {}).get("call_id")
-        if call_id:
-            return f"mcp:{call_id}", payload["signal"] in _ENDS
+    if event.type == EventType.TOOL_CALL:
+        call = payload_as(event, ToolCall)
+        if call.source == "bridge" and call.call_id:
+            return f"bridge:{call.call_id}", False
+    elif event.type == EventType.TOOL_RESULT:
+        result = payload_as(event, ToolResult)
+        if result.call_id:
+            return f"bridge:{result.call_id}", True
+    elif event.type == EventType.AGENT_SIGNAL:
+        signal = payload_as(event, AgentSignal)
+        call_id = signal.detail.get("call_id")
+        if signal.signal.startswith("mcp_call_") and call_id:
+            return f"mcp:{call_id}", signal.signal in _ENDS
     return None, False
 
 
@@ -130,18 +131,12 @@ class _PathRuns:
     calls: int = 0
 
 
-def _events(run: Run) -> list[dict[str, Any]]:
+def _events(run: Run) -> list[RunEvent]:
     session = run.rep_dir / run.record.run_id if run.record.run_id else run.session_dir
     path = session / EVENTS_FILE if session is not None else None
     if path is None or not path.is_file():
         return []
-    events = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        try:
-            events.append(json.loads(line))
-        except ValueError:
-            continue  # a torn last line (a crash) is left out
-    return events
+    return read_event_lines(path)  # a torn last line (a crash) is left out
 
 
 def compare_tool_paths(campaigns: list[Campaign]) -> ToolPathReport:
@@ -153,7 +148,7 @@ def compare_tool_paths(campaigns: list[Campaign]) -> ToolPathReport:
             events = _events(run)
             pooled.runs.append(run)
             pooled.trips += call_round_trips(events)
-            pooled.calls += sum(1 for e in events if e.get("type") == "TOOL_CALL")
+            pooled.calls += sum(1 for e in events if e.type == EventType.TOOL_CALL)
     order = [p for p in TOOL_PATHS if p in by_path] + sorted(set(by_path) - set(TOOL_PATHS))
     summaries = []
     per_task: dict[str, dict[str, list[int | None]]] = defaultdict(dict)

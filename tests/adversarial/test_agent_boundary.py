@@ -318,10 +318,10 @@ async def test_our_builtin_text_agents_failures_are_our_bugs():
 # -- agent containers ----------------------------------------------------------------------------
 
 
-class _DockerNamedLocal(LocalBackend):
-    """The local sandbox under the docker backend's name, so the cell starts the model's agent container."""
+class _ContainerCapableLocal(LocalBackend):
+    """The local sandbox claiming the docker backend's capability, so the cell starts the model's agent container."""
 
-    name = "docker"
+    runs_agent_containers = True
 
 
 def _container_runner(monkeypatch, failure: BaseException, model_key="container:hostile:1"):
@@ -338,7 +338,7 @@ def _container_runner(monkeypatch, failure: BaseException, model_key="container:
     bundle = load_task(BENEFITS)
     voice = user_voice(bundle.persona.get("voice_id"))
     return SandboxedCellRunner(
-        model=get_model(model_key), backend=_DockerNamedLocal(pool_size=0), task_dirs={TASK_ID: BENEFITS},
+        model=get_model(model_key), backend=_ContainerCapableLocal(pool_size=0), task_dirs={TASK_ID: BENEFITS},
         speech=lambda b: open_speech_source(BENEFITS, "auto", voice=voice, task_id=TASK_ID), tool_mode="native",
     )
 

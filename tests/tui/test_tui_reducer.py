@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from harness.events import EventType as E
+from harness.events import parse_event_line
 from tests.event_builders import events
-from tui.sources.event_lines import parse_line
 from tui.sources.replay import CHECKPOINT_EVERY, ReplayCursor
 from tui.state import SessionView, reduce, reduce_all
 from tui.state.session_view import LEVEL_CHUNK, Segment
@@ -144,6 +144,21 @@ def test_gate_status_without_failing_keeps_stale_markers():
     assert view.artifact("form_1").field("plan").stale
 
 
+def test_gate_status_stale_markers_come_from_the_structured_items_not_the_words():
+    stale_plan = {"gate": "WA", "check": "form_1.plan", "kind": "stale", "reason": "stale",
+                  "artifact": "form_1", "field": "plan"}
+    view = reduce_all(events(*_artifact_specs()[:2], (E.GATE_STATUS, 100, {
+        "GS": True, "PC": True, "RA": True, "WA": False, "pts": 0,
+        "failing": ["WA: the words say nothing a pattern finds"], "failing_items": [stale_plan]})))
+    assert [(f.name, f.stale) for f in view.artifact("form_1").fields] == [("name", False), ("plan", True)]
+    assert view.gates.checks[0].check == "form_1.plan"
+    # Items present and empty: nothing is stale, whatever the words say.
+    view = reduce_all(events((E.GATE_STATUS, 150, {
+        "GS": True, "PC": True, "RA": True, "WA": True, "pts": 1,
+        "failing": ["WA: form_1.plan: stale (must_not_be_stale)"], "failing_items": []})), view)
+    assert not view.artifact("form_1").field("plan").stale
+
+
 def test_artifact_mutation_events_write_and_mark_stale():
     view = reduce_all(events(
         (E.ARTIFACT_MUTATION, 100, {"artifact_id": "a", "path": "x", "new": 1}),
@@ -201,7 +216,7 @@ def test_a_transient_infrastructure_failure_marks_the_session():
 
 
 def test_unknown_types_and_missing_keys_are_tolerated():
-    newer = parse_line(json.dumps({"seq": 0, "type": "SOMETHING_NEW", "actor": "harness", "media_time_ms": 50,
+    newer = parse_event_line(json.dumps({"seq": 0, "type": "SOMETHING_NEW", "actor": "harness", "media_time_ms": 50,
                                    "payload": {"x": 1}, "run_id": "r", "task_version": "1", "condition": "C2"}))
     assert newer is not None and newer.type == "SOMETHING_NEW"
     view = reduce(SessionView(), newer)
@@ -209,8 +224,11 @@ def test_unknown_types_and_missing_keys_are_tolerated():
     for spec in events(*((type_, 60, {}) for type_ in E)):
         view = reduce(view, spec)
     assert view.events == 1 + len(E)
-    assert parse_line('{"seq": 3, "type": "TOOL_CA') is None  # a torn last line
-    assert parse_line("[1, 2]") is None
+    # A payload missing what its model requires is not drawn; the view says which event it was.
+    assert "event 0 (RUN_START): payload does not fit: task_id: Field required" in view.errors
+    assert (view.task_id, view.status) == ("", "queued")
+    assert parse_event_line('{"seq": 3, "type": "TOOL_CA') is None  # a torn last line
+    assert parse_event_line("[1, 2]") is None
 
 
 def test_reducing_never_changes_the_view_it_was_given():

@@ -11,11 +11,10 @@ import time
 
 import pytest
 
-from harness.events import RunEvent
+from harness.events import RunEvent, read_event_lines
 from tests.tui.helpers import DEMO_TASK, session_dir, shown, until
 from tui.monitor_app import WatchApp
 from tui.screens import SessionScreen
-from tui.sources.event_lines import read_session_events
 from tui.sources.runs_dir import RunsDirWatcher
 from tui.state import CampaignView, reduce_all, rows
 from tui.state.updates import CampaignSeen, EventsRead, ResultRead, apply_update
@@ -68,7 +67,7 @@ def test_a_session_tailed_while_another_process_writes_it(recorded_runs, tmp_pat
     watcher = RunsDirWatcher(tmp_path, updates.append, rescan_every=1)
     writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(recorded), str(target)])
     try:
-        expected = read_session_events(recorded)
+        expected = read_event_lines(recorded)
         deadline = time.monotonic() + 60
         while True:
             watcher.poll()

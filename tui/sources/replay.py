@@ -12,13 +12,12 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.events import EVENTS_FILE, RunEvent
+from harness.events import EVENTS_FILE, RunEvent, read_event_lines
 from harness.results.result_record import RESULT_FILE
 
 from ..state.campaign_view import CellResult
 from ..state.reducer import reduce
 from ..state.session_view import SessionView
-from .event_lines import read_session_events
 
 __all__ = ["CHECKPOINT_EVERY", "ReplayCursor", "find_events_file", "read_result"]
 
@@ -67,7 +66,7 @@ class ReplayCursor:
 
     @classmethod
     def load(cls, session_dir: Path) -> ReplayCursor:
-        return cls(read_session_events(find_events_file(session_dir)))
+        return cls(read_event_lines(find_events_file(session_dir)))
 
     @property
     def end_ms(self) -> int:

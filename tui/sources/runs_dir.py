@@ -20,13 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.events import EVENTS_FILE
+from harness.events import EVENTS_FILE, parse_event_line
 from harness.results.campaign_files import MANIFEST_FILE
 from harness.results.result_record import RESULT_FILE
 
 from ..state.campaign_view import CellKey, CellResult
 from ..state.updates import CampaignSeen, EventsRead, ResultRead, SessionRestarted, Update
-from .event_lines import parse_line
 from .file_tail import FileTail
 
 __all__ = ["RunsDirWatcher", "WatchTarget", "watch_target"]
@@ -95,7 +94,7 @@ class RunsDirWatcher:
             emitted += self._read_results()
         self._polls += 1
         for key, tail in self._tails.items():
-            events = tuple(e for line in tail.read_lines() if (e := parse_line(line)) is not None)
+            events = tuple(e for line in tail.read_lines() if (e := parse_event_line(line)) is not None)
             if events:
                 self.emit(EventsRead(key, events))
                 emitted += 1

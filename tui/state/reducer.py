@@ -1,8 +1,10 @@
 """The one reducer: ``reduce(view, event) -> view``, the same for a live bus, a tailed file and a replay.
 
 Each event type has a handler in :data:`HANDLERS`; a type without one (a newer harness's, or one
-the view does not draw) only advances the clock. Payload keys are read with defaults, so the
-``events.jsonl`` of an older run, missing keys added since, still reduces.
+the view does not draw) only advances the clock. Handlers read the payload models
+(:func:`harness.events.payload_as`): keys added since an older run default, keys this harness does
+not know are left out, and an event whose payload does not fit its model is listed among the
+view's errors (naming its seq and type) instead of being drawn.
 """
 
 from __future__ import annotations
@@ -11,7 +13,28 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from harness.events import RunEvent
+from harness.events import PayloadMismatch, RunEvent, payload_as
+from harness.events.payloads import (
+    AgentAct,
+    AgentAudioEnd,
+    AgentText,
+    ApprovalEvent,
+    ArtifactMutation,
+    AudioLevel,
+    DuplexEvent,
+    FailingCheck,
+    FloorChange,
+    GateStatus,
+    HarnessError,
+    InfraFailure,
+    RunEnd,
+    RunStart,
+    ToolCall,
+    ToolResult,
+    TranscriptPartial,
+    UserAudioStart,
+    UserText,
+)
 
 from .session_view import (
     Approval,
@@ -31,9 +54,10 @@ from .session_view import (
 
 __all__ = ["HANDLERS", "event_type", "reduce", "reduce_all"]
 
-Handler = Callable[[SessionView, RunEvent, dict[str, Any]], SessionView]
+Handler = Callable[[SessionView, RunEvent], SessionView]
 
-#: ``"<gate>: enrollment_1.fsa_per_paycheck: stale ..."`` or ``"... enrollment_1.fsa stale"``.
+#: ``"<gate>: enrollment_1.fsa_per_paycheck: stale ..."`` or ``"... enrollment_1.fsa stale"``: how a
+#: run logged before ``failing_items`` names its stale fields.
 _STALE = re.compile(r"([A-Za-z0-9_\-]+)\.([^\s:]+):?\s+stale")
 #: Tool results that move an artifact out of these states leave it a draft (as the server does).
 _DRAFTING = ("EMPTY", "PARTIAL")
@@ -52,7 +76,6 @@ def event_type(event: RunEvent) -> str:
 
 def reduce(view: SessionView, event: RunEvent) -> SessionView:
     """``view`` after ``event``: a new value, ``view`` itself is never changed."""
-    payload = event.payload if isinstance(event.payload, dict) else {}
     view = evolve(
         view,
         clock_ms=max(view.clock_ms, event.media_time_ms),
@@ -61,7 +84,12 @@ def reduce(view: SessionView, event: RunEvent) -> SessionView:
         run_id=view.run_id or event.run_id,
     )
     handler = HANDLERS.get(event_type(event))
-    return handler(view, event, payload) if handler else view
+    if handler is None:
+        return view
+    try:
+        return handler(view, event)
+    except PayloadMismatch as exc:
+        return evolve(view, errors=(*view.errors, str(exc)))
 
 
 def reduce_all(events: Iterable[RunEvent], view: SessionView | None = None) -> SessionView:
@@ -74,26 +102,35 @@ def reduce_all(events: Iterable[RunEvent], view: SessionView | None = None) -> S
 # --- session lifecycle -----------------------------------------------------------------------
 
 
-def _run_start(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+def _run_start(view: SessionView, event: RunEvent) -> SessionView:
+    run = payload_as(event, RunStart)
     return evolve(
         view,
-        task_id=p.get("task_id", view.task_id),
-        model_id=p.get("model_id", view.model_id),
-        clock=p.get("clock", view.clock),
+        task_id=run.task_id,
+        model_id=run.model_id,
+        clock=run.clock if run.clock is not None else view.clock,
         status="running",
     )
 
 
-def _run_end(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
-    pts = p.get("pts")
-    status = "passed" if pts == 1 else ("infra error" if view.status == "infra error" else "failed")
-    verdict = Verdict(outcome=str(p.get("outcome", "")), pts=pts, reason=p.get("reason"), explain=view.gates.failing)
+def _run_end(view: SessionView, event: RunEvent) -> SessionView:
+    end = payload_as(event, RunEnd)
+    status = "passed" if end.pts == 1 else ("infra error" if view.status == "infra error" else "failed")
+    verdict = Verdict(outcome=end.outcome, pts=end.pts, reason=end.reason, explain=view.gates.failing)
     return evolve(view, status=status, verdict=verdict)
 
 
-def _failure(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
-    error = str(p.get("error", "error"))
-    status = "infra error" if p.get("transient") and view.status != "passed" else view.status
+def _infra_failure(view: SessionView, event: RunEvent) -> SessionView:
+    failure = payload_as(event, InfraFailure)
+    return _failure(view, event, failure.error, bool(failure.transient))
+
+
+def _harness_error(view: SessionView, event: RunEvent) -> SessionView:
+    return _failure(view, event, payload_as(event, HarnessError).error, False)
+
+
+def _failure(view: SessionView, event: RunEvent, error: str, transient: bool) -> SessionView:
+    status = "infra error" if transient and view.status != "passed" else view.status
     line = TranscriptLine(event.media_time_ms, "event", f"error: {error}", tags=("error",))
     return evolve(view, errors=(*view.errors, error), status=status, transcript=(*view.transcript, line))
 
@@ -121,18 +158,16 @@ def _with_channel(view: SessionView, name: str, channel: ChannelView, t: int) ->
     return evolve(view, overlaps=overlaps) if overlaps is not view.overlaps else view
 
 
-def _floor_change(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
-    name = p.get("channel")
-    if name not in ("user", "agent"):
-        return view
-    channel: ChannelView = getattr(view, name)
+def _floor_change(view: SessionView, event: RunEvent) -> SessionView:
+    change = payload_as(event, FloorChange)
+    channel: ChannelView = getattr(view, change.channel)
     t = event.media_time_ms
-    speech = _opened(channel.speech, t) if p.get("speaking") else _closed(channel.speech, t)
-    return _with_channel(view, name, evolve(channel, speech=speech), t)
+    speech = _opened(channel.speech, t) if change.speaking else _closed(channel.speech, t)
+    return _with_channel(view, change.channel, evolve(channel, speech=speech), t)
 
 
 def _utterance(name: str, start: bool) -> Handler:
-    def handle(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+    def handle(view: SessionView, event: RunEvent) -> SessionView:
         channel: ChannelView = getattr(view, name)
         t = event.media_time_ms
         utterances = _opened(channel.utterances, t) if start else _closed(channel.utterances, t)
@@ -141,33 +176,29 @@ def _utterance(name: str, start: bool) -> Handler:
     return handle
 
 
-def _audio_level(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+def _audio_level(view: SessionView, event: RunEvent) -> SessionView:
+    level = payload_as(event, AudioLevel)
     t = event.media_time_ms
-    changes = {}
-    for name in ("user", "agent"):
-        dbfs = p.get(f"{name}_dbfs")
-        if isinstance(dbfs, int | float):
-            channel: ChannelView = getattr(view, name)
-            changes[name] = evolve(channel, levels=channel.levels.appended(LevelSample(t, float(dbfs))))
-    return evolve(view, **changes) if changes else view
+    return evolve(
+        view,
+        user=evolve(view.user, levels=view.user.levels.appended(LevelSample(t, level.user_dbfs))),
+        agent=evolve(view.agent, levels=view.agent.levels.appended(LevelSample(t, level.agent_dbfs))),
+    )
 
 
 # --- transcript --------------------------------------------------------------------------------
 
 
-_USER_FLAGS = ("barge", "backchannel", "recovered", "closing", "nudge")
-
-
-def _user_audio_start(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
-    view = _utterance("user", True)(view, event, p)
-    tags = tuple(flag for flag in _USER_FLAGS if p.get(flag))
-    line = TranscriptLine(event.media_time_ms, "user", str(p.get("text", "")), tags=tags)
+def _user_audio_start(view: SessionView, event: RunEvent) -> SessionView:
+    spoken = payload_as(event, UserAudioStart)
+    view = _utterance("user", True)(view, event)
+    line = TranscriptLine(event.media_time_ms, "user", spoken.text, tags=spoken.flags())
     return evolve(view, transcript=(*view.transcript, line))
 
 
-def _user_text(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+def _user_text(view: SessionView, event: RunEvent) -> SessionView:
     """A typed user turn (the text condition, C0)."""
-    line = TranscriptLine(event.media_time_ms, "user", str(p.get("text", "")))
+    line = TranscriptLine(event.media_time_ms, "user", payload_as(event, UserText).text)
     return evolve(view, transcript=(*view.transcript, line))
 
 
@@ -188,25 +219,26 @@ def _with_line(view: SessionView, index: int | None, line: TranscriptLine) -> Se
     return evolve(view, transcript=lines)
 
 
-def _response_id(p: dict[str, Any]) -> str | None:
-    value = p.get("response_id")
+def _response_id(value: str | int | None) -> str | None:
     return None if value is None else str(value)
 
 
-def _agent_text(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
-    response_id = _response_id(p)
+def _agent_text(view: SessionView, event: RunEvent) -> SessionView:
+    said = payload_as(event, AgentText)
+    response_id = _response_id(said.response_id)
     index = _agent_line_index(view, response_id)
-    text = str(p.get("text", ""))[:LINE_CHARS]
+    text = said.text[:LINE_CHARS]
     if index is None:
         return _with_line(view, None, TranscriptLine(event.media_time_ms, "agent", text, response_id))
     return _with_line(view, index, evolve(view.transcript[index], text=text, partial=False))
 
 
-def _agent_partial(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+def _agent_partial(view: SessionView, event: RunEvent) -> SessionView:
     """Partials may be deltas or the text so far; either way the line shows the text so far."""
-    response_id = _response_id(p)
+    partial = payload_as(event, TranscriptPartial)
+    response_id = _response_id(partial.response_id)
     index = _agent_line_index(view, response_id)
-    text = str(p.get("text", ""))[:LINE_CHARS]
+    text = partial.text[:LINE_CHARS]
     if index is None:
         return _with_line(view, None, TranscriptLine(event.media_time_ms, "agent", text, response_id, partial=True))
     line = view.transcript[index]
@@ -225,37 +257,47 @@ def _tagged(view: SessionView, index: int | None, tag: str, limit: int | None = 
     return _with_line(view, index, evolve(line, tags=(*line.tags, tag)))
 
 
-def _agent_audio_end(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
-    view = _utterance("agent", False)(view, event, p)
-    if not p.get("truncated"):
+def _agent_audio_end(view: SessionView, event: RunEvent) -> SessionView:
+    audio = payload_as(event, AgentAudioEnd)
+    view = _utterance("agent", False)(view, event)
+    if not audio.truncated:
         return view
-    return _tagged(view, _agent_line_index(view, _response_id(p)), "truncated")
+    return _tagged(view, _agent_line_index(view, _response_id(audio.response_id)), "truncated")
 
 
-def _agent_act(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
+def _agent_act(view: SessionView, event: RunEvent) -> SessionView:
+    act = payload_as(event, AgentAct).act
     index = next((i for i in range(len(view.transcript) - 1, -1, -1) if view.transcript[i].speaker == "agent"), None)
-    return _tagged(view, index, str(p.get("act", "")), limit=_MAX_ACT_TAGS)
+    return _tagged(view, index, act, limit=_MAX_ACT_TAGS)
 
 
 # --- duplex events and approvals ----------------------------------------------------------------
 
 
-def _duplex_event(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
-    if p.get("onset_ms") is None:
+def _duplex_event(view: SessionView, event: RunEvent) -> SessionView:
+    record = payload_as(event, DuplexEvent)
+    if record.onset_ms is None:
         return view  # the firing; its delivery record follows
     mark = DuplexMark(
-        event_id=str(p.get("event_id") or "?"),
-        type=str(p.get("type") or "DUPLEX"),
-        onset_ms=int(p["onset_ms"]),
-        delivery=p.get("delivery"),
-        expected=p.get("expected_floor_action"),
-        stop_latency_ms=p.get("stop_latency_ms", p.get("isl_ms")),
-        max_stop_latency_ms=p.get("max_stop_latency_ms"),
-        yielded=p.get("agent_yielded"),
-        agent_speaking_at_onset=p.get("agent_speaking_at_onset"),
+        event_id=record.event_id or "?",
+        type=record.type or "DUPLEX",
+        onset_ms=record.onset_ms,
+        delivery=record.delivery,
+        expected=record.expected_floor_action,
+        stop_latency_ms=_stop_latency_ms(record),
+        max_stop_latency_ms=record.max_stop_latency_ms,
+        yielded=record.agent_yielded,
+        agent_speaking_at_onset=record.agent_speaking_at_onset,
     )
     line = TranscriptLine(mark.onset_ms, "event", _duplex_text(mark), tags=(mark.kind,))
     return evolve(view, duplex=(*view.duplex, mark), transcript=(*view.transcript, line))
+
+
+def _stop_latency_ms(record: DuplexEvent) -> int | None:
+    """Ours, else the published ``isl_ms`` (fractional there: the view draws whole milliseconds)."""
+    if "stop_latency_ms" in record.model_fields_set:
+        return record.stop_latency_ms
+    return None if record.isl_ms is None else round(record.isl_ms)
 
 
 def _duplex_text(mark: DuplexMark) -> str:
@@ -269,10 +311,10 @@ def _duplex_text(mark: DuplexMark) -> str:
     return f"{mark.kind} {mark.event_id}: {did} {verdict}".rstrip()
 
 
-def _approval(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
-    granted = p.get("granted")
-    action = granted or p.get("revoked") or "?"
-    approval = Approval(event.media_time_ms, str(p.get("target_id", "?")), str(action), granted is not None)
+def _approval(view: SessionView, event: RunEvent) -> SessionView:
+    record = payload_as(event, ApprovalEvent)
+    action = record.granted or record.revoked or "?"
+    approval = Approval(event.media_time_ms, record.target_id, action, record.granted is not None)
     word = "granted" if approval.granted else "revoked"
     line = TranscriptLine(event.media_time_ms, "event", f"approval {word}: {action} on {approval.target_id}", tags=(word,))
     return evolve(view, approvals=(*view.approvals, approval), transcript=(*view.transcript, line))
@@ -281,41 +323,40 @@ def _approval(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionV
 # --- tools and the artifact ------------------------------------------------------------------
 
 
-def _tool_call(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
-    call = ToolCallView(p.get("call_id"), str(p.get("tool", "?")), p.get("args"), event.media_time_ms)
+def _tool_call(view: SessionView, event: RunEvent) -> SessionView:
+    made = payload_as(event, ToolCall)
+    call = ToolCallView(made.call_id, made.tool, made.args, event.media_time_ms)
     return evolve(view, tools=(*view.tools, call))
 
 
-def _pending_call(view: SessionView, p: dict[str, Any]) -> int | None:
-    call_id = p.get("call_id")
+def _pending_call(view: SessionView, result: ToolResult) -> int | None:
     for index in range(len(view.tools) - 1, -1, -1):
         call = view.tools[index]
-        if call_id is not None and call.call_id == call_id:
+        if result.call_id is not None and call.call_id == result.call_id:
             return index
-        if call_id is None and not call.done and call.tool == p.get("tool"):
+        if result.call_id is None and not call.done and call.tool == result.tool:
             return index
     return None
 
 
-def _tool_result(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
-    index = _pending_call(view, p)
+def _tool_result(view: SessionView, event: RunEvent) -> SessionView:
+    result = payload_as(event, ToolResult)
+    index = _pending_call(view, result)
     t = event.media_time_ms
     call = view.tools[index] if index is not None else ToolCallView(
-        p.get("call_id"), str(p.get("tool", "?")), p.get("args"), p.get("called_at_ms", t)
+        result.call_id, result.tool, result.args, result.called_at_ms if result.called_at_ms is not None else t
     )
-    is_error = bool(p.get("is_error", not p.get("ok", True))) or bool(p.get("cancelled"))
-    error = p.get("error") or ("cancelled" if p.get("cancelled") else None)
-    latency = p.get("latency_ms")
+    is_error = (result.is_error if result.is_error is not None else not result.ok) or bool(result.cancelled)
     done = evolve(
         call,
-        args=call.args if call.args is not None else p.get("args"),
-        result=p.get("result"),
+        args=call.args if call.args is not None else result.args,
+        result=result.result,
         done=True,
         is_error=is_error,
-        error=error,
-        auth_decision=p.get("auth_decision"),
-        latency_ms=latency if latency is not None else t - call.called_ms,
-        mutations=tuple(str(m) for m in p.get("mutations") or ()),
+        error=result.error or ("cancelled" if result.cancelled else None),
+        auth_decision=result.auth_decision,
+        latency_ms=result.latency_ms if result.latency_ms is not None else t - call.called_ms,
+        mutations=tuple(result.mutations),
     )
     tools = (*view.tools, done) if index is None else (*view.tools[:index], done, *view.tools[index + 1:])
     view = evolve(view, tools=tools)
@@ -364,29 +405,41 @@ def _with_artifact(view: SessionView, artifact: ArtifactView) -> SessionView:
     return evolve(view, artifacts=items)
 
 
-def _artifact_mutation(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
-    artifact_id, name = p.get("artifact_id"), p.get("path")
-    if not isinstance(artifact_id, str) or not isinstance(name, str):
-        return view
-    artifact = view.artifact(artifact_id) or ArtifactView(artifact_id)
+def _artifact_mutation(view: SessionView, event: RunEvent) -> SessionView:
+    mutation = payload_as(event, ArtifactMutation)
+    name = mutation.path
+    artifact = view.artifact(mutation.artifact_id) or ArtifactView(mutation.artifact_id)
     previous = artifact.field(name)
-    if str(p.get("cause") or "").startswith("stale"):
+    if (mutation.cause or "").startswith("stale"):
         marked = evolve(previous, stale=True) if previous else ArtifactField(name, None, event.media_time_ms, True)
         return _with_artifact(view, _with_field(artifact, marked))
-    value = p["new"] if "new" in p else (previous.value if previous else None)  # a record may omit values
+    # A record may omit values.
+    value = mutation.new if "new" in mutation.model_fields_set else (previous.value if previous else None)
     return _with_artifact(view, _with_field(artifact, ArtifactField(name, value, event.media_time_ms)))
 
 
-def _gate_status(view: SessionView, event: RunEvent, p: dict[str, Any]) -> SessionView:
-    failing = tuple(str(reason) for reason in p.get("failing") or ())
-    gates = Gates(p.get("GS"), p.get("PC"), p.get("RA"), p.get("WA"), p.get("pts"), failing)
+def _gate_status(view: SessionView, event: RunEvent) -> SessionView:
+    status = payload_as(event, GateStatus)
+    gates = Gates(status.GS, status.PC, status.RA, status.WA, status.pts, tuple(status.failing),
+                  tuple(status.failing_items))
     view = evolve(view, gates=gates)
-    return _marked_stale(view, failing) if "failing" in p else view
+    if "failing_items" in status.model_fields_set:
+        return _marked_stale(view, _stale_fields(status.failing_items))
+    if "failing" in status.model_fields_set:  # a run logged before ``failing_items``
+        return _marked_stale(view, _stale_in_words(status.failing))
+    return view  # older still: no reason to clear what was marked
 
 
-def _marked_stale(view: SessionView, failing: tuple[str, ...]) -> SessionView:
-    """Stale markers as the latest grade sees them (its ``failing`` lists every stale field)."""
-    stale = {match.groups() for reason in failing for match in _STALE.finditer(reason)}
+def _stale_fields(checks: Iterable[FailingCheck]) -> set[tuple[str, str]]:
+    return {(c.artifact, c.field) for c in checks if c.kind == "stale" and c.artifact is not None and c.field is not None}
+
+
+def _stale_in_words(failing: Iterable[str]) -> set[tuple[str, str]]:
+    return {(match[1], match[2]) for reason in failing for match in _STALE.finditer(reason)}
+
+
+def _marked_stale(view: SessionView, stale: set[tuple[str, str]]) -> SessionView:
+    """Stale markers as the latest grade sees them (its failing checks list every stale field)."""
     artifacts = {
         a.artifact_id: evolve(a, fields=tuple(
             f if f.stale == ((a.artifact_id, f.name) in stale) else evolve(f, stale=not f.stale) for f in a.fields
@@ -403,8 +456,8 @@ def _marked_stale(view: SessionView, failing: tuple[str, ...]) -> SessionView:
 HANDLERS: dict[str, Handler] = {
     "RUN_START": _run_start,
     "RUN_END": _run_end,
-    "INFRA_FAILURE": _failure,
-    "HARNESS_ERROR": _failure,
+    "INFRA_FAILURE": _infra_failure,
+    "HARNESS_ERROR": _harness_error,
     "FLOOR_CHANGE": _floor_change,
     "AUDIO_LEVEL": _audio_level,
     "USER_TEXT": _user_text,

@@ -11,6 +11,7 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from harness.events.payloads import FailingCheck
 from harness.grading.report import FailedPredicate, FieldRow
 
 __all__ = [
@@ -227,7 +228,10 @@ class Gates:
     RA: bool | None = None
     WA: bool | None = None
     pts: int | None = None
+    #: The failing checks in words (shown), and structured (read: stale markers); a run logged
+    #: before structured checks has only the words.
     failing: tuple[str, ...] = ()
+    checks: tuple[FailingCheck, ...] = ()
 
     def of(self, gate: str) -> bool | None:
         return getattr(self, gate)
