@@ -85,3 +85,27 @@ async def test_run_end_records_frame_lateness_on_the_realtime_clock_and_none_on_
     end = paced.events.of_type(EventType.RUN_END)[0].payload
     assert paced.events.of_type(EventType.RUN_START)[0].payload["clock"] == "realtime"
     assert 0 <= end["frame_lateness_p99_ms"] <= end["frame_lateness_max_ms"]
+
+
+async def test_max_turns_bounds_a_stalled_agents_session_through_its_recovery_turns():
+    """Recovery lines (nudges, restated answers) are user turns: a silent agent is cut at --max-turns."""
+    from harness.agents.noop_voice import NoOpVoiceAgent
+    from harness.audio.espeak import user_voice
+    from harness.audio.speech_bank import open_speech_source
+    from harness.session.duplex_runner import DuplexConfig, run_duplex_session
+    from harness.session.environment_port import InProcessEnvironment
+    from harness.tasks.loader import load_task
+    from tests.conftest import DEMO_DATA
+
+    task_dir = DEMO_DATA / "tasks" / "demo_benefits_enrollment_001"
+
+    async def session(max_turns: int):
+        bundle = load_task(task_dir)
+        speech = open_speech_source(task_dir, "auto", voice=user_voice(bundle.persona.get("voice_id")),
+                                    task_id=bundle.task_id)
+        config = DuplexConfig(speech=speech, privileged=True, max_turns=max_turns)
+        return await run_duplex_session(bundle, NoOpVoiceAgent(), InProcessEnvironment(bundle.public_bundle()), config)
+
+    unbounded, bounded = await session(44), await session(3)
+    assert unbounded.turns > 3 and unbounded.reason != "max_turns"
+    assert bounded.reason == "max_turns" and bounded.turns == 4  # the turn past the bound ends it, unspoken

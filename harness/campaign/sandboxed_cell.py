@@ -40,6 +40,7 @@ from harness.grading.judge import SemanticJudge
 from harness.results.result_record import ResultRecord
 from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.mcp_environment import McpEnvironment
+from harness.session.session_config import ToolMode
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.checksums import ChecksumManifest
 from harness.tasks.loader import load_task
@@ -87,7 +88,7 @@ class SandboxedCellRunner:
     tool_latency_ms: int = 0
     observer: LlmActClassifier | None = None
     #: ``bridge`` or ``native`` (the agent gets the sandbox's MCP endpoint and calls tools itself).
-    tool_mode: str = "bridge"
+    tool_mode: ToolMode = "bridge"
     #: Native mode with a cloud provider: where the provider's MCP client reaches the sandbox
     #: (``run --mcp-public-url``: the user's tunnel or reverse proxy); ``None``: its own address.
     mcp_public_url: str | None = None

@@ -14,7 +14,7 @@ import tempfile
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 from urllib.parse import urlsplit
 
 import typer
@@ -48,6 +48,7 @@ from harness.results.leaderboard import reliability
 from harness.results.regrade import pending_regrader
 from harness.results.result_record import RESULT_FILE, ResultRecord
 from harness.results.run_tree import Campaign, Run
+from harness.session.session_config import ToolMode
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
@@ -259,7 +260,7 @@ def run(
         acoustics=chain,
         tool_latency_ms=tool_latency_ms,
         observer=observer,
-        tool_mode=tool_mode,
+        tool_mode=cast(ToolMode, tool_mode),  # one of TOOL_MODES: checked by _usage_or_exit
         adapter_env=passed_env,
         mcp_public_url=mcp_public_url,
     )

@@ -66,6 +66,8 @@ class RunStart(EventPayload):
     #: Published runs carry none.
     schema_version: str | None = None
     clock: str | None = None
+    #: Media seconds per wall second of a realtime clock (1: paced to the wall); absent on the virtual clock.
+    clock_speed: float | None = None
     user_audio: str | None = None
     tool_mode: str | None = None
     #: ``bridge``, ``mcp-agent`` or ``mcp-provider`` (``harness.agents.realtime.tool_path``).

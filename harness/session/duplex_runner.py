@@ -64,8 +64,9 @@ async def run_duplex_session(bundle: TaskBundle, adapter: RealtimeAdapter, env: 
     clock = config.clock or make_clock(agent.clock_mode)
     bus = EventBus(run_id=config.run_id or uuid.uuid4().hex[:12], task_version=bundle.task.version,
                    condition=config.condition, wall_clock_ns=clock.wall_ns)
-    if config.session_dir is not None:
-        JsonlEventWriter(config.session_dir / EVENTS_FILE).attach(bus)
+    writer = await JsonlEventWriter.open(config.session_dir / EVENTS_FILE) if config.session_dir is not None else None
+    if writer is not None:
+        writer.attach(bus)
     if config.on_bus is not None:
         config.on_bus(bus)  # a live consumer (the TUI) subscribes before the first event
     session = _DuplexSession(bundle, agent, env, config, clock, bus)
@@ -85,7 +86,11 @@ async def run_duplex_session(bundle: TaskBundle, adapter: RealtimeAdapter, env: 
         raise
     finally:
         await session.work.aclose()
-        bus.close()
+        try:
+            if writer is not None:
+                await writer.aclose()  # its thread joins off the loop; bus.close() then has nothing to wait for
+        finally:
+            bus.close()
         await agent.close()  # once: a session that finished closed it before grading
 
 
@@ -161,7 +166,9 @@ class _DuplexSession:
             "task_id": self.bundle.task_id, "model_id": self.agent.model_id, "condition": config.condition,
             "clock": self.clock.kind, "user_audio": speech_name(config.speech), "schema_version": SCHEMA_VERSION,
             "tool_mode": config.tool_mode, "tool_path": self.tool_path, "tool_latency_ms": config.tool_latency_ms,
-            "privileged": config.privileged, "observer": _observer(config), **_acoustics(config)})
+            "privileged": config.privileged, "observer": _observer(config), **_acoustics(config),
+            # A realtime clock run faster than the wall (APEX_VOICE_CLOCK_SPEED) is never a measurement: say so.
+            **({"clock_speed": self.clock.speed} if self.clock.speed is not None else {})})
         if config.sandbox is not None:
             info = dict(config.sandbox)
             self.log.emit(EventType.SANDBOX_STARTED, "harness", 0,

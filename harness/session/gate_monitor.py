@@ -40,6 +40,7 @@ class GateMonitor:
     async def _status(self, graded: tuple[int, GradeReport], t: int) -> None:
         after_call, report = graded
         self._log.emit(EventType.GATE_STATUS, "harness", t,
-                       {**report.components, "pts": report.pts, "after_call": after_call, "failing": report.explain()})
+                       {**report.components, "pts": report.pts, "after_call": after_call, "failing": report.explain(),
+                        "failing_items": report.failing_items()})
         if self._latest_call > after_call:
             self._submit(t)

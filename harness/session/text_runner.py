@@ -24,6 +24,7 @@ its ``agent_failure``, graded and scored; the watchdog bounds every await.
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -297,7 +298,7 @@ class _TextSession:
         the results until it stops calling tools. Returns the last reply and its unseen results."""
         for _ in range(MAX_TOOL_ROUNDS):
             self.calls.check("the text session")
-            answer = await self.calls.wait("act", lambda view=view: self.agent.act(view))
+            answer = await self.calls.wait("act", functools.partial(self.agent.act, view))
             reply = self._checked(lambda: _checked_turn(answer, self.limits))  # noqa: B023 - called at once
             if reply.text:
                 await self._hear(reply.text, activity)
@@ -368,6 +369,7 @@ class _TextSession:
                       adapter_meta: dict[str, Any]) -> TextSessionResult:
         report = await self.effects.grade(judge)
         snapshot = self.effects.last_snapshot
+        assert snapshot is not None, "grading takes the final snapshot"
         outcome = session_outcome(report, self.fallbacks)
         pending = {"pending_verdicts": len(report.pending_fields)} if report.pending_fields else {}
         self.log.emit(EventType.RUN_END, "harness", self.media_ms, {"outcome": outcome, "pts": report.pts, **pending})

@@ -152,15 +152,17 @@ class UserDriver:
         decision = self.user.recover(last_acts)
         if decision.move is RecoveryMove.END or decision.text is None:
             return "nudges_exhausted"
+        # A recovery line is a user turn too: --max-turns bounds a stalled agent's session.
+        self.turns += 1
+        if self.turns > self._max_turns:
+            return "max_turns"
+        payload = decision.user_plan_payload()
+        if payload is not None:
+            self._log.emit(EventType.USER_PLAN, "user", t, payload)
         if decision.move is RecoveryMove.RESTATE:
-            answer = decision.answer
-            self._log.emit(EventType.USER_PLAN, "user", t, {
-                "plan_id": answer.plan_id if answer else None, "speech_act": "ANSWER",
-                "facts": list(answer.fact_ids) if answer else [], "recovered": True})
             self._speak(decision.text, recovered=True)
         elif decision.move is RecoveryMove.CLOSE:
             self._closing_said = True
-            self._log.emit(EventType.USER_PLAN, "user", t, {"plan_id": "close", "speech_act": "END", "facts": []})
             self._speak(decision.text, closing=True)
         else:
             self._speak(decision.text, nudge=True)

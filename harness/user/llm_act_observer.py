@@ -15,6 +15,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import TypeGuard
 
 import httpx
 
@@ -46,7 +47,7 @@ def _cache_key(candidates: list[str], utterance: str) -> str:
     return hashlib.md5(text.encode()).hexdigest()
 
 
-def _labels(value: object) -> bool:
+def _labels(value: object) -> TypeGuard[list[str]]:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 

@@ -192,6 +192,24 @@ def test_duplex_deliveries_mark_barge_ins_and_back_channels():
     assert lines == ["barge-in e1: yielded in 480 ms ok", "back-channel e2: yielded in 300 ms WRONG"]
 
 
+def test_a_finished_reply_and_a_pause_are_shown_as_not_scored():
+    """The floor meter's outcomes (issue 22): finishing in time is no yield, a pause no opportunity."""
+    view = reduce_all(events(
+        (E.DUPLEX_EVENT, 1500, {"event_id": "e1", "type": "MID_SPEECH_CORRECTION", "onset_ms": 1000,
+                                "expected_floor_action": "YIELD", "stop_latency_ms": 200, "max_stop_latency_ms": 650,
+                                "agent_yielded": False, "floor_outcome": "finished"}),
+        (E.DUPLEX_EVENT, 3000, {"event_id": "e2", "type": "MID_SPEECH_CORRECTION", "onset_ms": 2500,
+                                "expected_floor_action": "YIELD", "agent_yielded": None, "yield_opportunity": False,
+                                "no_opportunity": "agent_paused"}),
+    ))
+    finished, paused = view.duplex
+    assert finished.correct is None and paused.correct is None
+    assert [line.text for line in view.transcript] == [
+        "barge-in e1: finished its reply in time (not a yield)",
+        "barge-in e2: no floor to yield (agent paused)",
+    ]
+
+
 def test_approvals_granted_and_revoked():
     view = reduce_all(events(
         (E.APPROVAL_EVENT, 100, {"target_id": "form_1", "granted": "submit"}),

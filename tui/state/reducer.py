@@ -288,6 +288,8 @@ def _duplex_event(view: SessionView, event: RunEvent) -> SessionView:
         max_stop_latency_ms=record.max_stop_latency_ms,
         yielded=record.agent_yielded,
         agent_speaking_at_onset=record.agent_speaking_at_onset,
+        floor_outcome=record.floor_outcome,
+        no_opportunity=record.no_opportunity,
     )
     line = TranscriptLine(mark.onset_ms, "event", _duplex_text(mark), tags=(mark.kind,))
     return evolve(view, duplex=(*view.duplex, mark), transcript=(*view.transcript, line))
@@ -301,7 +303,11 @@ def _stop_latency_ms(record: DuplexEvent) -> int | None:
 
 
 def _duplex_text(mark: DuplexMark) -> str:
-    if mark.yielded:
+    if mark.no_opportunity:
+        did = f"no floor to yield ({mark.no_opportunity.replace('_', ' ')})"
+    elif mark.floor_outcome == "finished":
+        did = "finished its reply in time (not a yield)"
+    elif mark.yielded:
         did = f"yielded in {mark.stop_latency_ms} ms"
     elif mark.yielded is False:
         did = "kept talking" if mark.stop_latency_ms is None else f"stopped late ({mark.stop_latency_ms} ms)"

@@ -150,6 +150,10 @@ class DuplexMark:
     max_stop_latency_ms: int | None = None
     yielded: bool | None = None
     agent_speaking_at_onset: bool | None = None
+    #: ``yielded``, ``finished`` (ran out of queued audio in time: no yield) or ``kept_talking``.
+    floor_outcome: str | None = None
+    #: Why there was no floor to yield (``agent_paused``, ...): listed, never scored.
+    no_opportunity: str | None = None
 
     @property
     def kind(self) -> str:
@@ -162,7 +166,8 @@ class DuplexMark:
 
     @property
     def correct(self) -> bool | None:
-        if self.yielded is None or self.expected is None:
+        """Right or wrong, as scored; ``None`` where the record is not scored (no floor, or finished)."""
+        if self.yielded is None or self.expected is None or self.no_opportunity or self.floor_outcome == "finished":
             return None
         return self.yielded if self.expected == "YIELD" else not self.yielded
 
