@@ -34,6 +34,7 @@ from harness.campaign.campaign import (
     run_campaign,
 )
 from harness.campaign.lock import CampaignLockedError
+from harness.campaign.ray_executor import RAY_INSTALL_HINT, RayExecutorError, ray_installed
 from harness.campaign.resume import CampaignMismatchError
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
 from harness.campaign.text_cell import TextCellRunner, condition_problem
@@ -72,6 +73,11 @@ class SandboxChoice(str, Enum):
     auto = "auto"
     docker = "docker"
     local = "local"
+
+
+class ExecutorChoice(str, Enum):
+    local = "local"
+    ray = "ray"
 
 
 def run(
@@ -155,6 +161,14 @@ def run(
         list[str] | None, typer.Option("--adapter-env", help="A variable a hosted out-of-tree adapter is given "
                                        "(repeatable); it inherits no other variable, provider keys included.")
     ] = None,
+    executor: Annotated[
+        ExecutorChoice, typer.Option("--executor", help="Where cells run: local (this process) or ray (tasks on a "
+                                     "Ray cluster's nodes that advertise apex_sandbox; docs/scale-out.md).")
+    ] = ExecutorChoice.local,
+    ray_address: Annotated[
+        str | None, typer.Option("--ray-address", help="--executor ray: the cluster to join (host:port, ray://..., "
+                                 "auto); default: a local Ray instance on 127.0.0.1 for this campaign.")
+    ] = None,
 ) -> None:
     """Run a campaign (resumable: cells that already have a result are loaded, not re-run).
 
@@ -162,6 +176,7 @@ def run(
     available sandbox, with a results table at the end. Exit 0 when every cell ran (whatever the
     model scored), 1 when infrastructure left cells empty, 2 for usage errors.
     """
+    _executor_or_exit(executor, ray_address, mcp_url)
     _env_file_or_exit(env_file)
     passed_env = _adapter_env_or_exit(adapter_env or [])
     spec = _model_or_exit(model, condition.value, endpoint=endpoint, provider_model=provider_model,
@@ -185,7 +200,8 @@ def run(
             raise typer.Exit(2)
         backend: SandboxBackend = _external_or_exit(mcp_url, token_file)
     else:
-        backend = _backend_or_exit((sandbox or SandboxChoice.auto).value)
+        # Ray's nodes each prepare their own backend (their engine builds or checks the images).
+        backend = _backend_or_exit((sandbox or SandboxChoice.auto).value, prepare=executor is ExecutorChoice.local)
     typer.echo(f"sandbox: {backend.name} ({backend.chosen_because})", err=True)
     if spec.agent_kind == "external_code":
         typer.echo(f"warning: {spec.key} runs in the harness's process (--trust-adapter): its code can read the loaded "
@@ -203,6 +219,8 @@ def run(
         condition=condition.value,
         acoustics=acoustics if chain is not None else "none",
         tool_mode=tool_mode,
+        executor=executor.value,
+        ray_address=ray_address,
     )
     judge = SemanticJudge.from_env()
     if judge is None and not spec.deterministic:
@@ -257,6 +275,9 @@ def run(
     except CampaignMismatchError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    except RayExecutorError as exc:
+        typer.echo(f"error: --executor ray: {exc}", err=True)
+        raise typer.Exit(1) from None
     if json_output:
         for row in result.rows:
             typer.echo(row.model_dump_json())
@@ -265,6 +286,20 @@ def run(
     else:
         _print_results(result)
     raise typer.Exit(0 if result.complete else 1)
+
+
+def _executor_or_exit(executor: ExecutorChoice, ray_address: str | None, mcp_url: str | None) -> None:
+    """``--executor ray`` needs Ray installed and a sandbox each node can start (not ``--mcp-url``)."""
+    problem = None
+    if executor is ExecutorChoice.local:
+        problem = "--ray-address needs --executor ray" if ray_address is not None else None
+    elif not ray_installed():
+        problem = RAY_INSTALL_HINT
+    elif mcp_url is not None:
+        problem = "--executor ray starts each cell's sandbox on its node; --mcp-url names one running server"
+    if problem is not None:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
 
 
 def _acoustics_or_exit(condition: str, text: str) -> AcousticChain | None:
@@ -419,10 +454,11 @@ def _external_or_exit(mcp_url: str, token_file: Path) -> SandboxBackend:
     return backend
 
 
-def _backend_or_exit(name: str) -> SandboxBackend:
+def _backend_or_exit(name: str, *, prepare: bool = True) -> SandboxBackend:
     try:
         backend = get_backend(name)
-        backend.prepare()  # e.g. build the docker image, with progress, before any session starts
+        if prepare:
+            backend.prepare()  # e.g. build the docker image, with progress, before any session starts
         return backend
     except SandboxUnavailableError as exc:
         typer.echo(f"error: {exc}", err=True)
