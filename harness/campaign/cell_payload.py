@@ -26,6 +26,7 @@ import pickle
 import shutil
 import tarfile
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -36,6 +37,7 @@ from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import SpeechSource, open_speech_source
 from harness.grading.judge import SemanticJudge
 from harness.results.result_record import ResultRecord
+from harness.session.errors import HarnessBug
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.checksums import ChecksumManifest
 from harness.user.llm_act_observer import LlmActClassifier
@@ -48,6 +50,10 @@ from .sandboxed_cell import SandboxedCellRunner
 
 __all__ = ["CellRecipe", "CellReturn", "TaskPackage", "run_cell_here"]
 
+#: How often a running cell asks whether the campaign was cancelled (see :func:`run_cell_here`).
+STOP_POLL_S = 0.5
+#: Says whether the campaign asked the cell to stop.
+StopCheck = Callable[[], Awaitable[bool]]
 #: Runner fields that are live objects: rebuilt on the node, never shipped.
 _REBUILT_ON_NODE = frozenset({"model", "backend", "task_dirs", "speech", "judge", "checksums", "observer", "on_session"})
 
@@ -159,6 +165,8 @@ class CellReturn:
     #: The cell's folder (its session directory) as a tar of regular files.
     files: bytes = b""
     failure: bytes | None = None
+    #: The campaign asked the cell to stop, and it did: its session was cancelled and torn down.
+    stopped: bool = False
     #: Which node ran it (set by the executor), recorded in the record's ``sandbox`` metadata.
     node_id: str | None = None
 
@@ -171,6 +179,8 @@ class CellReturn:
         """
         if self.failure is not None:
             raise unpack_exception(self.failure)
+        if self.stopped:
+            raise HarnessBug("the cell stopped on its node without the campaign asking it to")
         assert self.record is not None
         staging = rep_dir / f".incoming-{uuid.uuid4().hex[:8]}"
         try:
@@ -184,9 +194,38 @@ class CellReturn:
         return self.record.model_copy(update={"sandbox": {**self.record.sandbox, "node_id": self.node_id}})
 
 
-def run_cell_here(recipe: CellRecipe, package: TaskPackage, cell: CampaignCell) -> CellReturn:
-    """Run one cell on this machine (a Ray worker) from what the campaign sent; see the module doc."""
-    return asyncio.run(_run_cell_here(recipe, package, cell))
+def run_cell_here(
+    recipe: CellRecipe, package: TaskPackage, cell: CampaignCell, *, stop_requested: StopCheck | None = None
+) -> CellReturn:
+    """Run one cell on this machine (a Ray worker) from what the campaign sent; see the module doc.
+
+    ``stop_requested`` is asked every :data:`STOP_POLL_S` whether the campaign was cancelled; once
+    it says so, the session is cancelled, its teardown removes its sandbox, and the cell returns
+    ``stopped`` — only then, so whoever waits for the cell knows its node is clean. (Not
+    ``ray.cancel``: it resolves the task as cancelled at once, and the worker is killed with the
+    campaign's connection while its teardown may still be running.)
+    """
+
+    async def main() -> CellReturn:
+        session = asyncio.ensure_future(_run_cell_here(recipe, package, cell))
+        watch = asyncio.ensure_future(_stop_when_asked(stop_requested, session)) if stop_requested else None
+        try:
+            return await session
+        except asyncio.CancelledError:
+            if watch is None or not watch.done():
+                raise
+            return CellReturn(stopped=True)
+        finally:
+            if watch is not None:
+                watch.cancel()
+
+    return asyncio.run(main())
+
+
+async def _stop_when_asked(stop_requested: StopCheck, session: asyncio.Future[CellReturn]) -> None:
+    while not await stop_requested():
+        await asyncio.sleep(STOP_POLL_S)
+    session.cancel()
 
 
 async def _run_cell_here(recipe: CellRecipe, package: TaskPackage, cell: CampaignCell) -> CellReturn:

@@ -31,8 +31,9 @@ retries the cell with backoff, wherever Ray schedules it (Ray's own retries are 
 attempt is counted in ``infra_errors`` and bounded by ``max_attempts``), and never scores it. A lost
 attempt wrote nothing into the run directory, so no cell is lost or counted twice. The cell's own
 exception comes back as itself (:mod:`.carried_error`) and is blamed as the local path blames it.
-A cancelled campaign cancels its Ray tasks (``KeyboardInterrupt`` on the node, which cancels the
-session and so runs its teardown) and waits for them.
+A cancelled campaign tells its running cells to stop through a small actor they poll
+(:class:`CellStops`), and waits until each has torn its session down and returned; ``ray.cancel``
+would resolve the task at once and let the worker die with the driver's connection mid-teardown.
 
 **Secrets.** Provider keys and the judge's and observer's settings set on the driver reach the
 nodes in the job's runtime environment (:func:`forwarded_env`), which Ray keeps in its control
@@ -47,7 +48,8 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -64,6 +66,7 @@ from .cell_payload import CellRecipe, CellReturn, TaskPackage, run_cell_here
 __all__ = [
     "RAY_INSTALL_HINT",
     "SANDBOX_RESOURCE",
+    "CellStops",
     "NodeLostError",
     "RayCellRunner",
     "RayExecutorError",
@@ -106,11 +109,32 @@ def forwarded_env(model: ModelSpec) -> dict[str, str]:
     }
 
 
-def _cell_on_node(recipe: CellRecipe, package: TaskPackage, cell: CampaignCell) -> CellReturn:
-    """The Ray task: run the cell here and say which node did (for the record's ``sandbox``)."""
-    import ray
+class CellStops:
+    """The cells a cancelled campaign asked to stop (a Ray actor, one per campaign, that cells poll)."""
 
-    return replace(run_cell_here(recipe, package, cell), node_id=ray.get_runtime_context().get_node_id())
+    def __init__(self) -> None:
+        self._stopped: set[str] = set()
+
+    def stop(self, attempt: str) -> None:
+        self._stopped.add(attempt)
+
+    def stopped(self, attempt: str) -> bool:
+        return attempt in self._stopped
+
+
+def _cell_on_node(recipe: CellRecipe, package: TaskPackage, cell: CampaignCell, stops: Any, attempt: str) -> CellReturn:
+    """The Ray task: run the cell here, until done or asked to stop; say which node ran it."""
+    import ray
+    from ray.exceptions import RayError
+
+    async def stop_requested() -> bool:
+        try:
+            return await stops.stopped.remote(attempt)
+        except RayError:
+            return True  # the campaign's driver is gone (the actor with it): nobody will take the result
+
+    returned = run_cell_here(recipe, package, cell, stop_requested=stop_requested)
+    return replace(returned, node_id=ray.get_runtime_context().get_node_id())
 
 
 def _join(address: str | None, sandboxes: int, env: dict[str, str]) -> bool:
@@ -162,7 +186,8 @@ async def ray_cells(settings: CampaignSettings, run_cell: Any) -> AsyncIterator[
         remote = ray.remote(_cell_on_node).options(
             num_cpus=0, resources={SANDBOX_RESOURCE: 1}, max_retries=0, retry_exceptions=False
         )
-        yield RayCellRunner(recipe, dict(run_cell.task_dirs), run_cell.checksums, remote)
+        stops = ray.remote(CellStops).options(num_cpus=0).remote()
+        yield RayCellRunner(recipe, dict(run_cell.task_dirs), run_cell.checksums, remote, stops)
     finally:
         if joined:
             await asyncio.to_thread(ray.shutdown)
@@ -177,12 +202,16 @@ class RayCellRunner:
     checksums: ChecksumManifest | None
     #: ``_cell_on_node`` as a Ray remote function, with its resource options.
     remote: Any
+    #: The campaign's :class:`CellStops` actor.
+    stops: Any
     _packages: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     _packing: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
 
     async def __call__(self, cell: CampaignCell, rep_dir: Path) -> ResultRecord:
         package = await self._package(cell)
-        returned = await _outcome(self.remote.remote(self.recipe, package, cell))
+        attempt = f"{cell}#{uuid.uuid4().hex}"
+        returned = await _outcome(self.remote.remote(self.recipe, package, cell, self.stops, attempt),
+                                  stop=lambda: self.stops.stop.remote(attempt))
         return await asyncio.to_thread(returned.land, rep_dir)
 
     async def _package(self, cell: CampaignCell) -> Any:
@@ -200,20 +229,18 @@ class RayCellRunner:
             return self._packages[cell.task_id]
 
 
-async def _outcome(ref: Any) -> CellReturn:
+async def _outcome(ref: Any, *, stop: Callable[[], object]) -> CellReturn:
     """What the cell's task returned; a cluster failure as :class:`NodeLostError`, the task's own
-    exception unwrapped from Ray's ``RayTaskError``."""
-    import ray
+    exception unwrapped from Ray's ``RayTaskError``. Cancelled, it ``stop``\ s the cell and waits
+    (at most :data:`TEARDOWN_GRACE_S`) for the node to tear the session down."""
     from ray import exceptions as rx
 
     future = asyncio.wrap_future(ref.future())
     try:
         return await asyncio.shield(future)
     except asyncio.CancelledError:
-        ray.cancel(ref)  # the node cancels the session, whose teardown removes its sandbox
-        await asyncio.wait([future], timeout=TEARDOWN_GRACE_S)
-        if future.done() and not future.cancelled():
-            future.exception()  # retrieved: it is the cancellation we asked for
+        stop()
+        await _torn_down(future)
         raise
     except rx.RayTaskError as exc:
         cause = exc.cause
@@ -225,6 +252,20 @@ async def _outcome(ref: Any) -> CellReturn:
         raise cause from None
     except rx.RayError as exc:
         raise NodeLostError(f"the cluster lost the cell: {type(exc).__name__}: {_first_line(exc)}") from exc
+
+
+async def _torn_down(future: asyncio.Future[CellReturn]) -> None:
+    """Wait for a stopped cell's task to end, at most :data:`TEARDOWN_GRACE_S`, however often the
+    campaign cancels us meanwhile (it cancels every cell again while it waits for them)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TEARDOWN_GRACE_S
+    while not future.done() and loop.time() < deadline:
+        try:
+            await asyncio.wait([future], timeout=deadline - loop.time())
+        except asyncio.CancelledError:
+            continue
+    if future.done() and not future.cancelled():
+        future.exception()  # retrieved: the cell's end does not matter any more
 
 
 def _first_line(exc: BaseException) -> str:
