@@ -10,22 +10,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from harness.agents import registry
-from harness.audio.espeak import user_voice
-from harness.audio.speech_bank import open_speech_source
-from harness.campaign.campaign import CampaignResult, CampaignSettings, run_campaign
-from harness.campaign.sandboxed_cell import SandboxedCellRunner
 from harness.cli.main import app
-from harness.tasks.dataset import resolve_data
-from sandbox.backend import get_backend
 from tests.conftest import DEMO_DATA
+from tests.ray.campaigns import TASKS, run_demo_campaign
 from tests.ray.cluster import LocalCluster, leftovers, local_cluster
 from tests.ray.recording_agent import failing_model, max_overlap, read_spans, recording_model
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
-
-TASKS = ["demo_benefits_enrollment_001", "demo_warranty_advice_001"]
-
 
 @pytest.fixture(scope="module")
 def cluster():
@@ -53,28 +44,6 @@ def _cells(out: Path) -> dict[tuple[str, str], dict]:
             "event_types": [json.loads(line)["type"] for line in events],
         }
     return cells
-
-
-def _runner(spec: registry.ModelSpec, tasks: list[str]) -> SandboxedCellRunner:
-    """The cell runner ``apex-voice run`` builds for the demo tasks with the local sandbox."""
-    source = resolve_data(DEMO_DATA)
-    dirs = {d.name: d for d in source.task_dirs}
-    return SandboxedCellRunner(
-        model=spec, backend=get_backend("local"), task_dirs={task: dirs[task] for task in tasks},
-        speech=lambda b: open_speech_source(b.task_dir, "auto", voice=user_voice(b.persona.get("voice_id")),
-                                            task_id=b.task_id),
-        checksums=source.checksums,
-    )
-
-
-async def _campaign(spec, tasks, out: Path, cluster: LocalCluster | None, **settings) -> CampaignResult:
-    executor = {"executor": "ray", "ray_address": cluster.address} if cluster else {}
-    values = {"repeats": 1, "sandbox": "local", "retry_backoff_s": 0.0, **executor, **settings}
-    runner = _runner(spec, tasks)
-    try:
-        return await run_campaign(CampaignSettings(model=spec, out_dir=out, **values), tasks, runner)
-    finally:
-        await runner.backend.aclose()  # the local executor's warm spare, as `apex-voice run` closes it
 
 
 def test_the_demo_tasks_score_through_ray_as_they_do_locally(cluster, tmp_path):
@@ -118,8 +87,8 @@ def _nodes(cluster: LocalCluster) -> list[dict]:
 @pytest.mark.parametrize("failure", ["provider", "bug"])
 async def test_a_failing_cell_is_blamed_as_the_local_executor_blames_it(cluster, tmp_path, failure):
     spec = failing_model(failure)
-    local = await _campaign(spec, TASKS[1:], tmp_path / "local", None, max_attempts=2)
-    remote = await _campaign(spec, TASKS[1:], tmp_path / "ray", cluster, max_attempts=2)
+    local = await run_demo_campaign(spec, TASKS[1:], tmp_path / "local", None, max_attempts=2)
+    remote = await run_demo_campaign(spec, TASKS[1:], tmp_path / "ray", cluster, max_attempts=2)
     (here,), (there,) = local.outcomes, remote.outcomes
     assert (there.status, there.error, there.attempts, there.infra_errors) == (
         here.status, here.error, here.attempts, here.infra_errors)
@@ -136,7 +105,7 @@ async def test_a_provider_limit_holds_across_the_nodes(cluster, tmp_path):
     # Each node hosts two sessions: three at once must span both nodes, a fourth would break the limit.
     spec = recording_model(tmp_path / "spans", limit=3, hold_s=1.0)
     (tmp_path / "spans").mkdir()
-    result = await _campaign(spec, TASKS[1:], tmp_path / "out", cluster, repeats=6, parallel=6)
+    result = await run_demo_campaign(spec, TASKS[1:], tmp_path / "out", cluster, repeats=6, parallel=6)
     assert result.complete and result.passed == 6, result.summary()
     spans = read_spans(tmp_path / "spans")
     assert len(spans) == 6 and all(span.closed is not None for span in spans)
@@ -150,7 +119,7 @@ async def test_a_cancelled_campaign_tears_its_sessions_down_on_the_nodes(cluster
     spans_dir = tmp_path / "spans"
     spans_dir.mkdir()
     spec = recording_model(spans_dir, hold_s=120.0)
-    campaign = asyncio.ensure_future(_campaign(spec, TASKS, tmp_path / "out", cluster, parallel=2))
+    campaign = asyncio.ensure_future(run_demo_campaign(spec, TASKS, tmp_path / "out", cluster, parallel=2))
     while len(read_spans(spans_dir)) < 2:  # both sessions are open, each with its sandbox, on the nodes
         assert not campaign.done(), campaign.result().summary()
         await asyncio.sleep(0.2)
