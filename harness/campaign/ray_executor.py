@@ -231,7 +231,7 @@ class RayCellRunner:
 
 async def _outcome(ref: Any, *, stop: Callable[[], object]) -> CellReturn:
     """What the cell's task returned; a cluster failure as :class:`NodeLostError`, the task's own
-    exception unwrapped from Ray's ``RayTaskError``. Cancelled, it ``stop``\ s the cell and waits
+    exception unwrapped from Ray's ``RayTaskError``. Cancelled, it stops the cell and waits
     (at most :data:`TEARDOWN_GRACE_S`) for the node to tear the session down."""
     from ray import exceptions as rx
 

@@ -1,10 +1,11 @@
 """A real local multi-node Ray cluster for a test module, on loopback only.
 
 Every node (``ray.cluster_utils.Cluster``: a head and more raylets on this machine) binds to
-127.0.0.1 (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``). The nodes and their workers get a private
-temporary folder (``TMPDIR``), so what the cells leave behind — or do not — can be checked there
-alone, whatever else runs on the machine; and the repository on ``PYTHONPATH``, so the workers
-import the harness and the test doubles (``tests.ray.recording_agent``) by name.
+127.0.0.1 (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``). The nodes and their workers (not the test
+process) get a private temporary folder (``TMPDIR``), so what the cells leave behind — or do not —
+can be checked there alone, whatever else runs on the machine; and the repository on
+``PYTHONPATH``, so the workers import the harness and the test doubles
+(``tests.ray.recording_agent``) by name.
 """
 
 from __future__ import annotations
@@ -49,26 +50,29 @@ def local_cluster(*sandboxes: int, system_config: dict[str, Any] | None = None) 
         from ray.cluster_utils import Cluster
 
         env.setattr(ray_constants, "ENABLE_RAY_CLUSTER", False)
-        env.setenv("TMPDIR", str(tmp))
-        env.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
-        tempfile.tempdir = None  # the driver's own tempfile calls follow TMPDIR too
-        head, *others = sandboxes
-        cluster = Cluster(initialize_head=True, head_node_args={
-            "node_ip_address": LOOPBACK, "num_cpus": 1, "resources": {SANDBOX_RESOURCE: head}, "include_dashboard": False,
-            **({"_system_config": system_config} if system_config else {}),
-        })
+        with pytest.MonkeyPatch.context() as nodes_env:  # the nodes' environment, not this process's
+            nodes_env.setenv("TMPDIR", str(tmp))
+            nodes_env.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+            head, *others = sandboxes
+            cluster = Cluster(initialize_head=True, head_node_args={
+                "node_ip_address": LOOPBACK, "num_cpus": 1, "resources": {SANDBOX_RESOURCE: head},
+                "include_dashboard": False, **({"_system_config": system_config} if system_config else {}),
+            })
+            try:
+                for count in others:
+                    cluster.add_node(node_ip_address=LOOPBACK, num_cpus=1, resources={SANDBOX_RESOURCE: count})
+                cluster.wait_for_nodes()
+            except BaseException:
+                cluster.shutdown()
+                raise
+        assert cluster.address.startswith(f"{LOOPBACK}:"), cluster.address
         try:
-            for count in others:
-                cluster.add_node(node_ip_address=LOOPBACK, num_cpus=1, resources={SANDBOX_RESOURCE: count})
-            cluster.wait_for_nodes()
-            assert cluster.address.startswith(f"{LOOPBACK}:"), cluster.address
             yield LocalCluster(cluster, tmp)
         finally:
             import ray
 
             ray.shutdown()
             cluster.shutdown()
-            tempfile.tempdir = None
             shutil.rmtree(tmp, ignore_errors=True)
 
 

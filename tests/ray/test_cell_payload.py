@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 import errno
 import io
+import shutil
 import tarfile
 import tempfile
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -122,11 +124,14 @@ def test_only_the_harness_cell_runner_travels():
 
 
 @pytest.fixture
-def private_tmp(tmp_path, monkeypatch):
-    """This test's own TMPDIR, where the cell's private folders go (and must be gone from)."""
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
+def private_tmp(monkeypatch):
+    """This test's own TMPDIR, where the cell's private folders go (and must be gone from); short,
+    for the sandbox's unix socket paths."""
+    root = Path(tempfile.mkdtemp(prefix="avcell-", dir="/tmp"))
+    monkeypatch.setenv("TMPDIR", str(root))
     monkeypatch.setattr(tempfile, "tempdir", None)
-    return tmp_path
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
 
 
 async def test_a_cell_runs_from_its_recipe_and_leaves_nothing_behind(private_tmp):

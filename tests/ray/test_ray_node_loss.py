@@ -57,5 +57,5 @@ async def test_a_node_removed_mid_campaign_loses_no_cell_and_counts_none_twice(c
     assert manifest["unscored_cells"] == []
 
     # The killed worker's folders carry it as their owner: the next harness on the node sweeps them.
-    sweep_orphaned_files()
+    sweep_orphaned_files(cluster.tmp)
     assert leftovers(cluster.tmp) == []
