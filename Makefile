@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test images venv clean
+.PHONY: demo test test-all typecheck images venv clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -26,9 +26,18 @@ demo: $(STAMP)
 images: $(STAMP)
 	$(BIN)/apex-voice images build
 
-# The Docker tests build the images once, with progress, before the first of them starts.
+# The fast tier, for every change: no Docker, no wall-clock pacing, no whole CLI campaigns.
+FAST := not slow and not docker and not ray
 test: $(STAMP)
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n auto -m "$(FAST)" $(PYTEST_ARGS)
+
+# Every tier (what CI runs): the images first, with progress, then the whole suite in parallel.
+test-all: images
+	$(BIN)/python -m pytest -q -n auto --durations=10 $(PYTEST_ARGS)
+
+# The type checker over the four packages ([tool.mypy] in pyproject.toml); CI runs it before the tests.
+typecheck: $(STAMP)
+	$(BIN)/mypy harness mcp_servers sandbox tui
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -33,12 +33,12 @@ class ChatCompletions:
         self._client = client
 
     @classmethod
-    def from_env(cls, model: str, **options: float) -> ChatCompletions | None:
+    def from_env(cls, model: str, *, timeout_s: float = 30.0) -> ChatCompletions | None:
         api_key = os.environ.get("APEX_VOICE_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
         if not api_key:
             return None
         base_url = os.environ.get("APEX_VOICE_LLM_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-        return cls(model=model, base_url=base_url, api_key=api_key, **options)
+        return cls(model=model, base_url=base_url, api_key=api_key, timeout_s=timeout_s)
 
     async def complete(self, prompt: str, *, max_tokens: int) -> str:
         """The reply's text. Raises ``httpx.HTTPError`` (transport, status) or ``ValueError``/``KeyError``

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .records import ApprovalRecord, ApprovalToken, AuthDecision
+from .records import ApprovalKind, ApprovalRecord, ApprovalToken, AuthDecision
 
 __all__ = ["Authorization", "CommitGuard"]
 
@@ -68,7 +68,7 @@ class CommitGuard:
 
     def _record(
         self,
-        kind: str,
+        kind: ApprovalKind,
         action_type: str,
         target_id: str,
         media_time_ms: int,

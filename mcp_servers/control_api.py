@@ -9,7 +9,7 @@ answers 409 until a task is loaded.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 from starlette.requests import Request
@@ -66,6 +66,9 @@ class LoadBody(BaseModel):
     files: dict[str, str]
 
 
+BodyT = TypeVar("BodyT", bound=BaseModel)
+
+
 def _bad_request(message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=400)
 
@@ -74,7 +77,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-async def _body(request: Request, model: type[BaseModel]) -> BaseModel | JSONResponse:
+async def _body(request: Request, model: type[BodyT]) -> BodyT | JSONResponse:
     """The validated body; NaN/Infinity and text that is not valid Unicode are refused (400)."""
     try:
         data = json.loads(await request.body() or b"null", parse_constant=_reject_constant)

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 __all__ = [
+    "ApprovalKind",
     "ApprovalRecord",
     "ApprovalToken",
     "ArtifactSnapshot",
@@ -97,8 +98,12 @@ class ApprovalToken(BaseModel):
     consumed_by_call: int | None = None
 
 
+#: What happened to an approval (one :class:`ApprovalRecord` each).
+ApprovalKind = Literal["granted", "revoked", "consumed"]
+
+
 class ApprovalRecord(BaseModel):
-    kind: Literal["granted", "revoked", "consumed"]
+    kind: ApprovalKind
     action_type: str
     target_id: str
     media_time_ms: int

@@ -113,7 +113,7 @@ class ToolRuntime:
         """Run and log one call; refusals are ``ok=False`` records, our own failures ``server_fault`` ones."""
         index = len(self._log)
         tool_name = loggable_name(name)
-        base = {"index": index, "name": tool_name, "media_time_ms": media_time_ms}
+        base: dict[str, Any] = {"index": index, "name": tool_name, "media_time_ms": media_time_ms}
         if index >= MAX_LOGGED_CALLS:
             self.calls_not_logged += 1
             message = f"{tool_name}: this session already made {MAX_LOGGED_CALLS} tool calls, the most one session may make"
@@ -153,7 +153,9 @@ class ToolRuntime:
         commit_attempt = commit_action_type(spec, args) if spec.handler == "commit" else None
         call_args = without_null_optionals(spec, args)
         handler = HANDLERS.get(spec.handler or "")
-        problems = validate_tool_args(spec, call_args) if handler else ["no handler is bound to this tool"]
+        if handler is None:
+            raise _Refusal(f"{spec.name}: no handler is bound to this tool", args, commit_attempt)
+        problems = validate_tool_args(spec, call_args)
         if problems:
             raise _Refusal(f"{spec.name}: " + "; ".join(problems), args, commit_attempt)
         call = ToolCall(spec, call_args, base["index"], base["media_time_ms"], base["wall_time_ns"])

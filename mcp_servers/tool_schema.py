@@ -48,7 +48,9 @@ def _fields_property(schema: ArtifactSchema) -> tuple[dict[str, Any], str]:
 
 def _artifact_schema(tool: ToolSpec, workspace: InitialWorkspace) -> tuple[str, ArtifactSchema] | None:
     artifact_id = tool.effect.get("artifact_id")
-    definition = workspace.artifacts.get(artifact_id) if isinstance(artifact_id, str) else None
+    if not isinstance(artifact_id, str):
+        return None
+    definition = workspace.artifacts.get(artifact_id)
     if definition is None or definition.schema_ is None or not definition.schema_.fields:
         return None
     return artifact_id, definition.schema_

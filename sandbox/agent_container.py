@@ -136,9 +136,9 @@ async def start_agent_container(
         AgentStartFailed: the container exited, or never accepted a connection, once started.
     """
     network_id = sandbox.metadata.get("network_id")
-    if sandbox.backend != "docker" or not network_id:
+    if not network_id:  # only a backend that ``runs_agent_containers`` gives one
         raise SandboxUnavailableError(
-            f"an agent container needs a docker sandbox with a session network (got backend {sandbox.backend!r})"
+            f"an agent container needs a sandbox with a docker session network (backend {sandbox.backend!r} gave none)"
         )
     engine = client or _default_client()
     meta = sandbox.metadata

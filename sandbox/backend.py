@@ -4,6 +4,12 @@
 the control client and metadata; leaving the block always tears the sandbox down (normal exit,
 exception, cancellation, Ctrl-C). Backends are looked up by name in a registry, and the docker
 backend is imported only when asked for, so machines without the docker SDK can still use ``local``.
+
+The registry is open, as the agents' is: beside the built-in ``docker`` and ``local``, a backend is
+named by an installed entry point of the ``apex_voice.sandbox_backends`` group (the entry point names
+a :class:`SandboxBackend` subclass) or as ``package.module:Class`` (``docs/plugins.md``). What a
+backend can do beyond serving the task is a capability on its class (:attr:`SandboxBackend.
+runs_agent_containers`), never a test of its name.
 """
 
 from __future__ import annotations
@@ -14,23 +20,25 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from .control_client import ControlClient
-from .errors import SandboxUnavailableError
+from .errors import SandboxUnavailableError, UnknownBackendError
 
 __all__ = [
-    "BackendName",
+    "BUILTIN_BACKENDS",
+    "ENTRY_POINT_GROUP",
     "SandboxBackend",
     "SandboxEnvironment",
     "SandboxUnavailableError",
+    "UnknownBackendError",
     "get_backend",
+    "known_backends",
 ]
 
 log = logging.getLogger(__name__)
-
-BackendName = Literal["auto", "docker", "local"]
 
 StateReader = Callable[[], Awaitable[bytes]]
 
@@ -63,6 +71,10 @@ class SandboxBackend(ABC):
     """Starts one isolated task server per session."""
 
     name: ClassVar[str]
+    #: Its environments can host agent containers (``sandbox.agent_container``: an agent image, or
+    #: an out-of-tree adapter's host, on the session's docker network, ``metadata["network_id"]``).
+    #: Without it such agents run in a child process, or not at all (``container:IMAGE``).
+    runs_agent_containers: ClassVar[bool] = False
     #: Why this backend serves the run, for the user (``get_backend`` sets it).
     chosen_because: str = "asked for by name"
 
@@ -90,27 +102,64 @@ class SandboxBackend(ABC):
         return None  # a backend without spares keeps nothing
 
 
-#: name -> "module:class", imported on demand (the docker SDK is an optional dependency).
-_REGISTRY: dict[str, str] = {
+#: name -> "module:Class", imported on demand (the docker SDK is an optional dependency).
+BUILTIN_BACKENDS: dict[str, str] = {
     "local": "sandbox.local:LocalBackend",
     "docker": "sandbox.docker_backend:DockerBackend",
 }
+
+#: Installed packages register backends here: ``name = "package.module:BackendClass"``.
+ENTRY_POINT_GROUP = "apex_voice.sandbox_backends"
 
 #: ``auto`` tries these in order and takes the first that is available.
 _AUTO_ORDER = ("docker", "local")
 
 
-def _load(name: str) -> SandboxBackend:
-    module_name, _, class_name = _REGISTRY[name].partition(":")
+def known_backends() -> list[str]:
+    """Every name ``get_backend`` takes: ``auto``, the built-ins, then the installed entry points."""
+    return ["auto", *BUILTIN_BACKENDS, *(p.name for p in entry_points(group=ENTRY_POINT_GROUP))]
+
+
+def _construct(name: str, load: Callable[[], object]) -> SandboxBackend:
     try:
-        module = importlib.import_module(module_name)
+        target = load()
     except ImportError as exc:
         raise SandboxUnavailableError(f"sandbox backend {name!r} cannot be imported: {exc}") from exc
-    return getattr(module, class_name)()
+    except AttributeError as exc:
+        raise UnknownBackendError(f"sandbox backend {name!r}: {exc}") from None
+    if not (isinstance(target, type) and issubclass(target, SandboxBackend)):
+        raise UnknownBackendError(f"sandbox backend {name!r} is {target!r}, not a SandboxBackend subclass")
+    return target()
 
 
-def get_backend(name: BackendName | str = "auto") -> SandboxBackend:
-    """The backend called ``name``; ``auto`` picks docker when its engine and image answer, else local."""
+def _import_target(target: str) -> Callable[[], object]:
+    module_name, _, class_name = target.partition(":")
+    return lambda: getattr(importlib.import_module(module_name), class_name)
+
+
+def _load(name: str) -> SandboxBackend:
+    if name in BUILTIN_BACKENDS:
+        return _construct(name, _import_target(BUILTIN_BACKENDS[name]))
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        if point.name == name:
+            return _construct(name, point.load)
+    module_name, colon, class_name = name.partition(":")
+    if colon and module_name and class_name:
+        return _construct(name, _import_target(name))
+    raise UnknownBackendError(
+        f"unknown sandbox backend {name!r} (known: {', '.join(known_backends())}, or package.module:Class)"
+    )
+
+
+def get_backend(name: str = "auto") -> SandboxBackend:
+    """The backend called ``name``; ``auto`` picks docker when its engine and image answer, else local.
+
+    Raises:
+        UnknownBackendError: no backend has this name (the message lists the known ones), or it
+            names something that is not a :class:`SandboxBackend` subclass.
+        SandboxUnavailableError: its module cannot be imported here (e.g. no docker SDK), or
+            ``auto`` found none available.
+    """
     if name == "auto":
         reasons: list[str] = []
         for candidate in _AUTO_ORDER:
@@ -127,7 +176,4 @@ def get_backend(name: BackendName | str = "auto") -> SandboxBackend:
                 return backend
             reasons.append(f"not {candidate}: {reason}")
         raise SandboxUnavailableError(f"no sandbox backend is available: {'; '.join(reasons)}")
-    if name not in _REGISTRY:
-        known = ", ".join(["auto", *_REGISTRY])
-        raise ValueError(f"unknown sandbox backend {name!r} (known: {known})")
     return _load(name)

@@ -32,13 +32,13 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from ipaddress import IPv4Network
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import docker
 import docker.errors
@@ -61,6 +61,8 @@ from .warm_pool import WarmPool
 __all__ = ["DockerBackend", "DockerSandboxConfig"]
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 SERVER_PORT = 8080
 TOKEN_MOUNT = "/run/secrets/token"
@@ -129,6 +131,7 @@ class _Spare:
 
 class DockerBackend(SandboxBackend):
     name = "docker"
+    runs_agent_containers = True
 
     def __init__(self, config: DockerSandboxConfig | None = None, *, client: Any = None) -> None:
         self.config = config or DockerSandboxConfig()
@@ -191,7 +194,7 @@ class DockerBackend(SandboxBackend):
         default_image = self.config.image == DockerSandboxConfig.image
         return self.config.rebuild_stale_image and default_image and (DEFAULT_PROJECT_ROOT / "pyproject.toml").is_file()
 
-    async def _in_pool(self, fn, *args):  # type: ignore[no-untyped-def]
+    async def _in_pool(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
     async def aclose(self) -> None:

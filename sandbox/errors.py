@@ -7,7 +7,11 @@ harness bug and must surface loudly instead of being retried.
 
 from __future__ import annotations
 
-__all__ = ["AgentStartFailed", "AgentImageError", "ControlRequestError", "SandboxUnavailableError"]
+__all__ = ["AgentStartFailed", "AgentImageError", "ControlRequestError", "SandboxUnavailableError", "UnknownBackendError"]
+
+
+class UnknownBackendError(ValueError):
+    """No sandbox backend has the name asked for (a usage error: the message lists the known ones)."""
 
 
 class SandboxUnavailableError(RuntimeError):

@@ -78,10 +78,9 @@ class ImageSpec:
 #: What hosts an agent adapter behind the realtime protocol (``harness.agents.realtime_server``):
 #: the agent images ship these sources, and a hosted adapter's child process imports a copy of them.
 ADAPTER_HOST_SOURCES = (
-    "harness/__init__.py", "harness/atomic_write.py", "harness/agents", "harness/audio",
+    # The blame types the adapters raise (``harness/errors.py``); no session code.
+    "harness/__init__.py", "harness/atomic_write.py", "harness/errors.py", "harness/agents", "harness/audio",
     "harness/tasks/__init__.py", "harness/tasks/models.py",
-    # The blame types and the agent limits the adapters raise and read (no session code).
-    "harness/session/__init__.py", "harness/session/errors.py", "harness/session/agent_limits.py",
     "mcp_servers/__init__.py", "mcp_servers/public_models.py",
 )
 AGENT_RUNTIME_REQUIREMENTS = (

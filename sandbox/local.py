@@ -5,34 +5,41 @@ process: the server runs with the harness user's rights, though with a scrubbed 
 (:mod:`sandbox.child_env`: no provider key) and its private directory as working directory. Use
 ``docker`` for untrusted agents.
 
-Servers are started ahead of need (:class:`~sandbox.warm_pool.WarmPool`): a spare boots (python,
-``import mcp``) while the previous session runs, empty, and gets its task through
-``POST /control/load`` when a session takes it. Each server serves exactly one session and is
-stopped when that session ends. Spares die with the harness: their stdin is a pipe from it, and the
-server exits when that pipe closes (``--exit-with-stdin``), even after a SIGKILL of the harness;
-the private folders such a harness leaves are removed by the next one's first session.
+Servers are forked from one warm process (:mod:`sandbox.forkserver`, :mod:`mcp_servers.forkserver`)
+that imported the server once, so a server is up in milliseconds instead of a second of CPU, and
+started ahead of need (:class:`~sandbox.warm_pool.WarmPool`): a spare boots while the previous
+session runs, empty, and gets its task through ``POST /control/load`` when a session takes it.
+Each server serves exactly one session and is stopped when that session ends. Servers die with the
+harness: the forkserver's stdin is a pipe from it; at end of file the forkserver stops every server
+and exits, and each server dies with the forkserver (``PR_SET_PDEATHSIG``), even after a SIGKILL of
+the harness. The private folders such a harness leaves are removed by the next one's first session.
+Everything that blocks (forks, token files, the orphan sweep, reading the task) runs off the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import time
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from .backend import SandboxBackend, SandboxEnvironment
 from .child_env import child_environment, source_root
 from .control_client import ControlClient
 from .errors import SandboxUnavailableError
+from .forkserver import ForkedServer, Forkserver
 from .public_files import read_public_files
 from .readiness import wait_until_ready
-from .session_files import SessionFiles, sweep_orphaned_files
+from .session_files import SessionFiles, owned_mkdtemp, sweep_orphaned_files
 from .warm_pool import WarmPool
 
 __all__ = ["LocalBackend"]
@@ -48,19 +55,20 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _server_environment(private_dir: Path) -> dict[str, str]:
-    """The server's scrubbed environment (:mod:`sandbox.child_env`: no provider key reaches it),
-    with the directory holding ``mcp_servers`` first on its path, then the harness's own path."""
+def _server_environment(home: Path) -> dict[str, str]:
+    """The servers' scrubbed environment (:mod:`sandbox.child_env`: no provider key reaches it),
+    with the directory holding ``mcp_servers`` first on its path, then the harness's own path.
+    Each forked server points ``HOME``/``TMPDIR`` at its own private directory."""
     root = source_root("mcp_servers")
     inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    return child_environment(home=private_dir, python_path=[*([root] if root else []), *inherited])
+    return child_environment(home=home, python_path=[*([root] if root else []), *inherited])
 
 
 @dataclass
 class _LocalServer:
     """One empty server process and its private files; used by one session, then stopped."""
 
-    process: subprocess.Popen[bytes]
+    process: ForkedServer
     port: int
     files: SessionFiles
     spawned_at: float = field(default_factory=time.monotonic)
@@ -85,8 +93,6 @@ class _LocalServer:
                     with suppress(ProcessLookupError):
                         self.process.kill()
                     self.process.wait()
-            if self.process.stdin is not None:
-                self.process.stdin.close()
         finally:
             self.files.remove()
 
@@ -101,28 +107,45 @@ class LocalBackend(SandboxBackend):
         self.ready_timeout_s = ready_timeout_s
         self._pool: WarmPool[_LocalServer] = WarmPool(_LocalServer.stop, size=pool_size)
         self._swept = False
+        self._forkserver_home: Path | None = None
+        self._forkserver = Forkserver(python, self._forkserver_environment, reply_timeout_s=ready_timeout_s)
+        # A backend dropped without aclose() must not leave its forkserver running until we exit.
+        weakref.finalize(self, self._forkserver.abandon)
 
     async def aclose(self) -> None:
-        """Stop every spare server (sessions in progress keep theirs until they end)."""
-        await asyncio.to_thread(self._pool.drain)
+        """Stop every spare server and the forkserver (call it once the sessions have ended)."""
+        await asyncio.to_thread(self._close)
+
+    def _close(self) -> None:
+        self._pool.drain()
+        self._forkserver.close()
+        if self._forkserver_home is not None:
+            shutil.rmtree(self._forkserver_home, ignore_errors=True)
+            self._forkserver_home = None
+
+    def _forkserver_environment(self) -> tuple[dict[str, str], Path]:
+        if self._forkserver_home is None or not self._forkserver_home.is_dir():
+            self._forkserver_home = owned_mkdtemp("apexvoice-forkserver-")
+        return _server_environment(self._forkserver_home), self._forkserver_home
 
     @asynccontextmanager
     async def start(
         self, public_dir: Path, run_id: str, *, task_id: str
     ) -> AsyncIterator[SandboxEnvironment]:
         started = time.monotonic()
-        files = read_public_files(Path(public_dir))
+        files = await asyncio.to_thread(read_public_files, Path(public_dir))
         server: _LocalServer | None = None
         control: ControlClient | None = None
         try:
             for attempt in range(1, _PORT_ATTEMPTS + 1):
-                server, warm = self._pool.take(self._spawn)
+                taken = await asyncio.to_thread(self._pool.take, self._spawn)
+                server, warm = taken  # unpacked apart from the await: mypy then knows ``server`` is set
                 control = ControlClient("", server.files.token, uds=str(server.files.control_socket))
                 try:
                     ready_s = await wait_until_ready(
                         control.health,
                         timeout_s=self.ready_timeout_s,
-                        exit_reason=lambda s=server: asyncio.to_thread(s.exit_reason),
+                        exit_reason=partial(asyncio.to_thread, server.exit_reason),
                         what=f"local task server for {task_id}",
                     )
                     break
@@ -135,7 +158,8 @@ class LocalBackend(SandboxBackend):
             assert server is not None and control is not None
             await control.load(files)
             start_to_ready_s = time.monotonic() - started
-            self._pool.refill(self._spawn)  # the next session's server boots while this one runs
+            # The next session's server boots while this one runs.
+            await asyncio.to_thread(self._pool.refill, self._spawn)
 
             async def read_state() -> bytes:
                 return await asyncio.to_thread(_read_state_file, server.files)
@@ -166,7 +190,7 @@ class LocalBackend(SandboxBackend):
                     await asyncio.shield(asyncio.to_thread(server.stop))
 
     def _spawn(self) -> _LocalServer:
-        """Start an empty server (blocking but quick: fork/exec, no waiting for it to boot).
+        """Fork an empty server (blocking but quick once the forkserver is warm).
 
         The first spawn also removes private folders a killed harness left behind.
         """
@@ -176,28 +200,20 @@ class LocalBackend(SandboxBackend):
         files = SessionFiles.create("apexvoice-local-", for_container=False)
         port = _free_port()
         try:
-            with (files.root / "server.log").open("ab") as stderr:
-                process = subprocess.Popen(
-                    [
-                        self.python, "-m", "mcp_servers",
-                        "--host", LOOPBACK,
-                        "--port", str(port),
-                        "--token-file", str(files.token_file),
-                        "--agent-token-file", str(files.agent_token_file),
-                        "--control-socket", str(files.control_socket),
-                        "--state-file", str(files.state_file),
-                        "--exit-with-stdin",
-                    ],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.DEVNULL,
-                    stderr=stderr,
-                    env=_server_environment(files.root),
-                    cwd=files.root,
-                    start_new_session=True,  # Ctrl-C in the terminal reaches the harness, which tears down
-                )  # fmt: skip
-        except OSError as exc:
+            process = self._forkserver.spawn(
+                [
+                    "--host", LOOPBACK,
+                    "--port", str(port),
+                    "--token-file", str(files.token_file),
+                    "--agent-token-file", str(files.agent_token_file),
+                    "--control-socket", str(files.control_socket),
+                    "--state-file", str(files.state_file),
+                ],
+                cwd=files.root, home=files.root, log=files.root / "server.log",
+            )  # fmt: skip
+        except BaseException:
             files.remove()
-            raise SandboxUnavailableError(f"cannot start {self.python} -m mcp_servers: {exc}") from exc
+            raise
         return _LocalServer(process=process, port=port, files=files)
 
 

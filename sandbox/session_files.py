@@ -36,6 +36,7 @@ __all__ = [
     "CONTROL_SOCKET_NAME",
     "PRIVATE_DIR_PREFIX",
     "SessionFiles",
+    "owned_mkdtemp",
     "owned_temp_dir",
     "sweep_orphaned_files",
 ]
@@ -74,7 +75,7 @@ class SessionFiles:
             raise SandboxUnavailableError(
                 f"the temporary directory {parent} is too long for a unix socket path; set TMPDIR to a shorter one"
             )
-        root = _owned_mkdtemp(prefix, parent)
+        root = owned_mkdtemp(prefix, parent)
         token, token_file = _write_token(root / "token")
         agent_token, agent_token_file = _write_token(root / "agent-token")
         state_dir = root / "state"
@@ -103,7 +104,7 @@ def _write_token(path: Path) -> tuple[str, Path]:
     return token, path
 
 
-def _owned_mkdtemp(prefix: str, parent: str | None = None) -> Path:
+def owned_mkdtemp(prefix: str, parent: str | None = None) -> Path:
     """A new 0700 ``apexvoice-*`` directory stamped with this harness as its owner."""
     if not prefix.startswith(PRIVATE_DIR_PREFIX):
         raise ValueError(f"private directories are named {PRIVATE_DIR_PREFIX}*, got {prefix!r}")
@@ -115,7 +116,7 @@ def _owned_mkdtemp(prefix: str, parent: str | None = None) -> Path:
 @contextmanager
 def owned_temp_dir(prefix: str) -> Iterator[Path]:
     """Like ``tempfile.TemporaryDirectory``, but swept by :func:`sweep_orphaned_files` after a kill."""
-    root = _owned_mkdtemp(prefix)
+    root = owned_mkdtemp(prefix)
     try:
         yield root
     finally:

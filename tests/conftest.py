@@ -14,6 +14,21 @@ TOY_FORM = REFERENCE_FIXTURES / "toy_form_001"
 TOY_INTERVIEW = REFERENCE_FIXTURES / "toy_interview_001"
 DEMO_DATA = REPO / "harness" / "demo_data"
 
+#: Sessions against the protocol fakes run this many times faster than the wall (the fakes answer
+#: as fast as they are fed); tests marked ``wall_clock`` keep true 1× pacing.
+TEST_CLOCK_SPEED = "8"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Inherited by the CLI processes the tests start, too. A value set by the caller wins.
+    os.environ.setdefault("APEX_VOICE_CLOCK_SPEED", TEST_CLOCK_SPEED)
+
+
+@pytest.fixture(autouse=True)
+def _wall_clock_pacing(request, monkeypatch):
+    if request.node.get_closest_marker("wall_clock"):
+        monkeypatch.setenv("APEX_VOICE_CLOCK_SPEED", "1")
+
 
 def require_reference_fixtures() -> None:
     """Skip (never fail) when ../shared is absent: the fixtures are not part of this repository."""

@@ -4,6 +4,7 @@ same samples."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import soundfile as sf
 
 from harness.agents.oracle_voice import OracleVoiceAgent
@@ -15,6 +16,8 @@ from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.dataset import resolve_data
 from harness.tasks.loader import load_task
 from tests.conftest import DEMO_DATA
+
+pytestmark = pytest.mark.slow
 
 
 async def _c3_session(task_dir, preset, session_dir=None, seed=1):

@@ -63,11 +63,12 @@ async def test_in_process_models_get_no_container_with_a_local_sandbox():
 
 
 async def test_an_agent_container_needs_a_docker_sandbox():
-    with pytest.raises(SandboxUnavailableError, match="needs a docker sandbox"):
+    with pytest.raises(SandboxUnavailableError, match="needs a sandbox with a docker session network"):
         async with start_agent_container(_local_sandbox(), AgentContainerConfig(image="x")):
             pass
 
 
+@pytest.mark.slow
 def test_the_agent_image_ships_agent_code_only_and_it_runs_from_that_alone(tmp_path):
     shipped = snapshot_paths(DEFAULT_PROJECT_ROOT, IMAGE_SPECS["native-oracle"].source_packages)
     names = [name for name, _ in shipped.files]

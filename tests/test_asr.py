@@ -19,6 +19,8 @@ from harness.audio.agent_asr import (
     resolve_whisper_model,
 )
 
+pytestmark = pytest.mark.slow
+
 LINE = "Got it. And what's the best phone number to reach you?"
 
 

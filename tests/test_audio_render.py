@@ -19,7 +19,7 @@ from harness.cli.main import app
 from harness.tasks.checksums import ChecksumManifest
 from harness.tasks.lint import lint_task
 from harness.tasks.loader import load_task
-from harness.user.runner_lines import CLOSING_LINES, NUDGE_LINE
+from harness.tasks.runner_lines import CLOSING_LINES, NUDGE_LINE
 from harness.validate import validate_task
 
 DEMO = Path(__file__).resolve().parents[1] / "harness" / "demo_data" / "tasks" / "demo_warranty_advice_001"

@@ -38,6 +38,7 @@ def test_tones_sweeps_and_noise_are_not_speech(pcm):
     assert measure.judgeable and not measure.speech_like, measure
 
 
+@pytest.mark.slow
 def test_every_bundled_user_clip_of_the_demo_suite_is_speech():
     clips = sorted(DEMO_DATA.glob("tasks/*/user/audio/*.flac"))
     assert len(clips) > 100

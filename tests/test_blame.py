@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from harness.campaign.blame import classify
-from harness.session.errors import (
+from harness.errors import (
     AgentFailure,
     HarnessBug,
     JudgeUnavailable,

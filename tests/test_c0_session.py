@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
+from harness.agents.registry import get_model
 from harness.agents.text_agents import AgentTurn, NoOpAgent, ScriptedAgent, ToolCallRequest
+from harness.campaign.text_cell import text_agent_for
 from harness.events import EventType
 from harness.session.environment_port import InProcessEnvironment
 from harness.session.text_runner import run_text_session
@@ -207,3 +210,10 @@ async def test_two_runs_write_identical_events(toy_form):
         return [(e.type, e.media_time_ms, e.payload) for e in result.events.events]
 
     assert await once() == await once()
+
+
+def test_the_text_oracle_of_a_task_without_a_reference_policy_says_so(toy_form) -> None:
+    """It once failed inside ``ScriptedAgent.oracle`` with an ``AttributeError`` on ``None``."""
+    bundle = replace(load_task(toy_form), policy=None)
+    with pytest.raises(ValueError, match=r"the oracle needs the task's reference/policy.yaml"):
+        text_agent_for(get_model("oracle"), bundle)

@@ -31,5 +31,6 @@ def test_run_into_another_models_directory_is_refused(monkeypatch, tmp_path):
     task = sorted(p.name for p in (BUNDLED_DATA / "tasks").iterdir())[0]
     result = CliRunner().invoke(app, ["run", "--model", "noop", "--only", task, "--out", str(tmp_path)])
     assert result.exit_code == 2, result.output
-    assert f"error: {tmp_path} holds a campaign with model 'oracle', not 'noop'" in result.output
+    assert f"error: {tmp_path} holds another campaign (model: 'oracle' → 'noop'" in result.output
+    assert "use a new --out" in result.output
     assert "Traceback" not in result.output

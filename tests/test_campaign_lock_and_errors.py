@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from harness.agents.registry import get_model
-from harness.campaign.campaign import HARNESS_ERROR_FILE, CampaignCell, CampaignSettings, run_campaign
+from harness.campaign.campaign import CampaignCell, CampaignSettings, run_campaign
 from harness.campaign.lock import LOCK_FILE, CampaignLock, CampaignLockedError
-from harness.campaign.manifest import MANIFEST_FILE, CampaignManifest, write_manifest
+from harness.campaign.manifest import CampaignManifest, write_manifest
+from harness.results.campaign_files import HARNESS_ERROR_FILE, MANIFEST_FILE
 from harness.results.result_record import ResultRecord
 
 

@@ -6,10 +6,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.campaign.session_record import record_from_session
 from harness.events import EventBus, EventType
 from harness.grading.report import FailedPredicate, FieldRow, GradeReport
 from harness.results.result_record import ResultRecord
-from harness.results.session_record import record_from_session
 
 PUBLISHED_KEYS = ["task_id", "rep", "model", "run_id", "condition", "pts", "components", "turns", "outcome",
                   "duplex", "latency", "wall_s", "error"]

@@ -32,7 +32,7 @@ async def test_another_model_is_refused_before_anything_runs(tmp_path):
     await run_campaign(_settings(tmp_path), ["task_a"], PassingCells())
     manifest_before = (tmp_path / "campaign.json").read_text()
     runner = PassingCells("noop")
-    with pytest.raises(CampaignMismatchError, match=r"holds a campaign with model 'oracle', not 'noop'") as err:
+    with pytest.raises(CampaignMismatchError, match=r"holds another campaign \(model: 'oracle' → 'noop'") as err:
         await run_campaign(_settings(tmp_path, "noop"), ["task_a", "task_b"], runner)
     assert str(tmp_path) in str(err.value)
     assert runner.calls == [] and (tmp_path / "campaign.json").read_text() == manifest_before
@@ -41,7 +41,7 @@ async def test_another_model_is_refused_before_anything_runs(tmp_path):
 
 async def test_other_measurement_settings_are_refused(tmp_path):
     await run_campaign(_settings(tmp_path), ["task_a"], PassingCells())
-    with pytest.raises(CampaignMismatchError, match="max_turns 44, not 10"):
+    with pytest.raises(CampaignMismatchError, match="max_turns: 44 → 10"):
         await run_campaign(_settings(tmp_path, max_turns=10), ["task_a"], PassingCells())
     # Backend and parallelism do not change what is measured.
     again = PassingCells()
@@ -59,6 +59,9 @@ async def test_a_record_of_another_model_is_refused_even_without_a_manifest(tmp_
 async def test_a_changed_task_version_is_refused(tmp_path):
     await run_campaign(_settings(tmp_path), ["task_a"], PassingCells(), task_versions={"task_a": "1.0.0"})
     assert ResultRecord.read(tmp_path / "task_a" / "rep0").task_version == "1.0.0"
+    with pytest.raises(CampaignMismatchError, match=r"task_versions\[task_a\]: '1.0.0' → '1.1.0'"):
+        await run_campaign(_settings(tmp_path), ["task_a"], PassingCells(), task_versions={"task_a": "1.1.0"})
+    (tmp_path / "campaign.json").unlink()  # without a manifest, the record's own version refuses
     with pytest.raises(CampaignMismatchError, match="task version '1.0.0', not '1.1.0'"):
         await run_campaign(_settings(tmp_path), ["task_a"], PassingCells(), task_versions={"task_a": "1.1.0"})
 

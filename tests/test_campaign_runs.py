@@ -11,15 +11,15 @@ import pytest
 
 from harness.agents.registry import get_model
 from harness.campaign.campaign import (
-    HARNESS_ERROR_FILE,
     CampaignCell,
     CampaignSettings,
     campaign_cells,
     run_campaign,
 )
 from harness.campaign.lock import LOCK_FILE
+from harness.errors import ProviderError, ProviderTransient, SessionInfraError
+from harness.results.campaign_files import HARNESS_ERROR_FILE
 from harness.results.result_record import ResultRecord
-from harness.session.errors import ProviderError, ProviderTransient, SessionInfraError
 from sandbox.errors import SandboxUnavailableError
 
 TASKS = ["task_b", "task_a"]

@@ -17,6 +17,8 @@ from harness.tasks.loader import load_task
 from tests.conftest import DEMO_DATA
 from tests.fakes.fake_chat_server import API_KEY, FakeChatServer, serve_fake_chat
 
+pytestmark = pytest.mark.slow
+
 TASKS = ["demo_warranty_advice_001", "demo_hvac_inspection_001", "demo_printer_fleet_troubleshoot_001"]
 
 

@@ -13,9 +13,9 @@ from harness.agents.chat_agent import (
 )
 from harness.agents.text_agents import AgentObservationView
 from harness.campaign.blame import classify
+from harness.errors import AgentFailure, ProviderError, ProviderTransient
 from harness.events import EventType
 from harness.session.environment_port import InProcessEnvironment
-from harness.session.errors import AgentFailure, ProviderError, ProviderTransient
 from harness.session.text_runner import run_text_session
 from harness.tasks.dataset import resolve_data
 from harness.tasks.loader import load_task
@@ -56,6 +56,7 @@ async def test_playing_the_policy_passes_every_demo_task_in_c0():
     assert not failures
 
 
+@pytest.mark.slow
 async def test_a_silent_model_scores_zero_on_every_demo_task():
     async with serve_fake_chat(FakeChatServer(mode="silent")) as fake:
         for task_dir in DEMO_TASKS:

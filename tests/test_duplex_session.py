@@ -251,6 +251,8 @@ async def test_the_reference_policy_reaches_only_privileged_models():
     assert result.adapter_meta["privileged"] is False
 
 
+@pytest.mark.slow
+@pytest.mark.wall_clock
 async def test_a_whole_demo_task_passes_on_the_realtime_clock():
     """Paced to the wall (about two minutes): the same oracle, tool results delivered when ready."""
     from harness.session.clocks import RealtimeClock

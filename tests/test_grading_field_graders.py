@@ -6,13 +6,24 @@ from datetime import date
 
 import pytest
 
-from harness.grading.field_graders import GRADERS, canonical_date, grade_field
-from mcp_servers.public_models import FieldGrader
+from harness.field_graders import BUILTIN_GRADERS, canonical_date, grade_field
+
+PUBLISHED_GRADERS = [
+    "exact", "casefold_exact", "normalized_phone", "normalized_date", "normalized_address", "enum",
+    "numeric_tolerance", "set_exact", "set_f1", "set_precision", "set_recall", "ordered_list",
+    "interval_overlap", "semantic", "claim_atoms",
+]
 
 
-def test_registry_covers_every_published_grader() -> None:
-    assert set(GRADERS) == {g.value for g in FieldGrader}
-    assert len(GRADERS) == 15
+def test_registry_covers_every_published_grader_in_the_format_order() -> None:
+    assert list(BUILTIN_GRADERS) == PUBLISHED_GRADERS
+
+
+def test_which_graders_the_judge_may_overrule() -> None:
+    judged = {name: g.judge for name, g in BUILTIN_GRADERS.items() if g.judge != "never"}
+    assert judged == {"exact": "text", "casefold_exact": "text", "enum": "text", "semantic": "text",
+                      "numeric_tolerance": "number"}
+    assert [name for name, g in BUILTIN_GRADERS.items() if not g.scores_fields] == ["claim_atoms"]
 
 
 @pytest.mark.parametrize("value", ["February 1, 2026", "Feb 1 2026", "2/1/2026", date(2026, 2, 1),
@@ -37,7 +48,7 @@ def test_exact_uses_python_str_formatting() -> None:
     assert grade_field("exact", 200, "200.0") == 0.0
     assert grade_field("exact", "  E1042 ", "E1042") == 1.0
     assert grade_field("exact", "e1042", "E1042") == 0.0
-    assert grade_field(FieldGrader.enum, "submitted", "submitted") == 1.0
+    assert grade_field("enum", "submitted", "submitted") == 1.0
 
 
 def test_casefold_and_semantic_fallback() -> None:
@@ -104,8 +115,6 @@ def test_unknown_grader_names_the_value() -> None:
 
 
 def test_interval_overlap_takes_endpoints_in_order_and_an_empty_union_scores_zero():
-    from harness.grading.field_graders import grade_field
-
     assert grade_field("interval_overlap", [0, 10], [5, 15]) == 5 / 15
     assert grade_field("interval_overlap", [10, 0], [0, 10]) == 0.0
     assert grade_field("interval_overlap", [5, 5], [5, 5]) == 0.0

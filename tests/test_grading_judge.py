@@ -17,10 +17,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from harness.errors import JudgeUnavailable
 from harness.grading.judge import JUDGE_VERSION, SemanticJudge
 from harness.grading.judge_cache import JudgeCache, judge_cache_key
 from harness.grading.judge_prompt import JUDGE_PROMPT_TEMPLATE, parse_verdict
-from harness.session.errors import JudgeUnavailable
 from tests.loopback import serve_on_loopback
 
 #: SHA-256 of the judge prompt template of JUDGE_VERSION "artifact-aware-3".
@@ -92,14 +92,15 @@ async def test_request_shape_verdict_and_caching(fake: FakeChatServer, tmp_path:
 
     assert await judge("cost_center", "CC330", "CC-330", "another context") is True
     assert len(fake.requests) == 1 and (judge.calls, judge.cache_hits, judge.errors) == (1, 1, 0)
-    assert json.loads((tmp_path / "cache.json").read_text()) == {"506ff4ca35af092c2ca2155591df356f": True}
+    JudgeCache(tmp_path / "cache.json").export_json(tmp_path / "exported.json")
+    assert json.loads((tmp_path / "exported.json").read_text()) == {"506ff4ca35af092c2ca2155591df356f": True}
 
 
 async def test_fail_verdict_is_parsed_from_surrounding_text(fake: FakeChatServer, tmp_path: Path) -> None:
     fake.reply = 'Sure.\n{"pass": false,\n "why": "different cost center"}\nDone.'
     judge = _judge(fake, tmp_path)
     assert await judge("cost_center", "CC5500", "CC-330", "ctx") is False
-    assert judge.cache.get(judge_cache_key("cost_center", "CC5500", "CC-330")) is False
+    assert JudgeCache(tmp_path / "cache.json").get(judge_cache_key("cost_center", "CC5500", "CC-330")) is False
 
 
 @pytest.mark.parametrize(("status", "reply"), [(500, ""), (200, "I think they match."), (200, "{not json}")])
@@ -108,7 +109,7 @@ async def test_no_verdict_is_unavailable_and_not_cached(fake: FakeChatServer, tm
     judge = _judge(fake, tmp_path)
     with pytest.raises(JudgeUnavailable, match=f"judge gpt-4o-mini at {fake.base_url}"):
         await judge("f", "a", "b", "ctx")
-    assert judge.errors == 1 and judge.cache.get(judge_cache_key("f", "a", "b")) is None
+    assert judge.errors == 1 and JudgeCache(tmp_path / "cache.json").get(judge_cache_key("f", "a", "b")) is None
     fake.status, fake.reply = 200, '{"pass": true}'
     assert await judge("f", "a", "b", "ctx") is True
     assert judge.calls == 2

@@ -1,4 +1,7 @@
-"""The judge cache: published flat format, concurrent writers in several processes, corrupt files."""
+"""The judge cache: published flat format, concurrent writers in several processes, corrupt files.
+
+The store itself (first writer wins, one request per key, corrupt SQLite files): tests/test_judge_store.py.
+"""
 
 from __future__ import annotations
 
@@ -26,7 +29,8 @@ def test_two_processes_writing_concurrently_lose_nothing(tmp_path: Path) -> None
     for worker in workers:
         worker.join()
     assert [worker.exitcode for worker in workers] == [0, 0]
-    entries = json.loads(path.read_text())
+    JudgeCache(path).export_json(tmp_path / "exported.json")
+    entries = json.loads((tmp_path / "exported.json").read_text())
     assert len(entries) == 400
     assert entries["a-0"] is True and entries["b-199"] is False
 
@@ -46,20 +50,21 @@ def test_sees_entries_written_by_another_instance(tmp_path: Path) -> None:
     writer.put("k", True)
     assert reader.get("k") is True
     reader.put("j", False)
-    assert json.loads(path.read_text()) == {"j": False, "k": True}
+    assert writer.get("j") is False
+    writer.export_json(tmp_path / "exported.json")
+    assert json.loads((tmp_path / "exported.json").read_text()) == {"j": False, "k": True}
 
 
 @pytest.mark.parametrize("content", ["{not json", "[1, 2]"])
-def test_corrupt_file_is_treated_as_empty_and_moved_aside(tmp_path: Path, content: str) -> None:
+def test_corrupt_file_is_treated_as_empty_and_never_rewritten(tmp_path: Path, content: str) -> None:
     path = tmp_path / "c.json"
     path.write_text(content)
     cache = JudgeCache(path)
     assert len(cache) == 0 and cache.get("k") is None
-    assert path.read_text() == content, "reading must never rewrite a corrupt cache"
     cache.put("k", True)
-    (aside,) = tmp_path.glob("c.json.corrupt-*")
-    assert aside.read_text() == content
-    assert json.loads(path.read_text()) == {"k": True}
+    assert path.read_text() == content, "the cache must never rewrite a corrupt file"
+    cache.export_json(tmp_path / "exported.json")
+    assert json.loads((tmp_path / "exported.json").read_text()) == {"k": True}
 
 
 def test_default_path_honours_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

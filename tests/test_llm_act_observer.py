@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from harness.agents.oracle_voice import OracleVoiceAgent
 from harness.agents.realtime import TranscriptDelta
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
 from harness.chat_completions import ChatCompletions
 from harness.events import EventType
-from harness.locked_json_cache import LockedJsonCache
+from harness.first_writer_store import FirstWriterStore
 from harness.session.duplex_runner import run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.loader import load_task
@@ -23,7 +25,7 @@ BENEFITS = DEMO_DATA / "tasks" / "demo_benefits_enrollment_001"
 
 
 def _classifier(fake, tmp_path) -> LlmActClassifier:
-    cache = LockedJsonCache(tmp_path / "observer.json", accept=lambda v: isinstance(v, list))
+    cache = FirstWriterStore(tmp_path / "observer.sqlite3")
     return LlmActClassifier(ChatCompletions(model="fake-4o", base_url=fake.base_url, api_key="k"), cache)
 
 
@@ -68,6 +70,7 @@ def _paraphrased(event):
     return [event]
 
 
+@pytest.mark.slow
 async def test_a_paraphrase_is_heard_through_the_classifier_and_a_rerun_asks_nothing(tmp_path):
     def label(body):
         prompt = body["messages"][0]["content"]

@@ -10,6 +10,7 @@ import base64
 import json
 import shutil
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -18,6 +19,8 @@ from harness.tasks.loader import load_task
 from tests.conftest import DEMO_DATA
 from tests.fakes.openai_realtime_fake import OpenAIRealtimeFake
 from tests.fakes.threaded import in_thread
+
+pytestmark = pytest.mark.slow
 
 TASK = "demo_hvac_inspection_001"
 #: The user barges in about 40 s into this task (with the reference policy's timing).

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from harness.agents.providers.openai_realtime import OpenAIRealtimeAdapter
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
@@ -11,6 +13,8 @@ from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.loader import load_task
 from tests.conftest import DEMO_DATA
 from tests.fakes.openai_realtime_fake import OpenAIRealtimeFake
+
+pytestmark = pytest.mark.slow
 
 #: The shortest demo task with a barge-in (about 130 s of media time).
 BARGE_TASK = DEMO_DATA / "tasks" / "demo_supplier_negotiation_001"

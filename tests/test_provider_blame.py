@@ -12,9 +12,9 @@ from harness.agents.realtime import AdapterError
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
 from harness.campaign.blame import classify
+from harness.errors import SessionInfraError
 from harness.session.duplex_runner import run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
-from harness.session.errors import SessionInfraError
 from harness.tasks.loader import load_task
 from tests.conftest import DEMO_DATA
 from tests.fakes.gemini_live_fake import GeminiLiveFake

@@ -33,6 +33,7 @@ from harness.tasks.models import PolicyToolCall, PolicyTurn, ReferencePolicy
 from tests.fakes.driver import drive, user_speech
 from tests.fakes.loopback import discriminated
 from tests.fakes.openai_realtime_fake import OpenAIRealtimeFake
+from tests.waiting import eventually
 
 SERVER_EVENTS = discriminated(RealtimeServerEvent)
 POLICY = ReferencePolicy(
@@ -180,8 +181,8 @@ async def test_an_agent_claiming_a_bad_key_cannot_stop_the_campaign():
     async with OpenAIRealtimeFake(quirks={"invalid_key_after_open"}) as fake:
         client = ContainerAgentAdapter(endpoint=fake.url)
         await client.connect(SessionConfig(instructions="", tools=[]))
-        await asyncio.sleep(0.2)
-        events = client.poll_events()
+        events: list = []
+        await eventually(lambda: events.extend(client.poll_events()) or any(isinstance(e, CallEnded) for e in events))
         await client.close()
     assert [type(e) for e in events] == [AdapterError, CallEnded]
     assert events[0].kind == "provider" and "invalid_api_key" in events[0].message

@@ -13,13 +13,13 @@ from harness.agents.registry import get_model
 from harness.agents.text_agents import ScriptedAgent
 from harness.campaign.campaign import CampaignCell, CampaignSettings, run_campaign
 from harness.cli.main import app
+from harness.errors import JudgeUnavailable
 from harness.grading.judge import CachedVerdicts
 from harness.grading.judge_cache import JudgeCache, judge_cache_key
 from harness.results.grading_inputs import GradingInputs
 from harness.results.regrade import pending_regrader, regrade_record
 from harness.results.result_record import ResultRecord
 from harness.session.environment_port import InProcessEnvironment
-from harness.session.errors import JudgeUnavailable
 from harness.session.text_runner import run_text_session
 from harness.tasks.loader import load_task
 

@@ -6,11 +6,11 @@ import json
 import socket
 from typing import Any
 
+from harness.errors import JudgeUnavailable
 from harness.grading.context import GradingContext
 from harness.grading.gates import grade
 from harness.grading.judge import SemanticJudge
 from harness.results.result_record import ResultRecord
-from harness.session.errors import JudgeUnavailable
 from harness.tasks.models import GoldSpec
 from mcp_servers.records import ArtifactSnapshot, EnvironmentSnapshot
 

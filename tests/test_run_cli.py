@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from harness.agents import registry
 from harness.cli import run_cmd
 from harness.cli.main import app
-from harness.session.errors import SessionInfraError
+from harness.errors import SessionInfraError
 from sandbox.backend import SandboxBackend
 from tests.conftest import DEMO_DATA
 

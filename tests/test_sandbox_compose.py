@@ -44,6 +44,6 @@ def test_one_session_as_a_stack_keeps_its_results_after_down(tmp_path):
         subprocess.run([*compose, "down", "-v"], env=env, capture_output=True, timeout=120)
     assert logs.returncode == 0 and "passed" in logs.stdout, logs.stdout[-2000:]
     assert down.returncode == 0, down.stderr
-    results = list((tmp_path / "runs" / "oracle").rglob("result.json"))
+    results = list((tmp_path / "runs" / "compose" / "oracle").rglob("result.json"))
     assert results, "no result.json kept in ./runs"
     assert json.loads(results[0].read_text())["task_id"] == TASK

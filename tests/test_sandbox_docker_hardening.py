@@ -21,6 +21,7 @@ from sandbox.docker_backend import DockerBackend, DockerSandboxConfig
 from sandbox.errors import SandboxUnavailableError
 from sandbox.labels import LABEL_RUN, session_labels
 from tests.conftest import REPO
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.docker
 
@@ -60,10 +61,12 @@ async def test_an_init_process_reaps_zombies(docker_engine, toy_public_dir):
         cid = sandbox.metadata["container_id"]
         _, pid1 = await asyncio.to_thread(_exec, docker_engine, cid, "cat", "/proc/1/cmdline")
         await asyncio.to_thread(_exec, docker_engine, cid, "python", "-c", orphan_children)
-        await asyncio.sleep(1)
-        _, zombies = await asyncio.to_thread(_exec, docker_engine, cid, "python", "-c", count_zombies)
+
+        async def reaped() -> bool:  # the init reaps the orphans as they exit
+            return (await asyncio.to_thread(_exec, docker_engine, cid, "python", "-c", count_zombies))[1] == "0"
+
+        await eventually(reaped, polls=100, interval_s=0.1)
     assert pid1.startswith("/sbin/docker-init")  # the server is not PID 1: an init is
-    assert zombies == "0"
 
 
 def _stale_image(engine) -> str:

@@ -18,6 +18,7 @@ from sandbox.backend import SandboxUnavailableError, get_backend
 from sandbox.control_client import ControlClient
 from sandbox.errors import ControlRequestError
 from sandbox.local import LocalBackend
+from tests.waiting import eventually
 
 
 @pytest.fixture
@@ -83,7 +84,7 @@ async def test_killed_server_is_an_infra_error_and_the_persisted_state_is_recove
             await env.list_tools()
             record = await env.call_tool("update_expense", {"fields": {"employee_id": "E1042"}}, 2000)
             os.kill(sandbox.metadata["pid"], signal.SIGKILL)
-            await asyncio.sleep(0.2)
+            await eventually(lambda: not _alive(sandbox.metadata["pid"]))
             with pytest.raises(SandboxUnavailableError):
                 await env.call_tool("update_expense", {"fields": {"cost_center": "CC-330"}}, 4000)
             snapshot = await env.snapshot()
@@ -110,18 +111,32 @@ async def test_a_broken_bundle_is_refused_naming_the_file_and_leaves_no_process(
     assert _our_servers() <= before
 
 
-def _our_servers() -> set[int]:
-    """Live task-server processes started by this (test) process."""
+def _children(parents: set[int]) -> set[int]:
     found = set()
     for proc in Path("/proc").iterdir():
         try:
             ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            cmdline = (proc / "cmdline").read_bytes()
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == os.getpid() and b"mcp_servers" in cmdline:
+        if ppid in parents:
             found.add(int(proc.name))
     return found
+
+
+def _our_servers() -> set[int]:
+    """Live task-server processes started for this (test) process: its forkservers' children."""
+    forkservers = {
+        pid for pid in _children({os.getpid()})
+        if b"mcp_servers.forkserver" in _cmdline(pid)
+    }  # fmt: skip
+    return _children(forkservers)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 async def test_a_warm_server_serves_exactly_one_session_then_is_stopped(public_dir: Path):
@@ -164,11 +179,12 @@ def test_spares_die_with_the_harness_even_when_it_is_killed(public_dir: Path, tm
         "    backend = LocalBackend(pool_size=1)\n"
         "    async with backend.start(Path(sys.argv[1]), 'run-k', task_id='toy_form_001'):\n"
         "        pass\n"
-        "    print(*[p for p in os.listdir('/proc') if p.isdigit() and _child(p)], flush=True)\n"
+        "    forkservers = [p for p in os.listdir('/proc') if p.isdigit() and _parent(p) == str(os.getpid())]\n"
+        "    print(*[p for p in os.listdir('/proc') if p.isdigit() and _parent(p) in forkservers], flush=True)\n"
         "    os.kill(os.getpid(), 9)\n"
-        "def _child(pid):\n"
-        "    try: return open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1] == str(os.getpid())\n"
-        "    except OSError: return False\n"
+        "def _parent(pid):\n"
+        "    try: return open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1]\n"
+        "    except OSError: return None\n"
         "asyncio.run(main())\n"
     )
     harness = subprocess.run(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness.tasks.lint import LintIssue, lint_task
 from harness.tasks.loader import load_task
-from harness.user.runner_lines import CLOSING_LINES, NUDGE_LINE
+from harness.tasks.runner_lines import CLOSING_LINES, NUDGE_LINE
 from tests.package_editing import edit, editable_copy
 
 

@@ -9,7 +9,6 @@ import pytest
 
 from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
-from mcp_servers.public_models import FieldGrader
 from tests.package_editing import edit, editable_copy
 
 
@@ -28,7 +27,7 @@ def test_toy_form_loads_with_yaml_1_1_types(toy_form):
     assert bundle.task.version == "1.0.0" and isinstance(bundle.task.version, str)
     assert type(fields["total_amount"].expected) is float and fields["total_amount"].expected == 200.0
     assert fields["employee_id"].expected == "E1042"
-    assert fields["trip_purpose"].grader is FieldGrader.casefold_exact
+    assert fields["trip_purpose"].grader == "casefold_exact"
     assert [d.user_plan_id for d in bundle.realization_bank.values()][0] == "open"
     assert bundle.observer.tool_act_map == {"request_approval": "REQUEST_APPROVAL", "submit_expense": "COMMIT"}
     assert bundle.policy is not None and bundle.policy.tool_call_count == 7

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from harness.tasks.models import FlowSpec
+from harness.tasks.runner_lines import FINALIZE_LINE, NUDGE_LINE, TEXT_CLOSING_LINE, closing_line
 from harness.user.realization import Utterance
 from harness.user.recovery import FieldAnswer, RecoveryMove, RecoveryPlanner, field_answers
-from harness.user.runner_lines import FINALIZE_LINE, NUDGE_LINE, TEXT_CLOSING_LINE, closing_line
 from tests.conftest import TOY_FORM
 from tests.test_user_parts import read_user_side
 

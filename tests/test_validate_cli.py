@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
 from typer.testing import CliRunner
 
 from harness.cli.main import app
@@ -90,6 +91,7 @@ def test_an_oracle_that_fails_explains_the_gate(tmp_path):
     assert "oracle: did not pass" in line and "total_amount" in line
 
 
+@pytest.mark.slow
 def test_reference_fixtures_validate_through_the_local_sandbox():
     require_reference_fixtures()
     result = runner.invoke(app, ["validate", "--data", str(REFERENCE_FIXTURES), "--sandbox", "local", "--json"])

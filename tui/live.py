@@ -12,7 +12,6 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-import typer
 from textual.worker import Worker, WorkerState
 
 from harness.campaign.campaign import (
@@ -23,7 +22,7 @@ from harness.campaign.campaign import (
     CellRunner,
     run_campaign,
 )
-from harness.cli.interrupts import INTERRUPTED_EXIT_CODE
+from harness.campaign.unscored import unscored_cells
 from harness.events import EventBus
 from sandbox.backend import SandboxBackend
 
@@ -58,6 +57,8 @@ class LiveApp(MonitorApp):
         self.error: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._main: asyncio.Task | None = None
+        #: Cells settled so far (touched on the campaign's thread only).
+        self._outcomes: list[CellOutcome] = []
 
     def start_source(self) -> None:
         cells = tuple(sorted({(t, r) for r in range(self.settings.repeats) for t in self.task_ids}, key=lambda k: (k[1], k[0])))
@@ -99,8 +100,15 @@ class LiveApp(MonitorApp):
         return both
 
     def _on_cell(self, outcome: CellOutcome) -> None:
-        record = outcome.record.model_dump(mode="json") if outcome.record is not None else None
-        self.inbox.append(ResultRead(_key(outcome.cell), CellResult.from_record(record, outcome.infra_errors)))
+        """A settled cell: its record, or why it has none in the words ``campaign.json`` will use."""
+        self._outcomes.append(outcome)
+        key = _key(outcome.cell)
+        if outcome.record is not None:
+            result = CellResult.from_record(outcome.record.model_dump(mode="json"))
+        else:  # the stop reason of a stopped cell is the one the cell that stopped the campaign gave
+            empty = next(c for c in unscored_cells(self._outcomes) if (c.task_id, c.rep) == key)
+            result = CellResult.unscored_cell(empty.reason, empty.detail)
+        self.inbox.append(ResultRead(key, result))
 
     # --- the UI thread -------------------------------------------------------------------
 
@@ -127,19 +135,15 @@ class LiveApp(MonitorApp):
 
 def run_campaign_in_tui(
     settings: CampaignSettings, task_ids: list[str], runner: CellRunner, backend: SandboxBackend, **campaign_options: Any
-) -> CampaignResult:
-    """Run the campaign under the TUI; returns its result once the user quits.
+) -> CampaignResult | None:
+    """Run the campaign under the TUI; returns its result once the user quits, ``None`` when the
+    user stopped it before it finished (the command then exits as on Ctrl-C).
 
     ``campaign_options`` go to :func:`~harness.campaign.campaign.run_campaign` as they are.
-
-    Raises ``typer.Exit(130)`` when the user stopped it before it finished, and re-raises what the
-    campaign raised (e.g. its directory is locked by another run).
+    Re-raises what the campaign raised (e.g. its directory is locked by another run).
     """
     app = LiveApp(settings, task_ids, runner, backend, **campaign_options)
     app.run()
     if app.error is not None:
         raise app.error
-    if app.result is None:
-        typer.echo("interrupted: sandboxes torn down, finished results kept (run again to resume)", err=True)
-        raise typer.Exit(INTERRUPTED_EXIT_CODE)
     return app.result

@@ -11,12 +11,12 @@ import time
 from collections import deque
 from pathlib import Path
 
-from textual.app import App
 from textual.worker import get_current_worker
 
-from .screens import CampaignScreen, SessionScreen
-from .sources.runs_dir import RunsDirWatcher
-from .state.campaign_view import CampaignView
+from .app_base import TuiApp
+from .screens import CampaignScreen, SessionDetail, SessionScreen
+from .sources.runs_dir import RunsDirWatcher, WatchTarget, watch_target
+from .state.campaign_view import CampaignView, CellKey
 from .state.updates import Update, apply_update
 from .widgets.campaign_table import CampaignTable
 
@@ -34,8 +34,7 @@ FOLD_BUDGET_S = 0.05
 IDLE_POLL_S = 0.05
 
 
-class MonitorApp(App):
-    CSS_PATH = "app.tcss"
+class MonitorApp(TuiApp):
     TITLE = "apex-voice"
 
     def __init__(self) -> None:
@@ -44,11 +43,20 @@ class MonitorApp(App):
         #: Updates from the sources; ``deque.append``/``popleft`` are thread-safe.
         self.inbox: deque[Update] = deque()
         self._drawn: tuple[object, float] = (None, 0.0)  # the screen drawn last, and when
+        #: The cell opened at start (``watch`` of a rep or session directory), over the table.
+        self.open_cell: CellKey | None = None
 
     def on_mount(self) -> None:
-        self.push_screen(CampaignScreen())
+        self.push_screen(CampaignScreen(self.waiting_message()))
+        if self.open_cell is not None:
+            self.push_screen(SessionScreen(self.open_cell))
+            self.call_after_refresh(self.draw)
         self.set_interval(REFRESH_S, self.flush)
         self.start_source()
+
+    def waiting_message(self) -> str:
+        """What the campaign screen says before the first cell is known (subclasses)."""
+        return "waiting for the campaign to start"
 
     def start_source(self) -> None:
         """Start the worker that feeds :attr:`inbox` (subclasses)."""
@@ -66,7 +74,7 @@ class MonitorApp(App):
             if screen is last_screen and now - last_time < TABLE_REFRESH_S:
                 return
             screen.show(self.campaign)
-        elif isinstance(screen, SessionScreen):
+        elif isinstance(screen, SessionScreen | SessionDetail):
             screen.show(self.campaign.session(screen.key))
         self._drawn = (screen, now)
 
@@ -76,18 +84,24 @@ class MonitorApp(App):
 
 
 class WatchApp(MonitorApp):
-    """``apex-voice watch RUNS_DIR``: a campaign another process is running (or ran)."""
+    """``apex-voice watch DIR``: a campaign another process is running (or ran), or one of its
+    cells (a rep or session directory), which opens at once."""
 
     def __init__(self, runs_dir: Path) -> None:
         super().__init__()
-        self.runs_dir = Path(runs_dir)
-        self.sub_title = str(self.runs_dir)
+        self.target: WatchTarget = watch_target(Path(runs_dir))
+        self.runs_dir = self.target.runs_dir
+        self.open_cell = self.target.cell
+        self.sub_title = self.target.describe()
+
+    def waiting_message(self) -> str:
+        return f"waiting: no campaign in {self.runs_dir} yet (apex-voice run --out {self.runs_dir} writes one)"
 
     def start_source(self) -> None:
         self.run_worker(self._tail, thread=True, exit_on_error=False, name="tail", group="source")
 
     def _tail(self) -> None:
-        watcher = RunsDirWatcher(self.runs_dir, self.inbox.append)
+        watcher = RunsDirWatcher(self.target, self.inbox.append)
         worker = get_current_worker()
         while not worker.is_cancelled:
             if not watcher.poll():

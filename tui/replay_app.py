@@ -12,14 +12,14 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Input
 
 from harness.events import RunEvent
 
-from .screens import SessionScreen
+from .app_base import TuiApp
+from .screens import SessionDetail, SessionScreen
 from .sources.event_lines import read_session_events
 from .sources.replay import ReplayCursor, find_events_file, read_result
 from .state.campaign_view import CellResult, with_settled
@@ -51,21 +51,26 @@ def parse_seek(text: str) -> tuple[str, int] | None:
     return ("time", round((int(minutes or 0) * 60 + float(seconds)) * 1000))
 
 
-class ReplayApp(App):
-    CSS_PATH = "app.tcss"
+_STEP = Binding.Group("Step")
+_JUMP = Binding.Group("±5s")
+
+
+class ReplayApp(TuiApp):
     TITLE = "apex-voice replay"
+    #: The footer shows what fits 80 columns; ``?`` lists them all (speeds, Home/End, zoom ...).
     BINDINGS = [
-        Binding("space", "toggle_play", "Play/pause", priority=True),
-        Binding("1", "speed('1')", "1×"),
-        Binding("4", "speed('4')", "4×"),
-        Binding("m", "speed('max')", "Max"),
-        Binding("n,full_stop", "step(1)", "Step", key_display="n"),
-        Binding("p,comma", "step(-1)", "Back", key_display="p"),
-        Binding("right_square_bracket", "jump(1)", "+5s", key_display="]"),
-        Binding("left_square_bracket", "jump(-1)", "-5s", key_display="["),
+        *TuiApp.BINDINGS,
+        Binding("space", "toggle_play", "Play", priority=True),
+        Binding("n,full_stop", "step(1)", "Step forward", key_display="n", group=_STEP),
+        Binding("p,comma", "step(-1)", "Step back", key_display="p", group=_STEP),
+        Binding("left_square_bracket", "jump(-1)", "Jump 5 s back", key_display="[", group=_JUMP),
+        Binding("right_square_bracket", "jump(1)", "Jump 5 s forward", key_display="]", group=_JUMP),
+        Binding("g", "seek_prompt", "Seek"),
+        Binding("1", "speed('1')", "Play at 1×", show=False),
+        Binding("4", "speed('4')", "Play at 4×", show=False),
+        Binding("m", "speed('max')", "Play as fast as it draws", show=False),
         Binding("home", "seek_start", "Start", show=False, priority=True),
         Binding("end", "seek_end", "End", show=False, priority=True),
-        Binding("g", "seek_prompt", "Seek"),
     ]
 
     class Loaded(Message):
@@ -125,6 +130,8 @@ class ReplayApp(App):
         if self.cursor.at_end and self.result is not None:
             view = with_settled(view, self.result)  # the graded verdict, once the replay reached it
         self._screen.show(view)
+        if isinstance(self.screen, SessionDetail):
+            self.screen.show(view)
         state = "▶" if self.playing else "❚❚"
         self._screen.show_replay(
             f"{state} {self.speed}{'×' if self.speed != 'max' else ''}  "

@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from harness.session.errors import AgentFailure, ProviderError, ProviderErrorKind, ProviderTransient
+from harness.errors import AgentFailure, ProviderError, ProviderErrorKind, ProviderTransient
 
 from .realtime import ErrorKind
 from .text_agents import AgentObservationView, AgentTurn, ToolCallRequest
@@ -113,6 +113,8 @@ class ChatReply:
     text: str
     tool_calls: list[ChatToolCall]
     end_call: bool
+    #: Calls listed after ``end_call`` in the same reply (the call is over: not executed).
+    after_end_call: list[ChatToolCall] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
     finish_reason: str | None = None
 
@@ -155,10 +157,13 @@ class ChatClient:
                 ChatToolCall(str(call["id"]), str(call["function"]["name"]), str(call["function"].get("arguments") or ""))
                 for call in message.get("tool_calls") or []
             ]
+            ended = next((i for i, c in enumerate(calls) if c.name == END_CALL_TOOL), len(calls))
             return ChatReply(
                 text=str(message.get("content") or "").strip(),
-                tool_calls=[c for c in calls if c.name != END_CALL_TOOL],
-                end_call=any(c.name == END_CALL_TOOL for c in calls),
+                # Calls after end_call come after the hang-up: never executed, only reported.
+                tool_calls=calls[:ended],
+                end_call=ended < len(calls),
+                after_end_call=[c for c in calls[ended + 1:] if c.name != END_CALL_TOOL],
                 usage=data.get("usage") or {},
                 finish_reason=choice.get("finish_reason"),
             )
@@ -172,7 +177,8 @@ class ChatClient:
             self._http = httpx.AsyncClient(timeout=self.endpoint.timeout_s)
         headers = {"Authorization": f"Bearer {key}"} if (key := self.endpoint.api_key()) else {}
         url = self.endpoint.url
-        failure, kind, wait = "", "transient", None
+        failure, wait = "", None
+        kind: ErrorKind = "transient"
         for attempt in range(self.endpoint.max_retries + 1):
             delay = self.endpoint.backoff_s * 2**attempt
             self.requests += 1
@@ -290,6 +296,7 @@ class ChatTextAgent:
             text=reply.text,
             tool_calls=[ToolCallRequest(c.name, c.parsed_arguments(), c.call_id) for c in reply.tool_calls],
             end_call=reply.end_call,
+            after_end_call=[ToolCallRequest(c.name, None, c.call_id) for c in reply.after_end_call],
         )
 
     def metadata(self) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.session.errors import ProviderError, ProviderTransient
+from harness.errors import ProviderError, ProviderTransient
 
 from .providers.openai_realtime import OpenAIRealtimeAdapter
 from .providers.ws_adapter import OVER_LIMIT

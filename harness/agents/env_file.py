@@ -1,7 +1,9 @@
 """Provider keys from a ``.env`` file, for ``apex-voice run --env-file`` (default ``./.env``).
 
 Only ``NAME=value`` lines are read (``export`` prefix, quotes and ``#`` comments allowed); a variable
-already set in the environment wins, so a shell export always overrides the file.
+already set in the environment wins, so a shell export always overrides the file. An empty value
+(``KEY=``, ``KEY=""``) leaves the variable unset, as the reference does: a template's blank line
+never turns into a key that is set but empty.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ def load_env_file(path: Path) -> list[str]:
         match = _LINE.match(text)
         if match is None:
             raise EnvFileError(f"{path}:{number}: expected NAME=value, got {text[:40]!r}")
-        values[match.group(1)] = _value(match.group(2))
+        value = _value(match.group(2))
+        if value:
+            values[match.group(1)] = value
     loaded = [name for name in values if not os.environ.get(name, "").strip()]
     for name in loaded:
         os.environ[name] = values[name]

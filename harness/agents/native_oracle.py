@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import httpx2
 from mcp import Client
@@ -38,7 +38,7 @@ ToolCaller = Callable[[str, Any], Awaitable[tuple[Any, bool]]]
 
 class NativeOracleAgent(RealtimeAdapter):
     model_id: ClassVar[str] = "native-oracle"
-    clock_mode: ClassVar[str] = "virtual"
+    clock_mode: ClassVar[Literal["virtual", "realtime"]] = "virtual"
 
     def __init__(self, call_tool: ToolCaller | None = None, inner: OracleVoiceAgent | None = None) -> None:
         self._inner = inner or OracleVoiceAgent()

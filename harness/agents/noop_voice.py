@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from harness.audio.frames import AudioFrame
 
@@ -13,7 +13,7 @@ __all__ = ["NoOpVoiceAgent"]
 
 class NoOpVoiceAgent(RealtimeAdapter):
     model_id: ClassVar[str] = "noop"
-    clock_mode: ClassVar[str] = "virtual"
+    clock_mode: ClassVar[Literal["virtual", "realtime"]] = "virtual"
 
     async def connect(self, config: SessionConfig) -> None:
         return None

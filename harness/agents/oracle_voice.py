@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from harness.audio import espeak
 from harness.audio.clip import Clip
@@ -64,7 +64,7 @@ class Manners:
 
 class OracleVoiceAgent(RealtimeAdapter):
     model_id: ClassVar[str] = "oracle"
-    clock_mode: ClassVar[str] = "virtual"
+    clock_mode: ClassVar[Literal["virtual", "realtime"]] = "virtual"
 
     def __init__(self, synthesizer: Synthesizer | None = None, manners: Manners | None = None) -> None:
         self._synthesize = synthesizer or _espeak_agent_voice

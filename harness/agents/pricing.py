@@ -30,10 +30,10 @@ class TokenPrices:
     audio_output: float
 
     def cost(self, usage: Usage) -> float | None:
-        fields = (usage.input_text_tokens, usage.input_audio_tokens, usage.output_text_tokens, usage.output_audio_tokens)
-        if any(v is None for v in fields):
+        text_in, audio_in = usage.input_text_tokens, usage.input_audio_tokens
+        text_out, audio_out = usage.output_text_tokens, usage.output_audio_tokens
+        if text_in is None or audio_in is None or text_out is None or audio_out is None:
             return None
-        text_in, audio_in, text_out, audio_out = fields
         cached = usage.cached_tokens or 0
         cached_audio = min(cached, audio_in)
         cached_text = min(cached - cached_audio, text_in)

@@ -277,10 +277,20 @@ def tool_path(tool_mode: str, adapter: RealtimeAdapter) -> ToolPath:
     return "mcp-provider" if adapter.mcp_client == "provider" else "mcp-agent"
 
 
+def bare_tool_schema(tool: dict[str, Any]) -> dict[str, Any]:
+    """``{name, description, parameters}`` from a bare schema or a chat-style one
+    (``{"type": "function", "function": {name, description, parameters}}``), as the reference accepts both."""
+    wrapped = tool.get("function")
+    if tool.get("type") == "function" and isinstance(wrapped, dict) and "name" not in tool:
+        return dict(wrapped)
+    return tool
+
+
 @dataclass
 class SessionConfig:
     instructions: str
-    #: Tool schemas as listed by the task's MCP server (name, description, JSON-schema parameters).
+    #: Tool schemas as listed by the task's MCP server (name, description, JSON-schema parameters);
+    #: chat-style wrapped schemas are unwrapped here, once, for every adapter.
     tools: list[dict[str, Any]]
     voice: str = "soft-spoken-gentleman"
     turn_detection: TurnDetection = field(default_factory=TurnDetection)
@@ -291,6 +301,9 @@ class SessionConfig:
     #: whether it was given is recorded in ``result.json``.
     reference_policy: ReferencePolicy | None = None
 
+    def __post_init__(self) -> None:
+        self.tools = [bare_tool_schema(tool) for tool in self.tools]
+
 
 class RealtimeAdapter(ABC):
     """One agent session. Constructors do no I/O; ``connect`` does.
@@ -298,7 +311,7 @@ class RealtimeAdapter(ABC):
     Raises:
         ConnectionError (or a subclass): infrastructure failure while connecting or streaming;
             the session is retried and never scored against the model.
-        harness.session.errors.ProviderError: the provider refused the session (bad key, bad
+        harness.errors.ProviderError: the provider refused the session (bad key, bad
             request): the campaign stops, naming it.
     """
 

@@ -61,8 +61,8 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from harness.agents.limits import AGENT_LIMITS
 from harness.audio.frames import FRAME_BYTES, FRAME_MS, AudioFrame
-from harness.session.agent_limits import AGENT_LIMITS
 from harness.tasks.models import ReferencePolicy
 
 from .providers import openai_wire as wire
@@ -494,7 +494,7 @@ class _Connection:
             await self._send("response.output_item.added", response_id=response_id, output_index=0, item=item)
             await self._send("response.mcp_call.in_progress", item_id=item_id, output_index=0)
             return
-        item_id = self._mcp_items.pop(event.call_id, None) or self._id("mcp")
+        item_id = self._mcp_items.pop(event.call_id, "") or self._id("mcp")
         await self._send(f"response.mcp_call.{event.status}", item_id=item_id, output_index=0)
 
     async def _open_response(self) -> tuple[str, str]:

@@ -230,7 +230,7 @@ def _openai_compatible(url: str) -> ModelSpec:
         key=url,
         display_name=f"OpenAI-Realtime-compatible agent at {url}",
         provider="OpenAI-compatible",
-        adapter="harness.agents.providers.openai_realtime:OpenAIRealtimeAdapter",
+        adapter="harness.agents.providers.openai_realtime:OpenAICompatibleAdapter",
         options={"endpoint": url, "model": "", "require_key": False},
         tool_modes=("bridge", "native"),
         agent_kind="remote_agent",

@@ -29,6 +29,9 @@ class AgentTurn:
     text: str = ""
     tool_calls: list[ToolCallRequest] = field(default_factory=list)
     end_call: bool = False
+    #: Calls the agent listed after its ``end_call``: the call is over, so the runner logs them as
+    #: dropped and never executes them.
+    after_end_call: list[ToolCallRequest] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -23,8 +23,6 @@ from typing import Annotated, Any, Literal
 import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
-from scipy.fft import next_fast_len
-from scipy.signal import butter, oaconvolve, sosfilt
 
 from .clip import Clip
 from .frames import FRAME_MS, SAMPLE_RATE, ms_to_samples
@@ -174,6 +172,8 @@ def _at_snr(signal: np.ndarray, noise: np.ndarray, snr_db: float) -> np.ndarray:
 def _pink(n: int, rng: np.random.Generator) -> np.ndarray:
     """1/f noise by spectral shaping of white noise (exact slope, no filter state), made at a
     fast FFT length and cut to ``n`` (a clip length with a large prime factor is slow)."""
+    from scipy.fft import next_fast_len  # scipy loads on first use: C0 and results never pay for it
+
     size = next_fast_len(max(n, 2), real=True)
     spectrum = np.fft.rfft(rng.standard_normal(size))
     freqs = np.fft.rfftfreq(size)
@@ -214,6 +214,8 @@ def room_impulse_response(spec: ReverbSpec, rng: np.random.Generator) -> np.ndar
 
 
 def _reverb(x: np.ndarray, spec: ReverbSpec, rng: np.random.Generator, pool: Sequence[np.ndarray]) -> np.ndarray:
+    from scipy.signal import oaconvolve
+
     wet = oaconvolve(x, room_impulse_response(spec, rng))[: len(x)]
     # Keep the clip's level: a room adds energy, a level change is not what C3 measures.
     return wet * np.sqrt(_power(x) / (_power(wet) or 1.0))
@@ -235,6 +237,8 @@ def mulaw_decode(codes: np.ndarray) -> np.ndarray:
 def _telephone(x: np.ndarray, spec: TelephoneSpec, rng: np.random.Generator, pool: Sequence[np.ndarray]) -> np.ndarray:
     if spec.low_hz >= spec.high_hz:
         raise AcousticsError(f"telephone: low_hz {spec.low_hz} must be below high_hz {spec.high_hz}")
+    from scipy.signal import butter, sosfilt
+
     narrow = resample_clip(x, SAMPLE_RATE, _TELEPHONE_RATE)
     band = butter(4, [max(spec.low_hz, 1.0), spec.high_hz], btype="bandpass", fs=_TELEPHONE_RATE, output="sos")
     narrow = sosfilt(band, narrow)
@@ -320,7 +324,8 @@ def _jitter(x: np.ndarray, spec: JitterSpec, rng: np.random.Generator, pool: Seq
     return out
 
 
-_PROCESSORS = {
+#: Each processor takes the spec of its own name (the spec union's discriminator), hence ``Any``.
+_PROCESSORS: dict[str, Callable[[np.ndarray, Any, np.random.Generator, Sequence[np.ndarray]], np.ndarray]] = {
     "white_noise": _noise,
     "pink_noise": _noise,
     "babble": _babble,

@@ -16,6 +16,7 @@ import ctypes
 import json
 import os
 import sys
+from typing import Any
 
 __all__ = ["main"]
 
@@ -64,7 +65,7 @@ def _synthesize(text: str, voice: str, rate_wpm: int) -> tuple[bytes, dict[str, 
     words: list[list[int]] = []
     ends: list[int] = []
 
-    def on_audio(wav, count, events) -> int:  # type: ignore[no-untyped-def]
+    def on_audio(wav: Any, count: int, events: Any) -> int:  # ctypes pointers
         if count > 0:
             chunks.append(ctypes.string_at(wav, count * 2))
         index = 0

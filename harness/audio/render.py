@@ -18,7 +18,7 @@ from harness.atomic_write import atomic_write_json, atomic_write_text
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.loader import load_task
 from harness.tasks.package_paths import AUDIO_INDEX_FILE, AUDIO_META_FILE
-from harness.user.runner_lines import CLOSING_LINES, NUDGE_LINE
+from harness.tasks.runner_lines import CLOSING_LINES, NUDGE_LINE
 
 from . import espeak
 from .audio_files import write_pcm16

@@ -10,12 +10,12 @@ Linear interpolation aliases (−4 dB image) and is never used.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from math import gcd
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
-from scipy.signal import firwin, resample_poly
 
 __all__ = ["StreamingResampler", "resample_clip"]
 
@@ -45,7 +45,27 @@ def resample_clip(samples: np.ndarray, from_rate: int, to_rate: int) -> np.ndarr
     x = np.asarray(samples, dtype=np.float64)
     if up == down:
         return x.copy()
+    from scipy.signal import resample_poly  # loaded on first use (a second of imports: C0 never needs it)
+
     return resample_poly(x, up, down)
+
+
+@functools.lru_cache(maxsize=16)
+def _phase_filters(up: int, down: int) -> np.ndarray:
+    """The polyphase filter bank of one ratio, designed once per process (``firwin`` costs tens of
+    ms, and every session makes several resamplers). Row p is phase p's filter h[p], h[p + up], ...
+    reversed, to dot with an input window that ends at the newest sample."""
+    from scipy.signal import firwin
+
+    max_rate = max(up, down)
+    half_len = _HALF_LEN_PER_RATE * max_rate
+    taps = firwin(2 * half_len + 1, 1.0 / max_rate, window=("kaiser", _KAISER_BETA)) * up
+    taps_per_phase = -(-len(taps) // up)
+    padded = np.zeros(taps_per_phase * up)
+    padded[: len(taps)] = taps
+    phases = padded.reshape(taps_per_phase, up).T[:, ::-1].copy()
+    phases.setflags(write=False)
+    return phases
 
 
 class StreamingResampler:
@@ -60,16 +80,9 @@ class StreamingResampler:
     def __init__(self, from_rate: int, to_rate: int) -> None:
         self.from_rate, self.to_rate = from_rate, to_rate
         self.up, self.down = _ratio(from_rate, to_rate)
-        max_rate = max(self.up, self.down)
-        half_len = _HALF_LEN_PER_RATE * max_rate
-        taps = firwin(2 * half_len + 1, 1.0 / max_rate, window=("kaiser", _KAISER_BETA)) * self.up
-        taps_per_phase = -(-len(taps) // self.up)
-        padded = np.zeros(taps_per_phase * self.up)
-        padded[: len(taps)] = taps
-        #: Row p is phase p's filter h[p], h[p + up], ... reversed, to dot with an input window
-        #: that ends at the newest sample.
-        self._phases = padded.reshape(taps_per_phase, self.up).T[:, ::-1].copy()
-        self._taps_per_phase = taps_per_phase
+        half_len = _HALF_LEN_PER_RATE * max(self.up, self.down)
+        self._phases = _phase_filters(self.up, self.down)  # shared, never written
+        taps_per_phase = self._taps_per_phase = self._phases.shape[1]
         self._history = np.zeros(taps_per_phase - 1)  # zeros = silence before the stream
         self._consumed = 0  # input samples seen so far
         self._emitted = 0  # output samples produced so far
@@ -83,9 +96,10 @@ class StreamingResampler:
         if not np.count_nonzero(x) and not np.count_nonzero(self._history):  # cheaper than .any()
             return self._advance_silence(len(x))
         key = (len(x), self._consumed % self.down)
-        if key != self._plan_key:
-            self._plan, self._plan_key = self._make_plan(*key), key
         plan = self._plan
+        if plan is None or key != self._plan_key:
+            plan = self._plan = self._make_plan(*key)
+            self._plan_key = key
         history = len(self._history)
         plan.buffer[:history] = self._history
         plan.buffer[history:] = x

@@ -5,13 +5,13 @@ failure reaches the campaign, each part of the harness that called something out
 already said what the failure was, at the point of the call:
 
 - a provider adapter turns its own transport failures, timeouts, closes and refusals into
-  :class:`~harness.session.errors.ProviderTransient` / :class:`~harness.session.errors.ProviderError`
+  :class:`~harness.errors.ProviderTransient` / :class:`~harness.errors.ProviderError`
   (``harness/agents/providers``, ``harness/agents/chat_agent.py``);
 - the sandbox's clients turn a dead server into :class:`~sandbox.errors.SandboxUnavailableError`
   and a refused control request into :class:`~sandbox.errors.ControlRequestError`;
-- the judge's client turns an outage into :class:`~harness.session.errors.JudgeUnavailable`;
+- the judge's client turns an outage into :class:`~harness.errors.JudgeUnavailable`;
 - the agent boundary turns whatever the agent under test did into a scored session, so
-  :class:`~harness.session.errors.AgentFailure` never reaches here (if it does, that is our bug).
+  :class:`~harness.errors.AgentFailure` never reaches here (if it does, that is our bug).
 
 So a bare ``TimeoutError`` (our own ``wait_for``), ``ConnectionError``, ``httpx`` or ``websockets``
 exception here was converted by nobody: it is a harness bug, like anything else not mapped, and
@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from harness.session.errors import (
+from harness.errors import (
     AgentFailure,
     HarnessBug,
     JudgeUnavailable,

@@ -25,6 +25,7 @@ from typing import Literal, Protocol
 
 from harness.agents.registry import ModelSpec
 from harness.atomic_write import atomic_write_text
+from harness.results.campaign_files import HARNESS_ERROR_FILE
 from harness.results.result_record import ResultRecord, error_text
 
 from .blame import classify
@@ -34,7 +35,6 @@ from .resume import CampaignMismatchError, CellReuse, check_manifest, reuse_cell
 from .unscored import unscored_cells
 
 __all__ = [
-    "HARNESS_ERROR_FILE",
     "CampaignCell",
     "CampaignMismatchError",
     "CampaignResult",
@@ -49,7 +49,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
-HARNESS_ERROR_FILE = "harness_error.txt"
 
 
 @dataclass(frozen=True, order=True)
@@ -89,6 +88,10 @@ class CampaignSettings:
     #: The C3 acoustics spec as given (a preset or a chain); ``"none"`` in the other conditions.
     acoustics: str = "none"
     tool_mode: str | None = None
+    #: Seeds the simulated user and the acoustics of every session (part of the identity).
+    seed: int = 1
+    #: Resume a campaign another harness version started (``run --allow-version-change``).
+    allow_version_change: bool = False
     sandbox: str = "auto"
     parallel: int = 1
     max_attempts: int = MAX_ATTEMPTS
@@ -199,8 +202,12 @@ async def run_campaign(
     on_cell: Callable[[CellOutcome], None] | None = None,
     task_versions: dict[str, str] | None = None,
     regrade: PendingRegrader | None = None,
+    cells: list[CampaignCell] | None = None,
 ) -> CampaignResult:
     """Run (or resume) the campaign; ``on_cell`` hears about every cell as it is settled.
+
+    ``cells`` plans exactly those cells (``run --retry-failed``: a campaign's recorded plan) instead
+    of every task of ``task_ids`` times ``settings.repeats``.
 
     Raises :class:`CampaignMismatchError` before running anything when the directory holds results
     of another model, condition, task version or measurement settings.
@@ -209,7 +216,7 @@ async def run_campaign(
         log.warning("warning: %s runs in the harness's process (--trust-adapter): its code can read the loaded tasks' "
                     "gold and reference policy, patch the grader and read task files, so its scores prove nothing "
                     "(results record agent_isolation: in-process)", settings.model.key)
-    cells = campaign_cells(task_ids, settings.repeats)
+    cells = sorted(cells) if cells is not None else campaign_cells(task_ids, settings.repeats)
     versions = task_versions or {}
     manifest = CampaignManifest(
         model=settings.model.key,
@@ -224,10 +231,12 @@ async def run_campaign(
         task_ids=sorted({c.task_id for c in cells}),
         acoustics=settings.acoustics,
         tool_mode=settings.tool_mode,
+        seed=settings.seed,
+        task_versions={task: versions[task] for task in sorted({c.task_id for c in cells}) if task in versions},
         planned_cells={task: sorted(c.rep for c in cells if c.task_id == task) for task in {c.task_id for c in cells}},
     )
     with CampaignLock(settings.out_dir):
-        check_manifest(settings.out_dir, manifest)
+        check_manifest(settings.out_dir, manifest, allow_version_change=settings.allow_version_change)
         reuses = {
             cell: reuse_cell(
                 cell.rep_dir(settings.out_dir), task_id=cell.task_id, rep=cell.rep, model=settings.model.key,

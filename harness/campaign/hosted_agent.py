@@ -34,11 +34,14 @@ ADAPTER_HOST_IMAGE = "apex-voice/adapter-host:latest"
 ADAPTER_MOUNT_ROOT = "/opt/adapter"
 
 
-def agent_isolation(model: ModelSpec, backend: str) -> str:
-    """How the agent's code is kept from the harness: ``builtin``, ``process``, ``container`` or ``in-process``."""
+def agent_isolation(model: ModelSpec, *, containers: bool) -> str:
+    """How the agent's code is kept from the harness: ``builtin``, ``process``, ``container`` or ``in-process``.
+
+    ``containers``: the sandbox backend runs agent containers (``SandboxBackend.runs_agent_containers``).
+    """
     if model.hosted_adapter is not None:
-        return "container" if backend == "docker" else "process"
-    if model.agent_image is not None and (backend == "docker" or model.container_only):
+        return "container" if containers else "process"
+    if model.agent_image is not None and (containers or model.container_only):
         return "container"
     if model.agent_kind == "external_code":
         return "in-process"

@@ -1,8 +1,12 @@
 """``campaign.json``: what a campaign directory measures, rewritten at every start.
 
 ``created_at`` survives rewrites, so a resumed campaign keeps the date it was first started, and
-the task ids, repeats and planned cells are the union of every start: a second run with ``--only X
---repeats 2`` does not make the directory claim it holds one task.
+the task ids, task versions, repeats and planned cells are the union of every start: a second run
+with ``--only X --repeats 2`` does not make the directory claim it holds one task.
+
+The identity (:data:`IDENTITY_KEYS`: model, condition, acoustics and seed, user audio, tool mode,
+turn bound, harness version, and each task's version) is what a resume must match
+(:mod:`.resume`): the same command run again continues the campaign, a different one is refused.
 
 The planned cells are the campaign's denominator: ``apex-voice results`` counts every one of them,
 and a cell left without a scored record is a failure there, never silently absent. Why a cell was
@@ -15,45 +19,34 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness import __version__
 from harness.atomic_write import atomic_write_json
 from harness.grading.judge_prompt import JUDGE_VERSION
+from harness.results.campaign_files import MANIFEST_FILE, UnscoredCell
 
-__all__ = ["BENCHMARK_VERSION", "MANIFEST_FILE", "CampaignManifest", "UnscoredCell", "UnscoredReason",
-           "write_manifest"]
+__all__ = ["BENCHMARK_VERSION", "IDENTITY_KEYS", "CampaignManifest", "write_manifest"]
 
-MANIFEST_FILE = "campaign.json"
 BENCHMARK_VERSION = "1.0"
+
+#: ``campaign.json`` keys that change what a session measures (backend and parallelism do not);
+#: ``task_versions`` is compared task by task, for the tasks both starts plan.
+IDENTITY_KEYS = ("model", "condition", "acoustics", "seed", "user_audio", "tool_mode", "max_turns",
+                 "apex_voice_version")
 
 
 def _utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-#: Why a planned cell has no scored record (``results`` lists the cell with it).
-UnscoredReason = Literal["not run", "infrastructure", "harness error", "provider refused", "stopped"]
-
-
-class UnscoredCell(BaseModel):
-    """A planned cell the last start of the campaign left without a record, and why."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    task_id: str
-    rep: int
-    reason: UnscoredReason
-    detail: str = ""
-
-
 class CampaignManifest(BaseModel):
     """Published keys, then ours (identity, sandbox backend, parallelism, the plan and its gaps).
 
-    ``acoustics`` and ``tool_mode`` are ``None`` only in manifests written before they were
-    recorded: unknown, which ``results`` never takes to equal a known value.
+    ``acoustics``, ``tool_mode`` and ``seed`` are ``None`` only in manifests written before they
+    were recorded: unknown, which ``results`` never takes to equal a known value (a resume takes
+    the value it is given).
     """
 
     model_config = ConfigDict(extra="ignore")
@@ -74,6 +67,12 @@ class CampaignManifest(BaseModel):
     task_ids: list[str] = Field(default_factory=list)
     acoustics: str | None = None
     tool_mode: str | None = None
+    #: Seeds the simulated user and the C3 acoustics of every session.
+    seed: int | None = None
+    #: Each planned task's ``task.yaml`` version.
+    task_versions: dict[str, str] = Field(default_factory=dict)
+    #: Harness versions that wrote earlier sessions of this campaign (``run --allow-version-change``).
+    earlier_versions: list[str] = Field(default_factory=list)
     #: Every planned (task, repetition): task id -> its repetitions, sorted.
     planned_cells: dict[str, list[int]] = Field(default_factory=dict)
     unscored_cells: list[UnscoredCell] = Field(default_factory=list)
@@ -103,9 +102,12 @@ def write_manifest(out_dir: Path, manifest: CampaignManifest) -> CampaignManifes
         task_ids = sorted(set(previous.task_ids) | set(manifest.task_ids))
         planned_now = {(task, rep) for task, reps in manifest.planned_cells.items() for rep in reps}
         kept = [cell for cell in previous.unscored_cells if (cell.task_id, cell.rep) not in planned_now]
+        earlier = [*previous.earlier_versions, previous.apex_voice_version]
         manifest = manifest.model_copy(update={
             "created_at": previous.created_at,
             "task_ids": task_ids,
+            "task_versions": dict(sorted({**previous.task_versions, **manifest.task_versions}.items())),
+            "earlier_versions": sorted(set(earlier) - {manifest.apex_voice_version}),
             "n_tasks": max(len(task_ids), previous.n_tasks, manifest.n_tasks),
             "repeats": max(previous.repeats, manifest.repeats),
             "planned_cells": _union(previous.planned_cells, manifest.planned_cells),

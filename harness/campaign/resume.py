@@ -1,9 +1,10 @@
 """May a campaign directory be resumed, and which of its cells can be reused as they are?
 
 A resumed campaign reuses a cell's ``result.json`` only when the same measurement wrote it: the
-same model, condition and measurement settings (``campaign.json``), and a record of the same task
-version, task and repetition. A directory written by another model or with other settings is
-refused as a whole (mixing them would publish a table nobody measured). A ``result.json`` that is
+same identity (``campaign.json``: model, condition, acoustics and seed, user audio, tool mode, turn
+bound, harness and task versions), and a record of the same task version, task and repetition. A
+directory written with another identity is refused as a whole, every difference named (mixing them
+would publish a table nobody measured). A ``result.json`` that is
 unusable (a directory, unreadable, not a record, another cell's) is moved aside with its reason in
 the name's suffix and the cell is run again — reported, never silently reused, never a crash.
 """
@@ -19,39 +20,66 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from harness.results.campaign_files import MANIFEST_FILE
 from harness.results.result_record import RESULT_FILE, ResultFileError, ResultRecord
 
-from .manifest import MANIFEST_FILE, CampaignManifest
+from .manifest import IDENTITY_KEYS, CampaignManifest
 
-__all__ = ["MEASUREMENT_SETTINGS", "CampaignMismatchError", "CellReuse", "check_manifest", "reuse_cell"]
+__all__ = ["ALLOW_VERSION_FLAG", "CampaignMismatchError", "CellReuse", "check_manifest", "identity_differences",
+           "reuse_cell"]
 
 log = logging.getLogger(__name__)
 
-#: ``campaign.json`` keys that change what a session measures (backend and parallelism do not).
-MEASUREMENT_SETTINGS = ("model", "condition", "max_turns", "user_audio")
+#: The ``run`` option that resumes a campaign another harness version started.
+ALLOW_VERSION_FLAG = "--allow-version-change"
 
 
 class CampaignMismatchError(Exception):
     """The directory holds results of another measurement; resuming would mix them."""
 
 
-def check_manifest(out_dir: Path, current: CampaignManifest) -> CampaignManifest | None:
-    """The previous ``campaign.json`` when it is compatible with ``current``; raises when not.
+def identity_differences(previous: CampaignManifest, current: CampaignManifest) -> list[tuple[str, object, object]]:
+    """``(key, recorded, requested)`` for every identity key that differs.
+
+    A key the previous manifest did not record (``None``: written before it was) is no evidence;
+    ``task_versions`` differs only for a task both plan. Nor is the ``condition`` of a manifest
+    written before acoustics and tool mode were recorded: those harnesses wrote ``C2`` whatever the
+    condition (the records' own conditions are checked instead, by :func:`reuse_cell`).
+    """
+    trusted = [key for key in IDENTITY_KEYS
+               if not (key == "condition" and previous.acoustics is None and previous.tool_mode is None)]
+    differences = [
+        (key, getattr(previous, key), getattr(current, key))
+        for key in trusted
+        if getattr(previous, key) is not None and getattr(previous, key) != getattr(current, key)
+    ]
+    for task, version in sorted(current.task_versions.items()):
+        recorded = previous.task_versions.get(task)
+        if recorded is not None and recorded != version:
+            differences.append((f"task_versions[{task}]", recorded, version))
+    return differences
+
+
+def check_manifest(out_dir: Path, current: CampaignManifest, *, allow_version_change: bool = False) -> CampaignManifest | None:
+    """The previous ``campaign.json`` when ``current`` may resume it; raises, naming every difference, when not.
 
     A missing or unreadable manifest is no evidence either way: the records are checked one by one.
+    Another harness version alone is accepted with ``allow_version_change`` (``write_manifest`` then
+    keeps the earlier one in ``earlier_versions``).
     """
     path = Path(out_dir) / MANIFEST_FILE
     try:
         previous = CampaignManifest.model_validate(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, ValidationError):
         return None
-    for key in MEASUREMENT_SETTINGS:
-        before, now = getattr(previous, key), getattr(current, key)
-        if before != now:
-            raise CampaignMismatchError(
-                f"{out_dir} holds a campaign with {key} {before!r}, not {now!r} (see {path}); "
-                "use another --out directory"
-            )
+    differences = [d for d in identity_differences(previous, current)
+                   if not (allow_version_change and d[0] == "apex_voice_version")]
+    if differences:
+        named = "; ".join(f"{key}: {recorded!r} → {requested!r}" for key, recorded, requested in differences)
+        only_version = [key for key, _, _ in differences] == ["apex_voice_version"]
+        how = (f"use a new --out for this campaign, or {ALLOW_VERSION_FLAG} to resume it with this version"
+               if only_version else "use a new --out for this campaign, or rerun with the recorded settings to resume it")
+        raise CampaignMismatchError(f"{out_dir} holds another campaign ({named}; see {path}): {how}")
     return previous
 
 

@@ -23,20 +23,22 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from harness.agents.adapter_process import start_adapter_process
+from harness.agents.adapter_process import AdapterProcess, start_adapter_process
 from harness.agents.container_agent import ContainerAgentAdapter
 from harness.agents.realtime import McpEndpoint, RealtimeAdapter
 from harness.agents.registry import ModelSpec
 from harness.audio.acoustics import AcousticChain
 from harness.audio.speech_bank import SpeechSource
+from harness.campaign.session_record import record_from_session
+from harness.errors import AgentFailure
 from harness.events import EventBus
+from harness.grading.judge import SemanticJudge
 from harness.results.result_record import ResultRecord
-from harness.results.session_record import record_from_session
 from harness.session.duplex_runner import run_duplex_session
-from harness.session.errors import AgentFailure
 from harness.session.mcp_environment import McpEnvironment
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.checksums import ChecksumManifest
@@ -75,7 +77,7 @@ class SandboxedCellRunner:
     backend: SandboxBackend
     task_dirs: dict[str, Path]
     speech: SpeechFactory
-    judge: Any = None
+    judge: SemanticJudge | None = None
     max_turns: int = 44
     seed: int = 1
     checksums: ChecksumManifest | None = None
@@ -130,7 +132,7 @@ class SandboxedCellRunner:
     @property
     def runs_in_container(self) -> bool:
         """The model runs from its image (its own, or the adapter host's), and the sandbox can start containers."""
-        return self.agent_image is not None and self.backend.name == "docker"
+        return self.agent_image is not None and self.backend.runs_agent_containers
 
     @property
     def agent_image(self) -> str | None:
@@ -138,10 +140,10 @@ class SandboxedCellRunner:
 
     @property
     def agent_isolation(self) -> str:
-        return agent_isolation(self.model, self.backend.name)
+        return agent_isolation(self.model, containers=self.backend.runs_agent_containers)
 
     @asynccontextmanager
-    async def agent_process(self) -> AsyncIterator[Any]:
+    async def agent_process(self) -> AsyncIterator[AdapterProcess | AgentFailure | None]:
         """The session's adapter host process (a hosted adapter, no docker sandbox), else ``None``.
 
         A host that exits or never listens is the hosted adapter's failure (``exited``), yielded
@@ -152,7 +154,7 @@ class SandboxedCellRunner:
             return
         async with AsyncExitStack() as stack:
             try:
-                hosted: Any = await stack.enter_async_context(
+                hosted: AdapterProcess | AgentFailure = await stack.enter_async_context(
                     start_adapter_process(self.model.hosted_adapter, env=self.adapter_env))
             except AgentStartFailed as exc:
                 hosted = AgentFailure("exited", str(exc))
@@ -234,7 +236,7 @@ class SandboxedCellRunner:
             observer=self.observer,
             tool_mode=self.tool_mode,
             mcp_endpoint=native_endpoint(sandbox_env, self.mcp_public_url) if self.tool_mode == "native" else None,
-            on_bus=(lambda bus: self.on_session(cell, bus)) if self.on_session else None,
+            on_bus=partial(self.on_session, cell) if self.on_session else None,
             agent_kind=self.model.agent_kind,
             agent_failure=agent_failure,
         )

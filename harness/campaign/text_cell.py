@@ -13,8 +13,9 @@ from typing import Any
 
 from harness.agents.registry import ModelSpec
 from harness.agents.text_agents import NoOpAgent, ScriptedAgent, TextAgent
+from harness.conditions import conditions, get_condition
+from harness.errors import AgentFailure
 from harness.results.result_record import ResultRecord
-from harness.session.errors import AgentFailure
 from harness.session.mcp_environment import McpEnvironment
 from harness.session.text_runner import TextSessionResult, run_text_session
 from harness.tasks.bundle import TaskBundle
@@ -25,9 +26,15 @@ from .sandboxed_cell import SandboxedCellRunner
 
 __all__ = ["TEXT_FORMS", "TextCellRunner", "condition_problem", "text_agent_for"]
 
+def _text_oracle(bundle: TaskBundle) -> TextAgent:
+    if bundle.policy is None:  # as the voice oracle says when it connects
+        raise ValueError("the oracle needs the task's reference/policy.yaml (it is registered privileged)")
+    return ScriptedAgent.oracle(bundle.policy)
+
+
 #: Built-in voice agents that have a C0 form.
 TEXT_FORMS: dict[str, Callable[[TaskBundle], TextAgent]] = {
-    "oracle": lambda bundle: ScriptedAgent.oracle(bundle.policy),
+    "oracle": _text_oracle,
     "noop": lambda bundle: NoOpAgent(),
 }
 
@@ -42,15 +49,21 @@ def text_agent_for(spec: ModelSpec, bundle: TaskBundle) -> TextAgent:
 
 
 def condition_problem(spec: ModelSpec, condition: str) -> str | None:
-    """Why ``spec`` cannot run in ``condition`` (one line), or ``None`` when it can."""
-    if condition == "C0" and spec.interface != "text" and spec.key not in TEXT_FORMS:
+    """Why ``spec`` cannot run in ``condition`` (one line), or ``None`` when it can.
+
+    Raises:
+        UnknownConditionError: no condition has this name.
+    """
+    text_session = get_condition(condition).session == "text"
+    if text_session and spec.interface != "text" and spec.key not in TEXT_FORMS:
         return (
-            f"model {spec.key!r} is a realtime voice agent; --condition C0 needs a text agent "
+            f"model {spec.key!r} is a realtime voice agent; --condition {condition} needs a text agent "
             f"(chat:MODEL, {', '.join(TEXT_FORMS)})"
         )
-    if condition != "C0" and spec.interface == "text":
+    if not text_session and spec.interface == "text":
         name = spec.key.partition(":")[2] or spec.key
-        return f"model {spec.key!r} is a text agent: use --condition C0, or cascade:{name} for voice"
+        text = ", ".join(c.name for c in conditions().values() if c.session == "text")
+        return f"model {spec.key!r} is a text agent: use --condition {text}, or cascade:{name} for voice"
     return None
 
 
@@ -71,8 +84,10 @@ class TextCellRunner(SandboxedCellRunner):
         agent = text_agent_for(self.model, bundle)
         # The session closes the agent and takes its metadata, through the agent boundary. (C0 agents
         # never run from an image, so ``agent_failure`` is never given here.)
+        # A campaign's user recovers from a stalled agent, as in a voice session (validate's does not).
         return await run_text_session(bundle, agent, env, run_dir=session_dir.parent, judge=self.judge,
-                                      seed=self.seed, run_id=run_id, agent_kind=self.model.agent_kind)
+                                      seed=self.seed, run_id=run_id, agent_kind=self.model.agent_kind,
+                                      max_turns=self.max_turns, recover=True, observer=self.observer)
 
     def record(
         self, session: TextSessionResult, cell: CampaignCell, *, wall_s: float, sandbox: dict[str, Any]
@@ -87,6 +102,8 @@ class TextCellRunner(SandboxedCellRunner):
             components=dict(session.grade.components),
             turns=session.turns,
             outcome=session.outcome,
+            reason=session.reason,
+            observer=self.observer.name if self.observer is not None else "deterministic",
             wall_s=round(wall_s, 1),
             provider_model=session.adapter_meta.get("model"),
             afa=session.grade.afa,

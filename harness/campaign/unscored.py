@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .manifest import UnscoredCell, UnscoredReason
+from harness.results.campaign_files import UnscoredCell, UnscoredReason
 
 if TYPE_CHECKING:
     from .campaign import CellOutcome

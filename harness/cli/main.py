@@ -8,7 +8,11 @@ module (and its numpy/scipy/docker imports) is imported only when that verb runs
 from __future__ import annotations
 
 import importlib
-from typing import Any, NamedTuple
+import importlib.metadata
+import logging
+import sys
+from enum import Enum
+from typing import Annotated, Any, NamedTuple
 
 import typer
 import typer.core
@@ -34,6 +38,8 @@ COMMANDS: dict[str, LazyCommand] = {
     "replay": LazyCommand("harness.cli.replay_cmd:replay", "Replay a finished session in the terminal UI."),
     "regrade": LazyCommand("harness.cli.regrade_cmd:regrade", "Re-grade saved sessions with the current graders."),
     "results": LazyCommand("harness.cli.results_cmd:results", "Aggregate campaigns into the published tables and plots."),
+    "tasks": LazyCommand("harness.cli.tasks_cmd:tasks", "List the suite's tasks: id, version, domain, title."),
+    "judge-cache": LazyCommand("harness.cli.judge_cache_cmd:app", "Export or import the judge's verdicts as published JSON."),
     "download": LazyCommand("harness.cli.download_cmd:download", "Download and verify a dataset snapshot."),
     "sandbox": LazyCommand("harness.cli.sandbox_cmd:app", "Start, probe and clean up task sandboxes."),
     "images": LazyCommand("harness.cli.images_cmd:app", "Build the Docker images the sandbox uses (offline-capable)."),
@@ -86,9 +92,70 @@ app = typer.Typer(
 )
 
 
+class LogLevel(str, Enum):
+    debug = "debug"
+    info = "info"
+    warning = "warning"
+    error = "error"
+
+
+class _CurrentStderr(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a record is emitted (a test runner swaps it)."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def _set_log_level(level: int) -> None:
+    """The root logger at ``level``, printing to stderr (one handler, however often this is called)."""
+    root = logging.getLogger()
+    root.setLevel(level)
+    if not any(isinstance(handler, _CurrentStderr) for handler in root.handlers):
+        handler = _CurrentStderr()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+
+
+def installed_version() -> str:
+    """The version of the installed distribution (a source checkout without one: the package's own)."""
+    try:
+        return importlib.metadata.version("apex-voice")
+    except importlib.metadata.PackageNotFoundError:
+        return __version__
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"apex-voice {installed_version()}")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Log what the harness does (retries included) and explain "
+                           "failures in full.")
+    ] = False,
+    log_level: Annotated[
+        LogLevel | None, typer.Option("--log-level", help="The harness's log level on stderr (-v: info).")
+    ] = None,
+    show_version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
     """The verbs below; a callback keeps this a group even before the lazy verbs load."""
+    if log_level is not None or verbose:
+        _set_log_level(getattr(logging, (log_level or LogLevel.info).value.upper()))
+
+
+def verbose_requested(ctx: typer.Context) -> bool:
+    """Whether ``apex-voice -v`` was given (for verbs that show more with it)."""
+    return bool(ctx.find_root().params.get("verbose"))
 
 
 @app.command("version")

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Column, Table
 
 from harness.grading.judge import CachedVerdicts, SemanticJudge
@@ -16,6 +15,7 @@ from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
 from harness.tasks.models import GoldSpec
 
+from .console import cli_console
 from .data_option import DATA_HELP, open_data
 from .interrupts import run_interruptible
 
@@ -89,7 +89,7 @@ def _value(before: object, after: object) -> str:
 
 
 def _print_table(changes: list[RegradeChange], *, dry_run: bool) -> None:
-    console = Console()
+    console = cli_console()
     table = Table(Column("session", overflow="fold"), *(Column(h, no_wrap=True) for h in ("PTS", "WA", "pending")),
                   Column("note", overflow="fold"))
     for c in changes:

@@ -15,6 +15,7 @@ from harness.audio.render import PackageRender, render_package
 from harness.tasks.checksums import ChecksumManifest
 from harness.tasks.errors import TaskLoadError
 
+from .console import cli_console
 from .data_option import DATA_HELP, ONLY_HELP, open_data
 from .interrupts import run_interruptible
 
@@ -48,7 +49,7 @@ def render_audio(
     dataset's SHA256SUMS. Packages whose audio is already up to date are skipped.
     """
     source, task_dirs = open_data(data, only)
-    console = Console(stderr=True)
+    console = cli_console(stderr=True)
     started = time.perf_counter()
     try:
         results = run_interruptible(_render_all(task_dirs, force, console))

@@ -29,7 +29,8 @@ def replay(
     """Replay a session: its duplex timeline, transcript, tool calls, artifact and gates.
 
     Keys: space play/pause, 1 / 4 / m speed, n / p step one event, ] / [ jump 5 s, g seek to a
-    time (1:23.4) or an event (#120), + / - zoom the timeline, q quit.
+    time (1:23.4) or an event (#120), Home / End, + / - zoom the timeline, w why it passed or
+    failed, Enter on a tool call its full JSON, ? every key, q quit.
     """
     from tui.replay_app import ReplayApp
     from tui.sources.replay import find_events_file

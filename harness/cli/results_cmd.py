@@ -7,18 +7,21 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
+from rich.text import Text
 
 from harness.grading.judge import CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache
-from harness.results.analysis import Analysis, analyse
+from harness.results.analysis import Analysis, ModelSummary, analyse
+from harness.results.bootstrap import MIN_CI_TASKS
 from harness.results.denominator import has_plan
 from harness.results.identity import keep_apart
 from harness.results.run_tree import Campaign, find_campaigns, load_campaign
+from harness.results.tables import comparison_sentence, scope_line, write_tables
 from harness.results.task_facts import TaskFacts, load_task_facts
 from harness.tasks.dataset import BUNDLED_DATA, DATA_ENV_VAR, resolve_data
 
+from .console import cli_console
 from .data_option import DATA_HELP, open_data
 from .interrupts import run_interruptible
 
@@ -63,7 +66,6 @@ def results(
     analysis.notes[:0] = apart
     if note:
         analysis.notes.append(note)
-    from harness.results.tables import write_tables
 
     written = write_tables(analysis, out)
     if plots:
@@ -170,33 +172,53 @@ def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value:.1f}"
 
 
+def _interval(summary: ModelSummary) -> str:
+    ci = summary.ci.get("pass1_pct")
+    if summary.ci_note is not None:
+        return f"n/a (n={summary.reliability.n}: fewer than {MIN_CI_TASKS} tasks cannot carry a bootstrap interval)"
+    return "–" if ci is None else f"[{ci[0]:.1f}, {ci[1]:.1f}]"
+
+
 def _print_summary(analysis: Analysis) -> None:
-    """Rates (not counts) out of every planned cell, with each campaign's completeness beside them."""
+    """Rates (not counts) out of every planned cell, with each campaign's completeness beside them.
+
+    Every name is printed as text, never as markup: a key kept apart as ``oracle[condition=C3]``
+    shows its brackets."""
     k = analysis.k
     scored_only = not analysis.complete
-    headers = ["model", "cells scored/planned", "pass@1 %"]
+    headers = ["model", "n", "scored/planned", "pass@1 %"]
     if k > 1:
         headers += [f"pass@{k} %", f"Reliable@{k} %"]
     if scored_only:
         headers.append("pass@1 % scored only")
-    table = Table(*headers, "status")
+    # The model's key is what --compare takes: whole on one line; the headers fold instead.
+    key_width = max((len(m.key) for m in analysis.models), default=5)
+    table = Table(Column("model", no_wrap=True, min_width=key_width),
+                  *(Column(h, overflow="fold") for h in [*headers[1:], "status"]))
     for m in analysis.models:
         r = m.reliability
-        row = [m.key, f"{r.n_scored}/{r.n_planned}", _pct(r.pct(r.pass1_mean))]
+        row = [m.key, str(r.n), f"{r.n_scored}/{r.n_planned}", _pct(r.pct(r.pass1_mean))]
         if k > 1:
             row += [_pct(r.pct(r.pass_at_k)), _pct(r.pct(r.reliable_at_k))]
         if scored_only:
             row.append(_pct(r.scored_only_pass1_pct))
-        table.add_row(*row, "complete" if r.complete else "[red]INCOMPLETE[/]")
-    console = Console()
+        status = Text("complete") if r.complete else Text("INCOMPLETE", style="red")
+        table.add_row(*map(Text, row), status)
+    console = cli_console()
+    console.print(Text(f"results: {scope_line(analysis)}"), soft_wrap=True)
     console.print(table)
     for m in analysis.models:
         cells = m.reliability.unscored
         for cell in cells[:LISTED_UNSCORED]:
             what = "counted as a failure" if cell.counted_as == "failure" else "left out"
-            console.print(f"unscored: {m.key}: {cell} — {what}", highlight=False, soft_wrap=True, markup=False)
+            console.print(Text(f"unscored: {m.key}: {cell} — {what}"), soft_wrap=True)
         if len(cells) > LISTED_UNSCORED:
-            console.print(f"unscored: {m.key}: … and {len(cells) - LISTED_UNSCORED} more (results.json)",
-                          highlight=False)
+            console.print(Text(f"unscored: {m.key}: … and {len(cells) - LISTED_UNSCORED} more (results.json)"))
+    # The intervals under the table (it fits 80 columns): one line, the withheld ones with their reason.
+    console.print(Text("pass@1 % 95% CI (bootstrap over tasks): "
+                       + "; ".join(f"{m.key} {_interval(m)}" for m in analysis.models)), soft_wrap=True)
+    sentence = comparison_sentence(analysis)
+    if sentence is not None:
+        console.print(Text(f"compare: {sentence}"), soft_wrap=True)
     for note in analysis.notes:
-        console.print(f"note: {note}", highlight=False, soft_wrap=True, markup=False)
+        console.print(Text(f"note: {note}"), soft_wrap=True)

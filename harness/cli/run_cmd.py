@@ -1,14 +1,17 @@
 """``apex-voice run``: a campaign of one model over the selected tasks, then its results table.
 
 Exit codes: 0 when every cell has a result (a model failing tasks is a measurement, not an error);
-1 when infrastructure left some cell empty (run again to fill it); 2 for usage errors.
+1 when infrastructure left some cell empty (run again to fill it, or ``--retry-failed``), or the
+model's local endpoint is dead; 2 for usage errors.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import sys
 import tempfile
+from collections import Counter
 from dataclasses import replace
 from enum import Enum
 from pathlib import Path
@@ -16,13 +19,12 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness.agents.adapter_process import AdapterLoadError, probe_adapter
 from harness.agents.env_file import EnvFileError, load_env_file
 from harness.agents.registry import PREFIXES, ModelSpec, UnknownModelError, get_model
-from harness.audio.acoustics import AcousticChain, AcousticsError
+from harness.audio.acoustics import PRESETS, AcousticChain, AcousticsError
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import SpeechSource, SpeechSourceError, UserAudioMode, open_speech_source
 from harness.campaign.campaign import (
@@ -34,45 +36,43 @@ from harness.campaign.campaign import (
     run_campaign,
 )
 from harness.campaign.lock import CampaignLockedError
+from harness.campaign.manifest import CampaignManifest
 from harness.campaign.ray_executor import RAY_INSTALL_HINT, RayExecutorError, ray_installed
-from harness.campaign.resume import CampaignMismatchError
+from harness.campaign.resume import ALLOW_VERSION_FLAG, CampaignMismatchError
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
-from harness.campaign.text_cell import TextCellRunner, condition_problem
+from harness.campaign.text_cell import TEXT_FORMS, TextCellRunner, condition_problem
 from harness.campaign.unscored import unscored_cells
+from harness.conditions import BUILTIN_CONDITIONS, ConditionDef, UnknownConditionError, get_condition
 from harness.grading.judge import CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache
+from harness.results.campaign_files import MANIFEST_FILE
 from harness.results.leaderboard import reliability
 from harness.results.regrade import pending_regrader
+from harness.results.result_record import RESULT_FILE, ResultRecord
 from harness.results.run_tree import Campaign, Run
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
 from harness.user.llm_act_observer import LlmActClassifier
 from sandbox.backend import SandboxBackend, get_backend
-from sandbox.errors import SandboxUnavailableError
+from sandbox.errors import SandboxUnavailableError, UnknownBackendError
 from sandbox.external import ExternalBackend
 
+from .console import cli_console
 from .data_option import DATA_HELP, ONLY_HELP, open_data
-from .interrupts import run_interruptible
+from .interrupts import INTERRUPTED_EXIT_CODE, run_interruptible
+from .main import verbose_requested
+from .plain_progress import PlainProgress, wants_plain_progress
+from .preflight import dead_endpoint_problem, missing_key_problem
 from .results_table import task_table
 
-__all__ = ["SandboxChoice", "run"]
+__all__ = ["run"]
 
-#: Failed runs show at most this many explanation lines each under the table.
+#: Failed runs show at most this many explanation lines each under the table (``-v``: all).
 EXPLAIN_LINES = 3
-
-
-class ConditionChoice(str, Enum):
-    C0 = "C0"
-    C1 = "C1"
-    C2 = "C2"
-    C3 = "C3"
-
-
-class SandboxChoice(str, Enum):
-    auto = "auto"
-    docker = "docker"
-    local = "local"
+#: ``--parallel`` above this is refused: each session runs its own sandbox and agent.
+MAX_PARALLEL = 64
+TOOL_MODES = ("bridge", "native")
 
 
 class ExecutorChoice(str, Enum):
@@ -81,21 +81,40 @@ class ExecutorChoice(str, Enum):
 
 
 def run(
+    ctx: typer.Context,
     model: Annotated[str, typer.Option("--model", "-m", help="Registry key of the agent under test.")] = "oracle",
     data: Annotated[Path | None, typer.Option("--data", "-d", help=DATA_HELP)] = None,
     only: Annotated[list[str] | None, typer.Option("--only", help=ONLY_HELP)] = None,
+    # -- issue 23: choosing cells, rerunning what failed, resuming across versions, verbosity --
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Only the first N tasks (suite order, after --only).")
+    ] = None,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="Run again only the cells of the --out campaign left without a "
+                           "scored result (infrastructure, harness error, provider refusal, stopped, never run), over "
+                           "the campaign's own plan. A scored failure is a measurement and is never rerun.")
+    ] = False,
+    allow_version_change: Annotated[
+        bool, typer.Option(ALLOW_VERSION_FLAG, help="Resume a campaign another harness version started (the "
+                           "earlier versions stay listed in campaign.json).")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Explain failures in full (as `apex-voice -v run`).")
+    ] = False,
+    # -- end issue 23 --
     repeats: Annotated[
         int | None, typer.Option("--repeats", min=1, help="Repetitions per task (default 1 for deterministic agents, else 3).")
     ] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Campaign directory (default runs/<model>).")] = None,
     sandbox: Annotated[
-        SandboxChoice | None,
-        typer.Option("--sandbox", help="Where the task's tools run (default auto: docker when an engine answers)."),
+        str | None,
+        typer.Option("--sandbox", help="Where the task's tools run: auto (default: docker when an engine answers), "
+                     "docker, local, an installed backend or package.module:Class (docs/plugins.md)."),
     ] = None,
     user_audio: Annotated[
         UserAudioMode, typer.Option("--user-audio", help="How the simulated user speaks.")
     ] = UserAudioMode.AUTO,
-    parallel: Annotated[int, typer.Option("--parallel", min=1, help="Sessions run at once.")] = 1,
+    parallel: Annotated[int, typer.Option("--parallel", min=1, help=f"Sessions run at once (at most {MAX_PARALLEL}).")] = 1,
     max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="User turns before a session is cut.")] = 44,
     json_output: Annotated[bool, typer.Option("--json", help="One result.json record per line on stdout.")] = False,
     mcp_url: Annotated[
@@ -110,16 +129,15 @@ def run(
         Path | None, typer.Option("--token-file", help="The control token of the --mcp-url server.")
     ] = None,
     condition: Annotated[
-        ConditionChoice,
-        typer.Option("--condition", help="C2: full duplex, clean audio. C1: turn-based voice (the user never "
-                     "talks over the agent; back-channels dropped), to separate the cost of duplex from speech. "
-                     "C3: full duplex through realistic acoustics (--acoustics). C0: text control (chat:MODEL)."),
-    ] = ConditionChoice.C2,
-    acoustics: Annotated[
         str,
-        typer.Option("--acoustics", help="C3 only: a preset (light, moderate, telephone, lossy, harsh) or a chain "
-                     "such as 'reverb:rt60_s=0.5+babble:snr_db=10' (docs/conditions.md)."),
-    ] = "moderate",
+        typer.Option("--condition", help="; ".join(f"{c.name}: {c.title}" for c in BUILTIN_CONDITIONS.values())
+                     + "; or an installed condition (docs/conditions.md, docs/plugins.md)."),
+    ] = "C2",
+    acoustics: Annotated[
+        str | None,
+        typer.Option("--acoustics", help="C3 only: a preset (light, moderate, telephone, lossy, harsh; default "
+                     "moderate) or a chain such as 'reverb:rt60_s=0.5+babble:snr_db=10' (docs/conditions.md)."),
+    ] = None,
     tool_mode: Annotated[
         str | None,
         typer.Option("--tool-mode", help="bridge: the harness executes the agent's function calls; native: the agent "
@@ -178,8 +196,10 @@ def run(
     """
     _executor_or_exit(executor, ray_address, mcp_url)
     _env_file_or_exit(env_file)
+    _usage_or_exit(tool_mode=tool_mode, parallel=parallel, retry_failed=retry_failed, repeats=repeats)
     passed_env = _adapter_env_or_exit(adapter_env or [])
-    spec = _model_or_exit(model, condition.value, endpoint=endpoint, provider_model=provider_model,
+    definition = _condition_or_exit(condition)
+    spec = _model_or_exit(model, condition, endpoint=endpoint, provider_model=provider_model,
                           api_key_env=api_key_env, trust_adapter=trust_adapter, adapter_env=passed_env)
     tool_mode = tool_mode or spec.tool_modes[0]
     if tool_mode not in spec.tool_modes:
@@ -187,10 +207,17 @@ def run(
         raise typer.Exit(2)
     if mcp_public_url is not None:
         _public_url_or_exit(mcp_public_url, spec, tool_mode, parallel)
-    chain = _acoustics_or_exit(condition.value, acoustics)
+    chain = _acoustics_or_exit(definition, acoustics)
     source, task_dirs = open_data(data, only)
+    task_dirs = task_dirs[:limit] if limit is not None else task_dirs
+    out_dir = out or Path("runs") / spec.key
+    retry_cells = _retry_plan_or_exit(out_dir, task_dirs, source.root, selected=bool(only) or limit is not None) \
+        if retry_failed else None
+    if retry_cells is not None:
+        task_dirs = [d for d in task_dirs if d.name in {c.task_id for c in retry_cells}]
     bundles = _load_or_exit(task_dirs, source.checksums)
     speech = _speech_or_exit(user_audio.value, bundles)
+    _reachable_or_exit(spec)
     if mcp_url is not None:
         if sandbox is not None:
             typer.echo("error: --sandbox and --mcp-url exclude each other (--mcp-url uses a running server)", err=True)
@@ -201,7 +228,7 @@ def run(
         backend: SandboxBackend = _external_or_exit(mcp_url, token_file)
     else:
         # Ray's nodes each prepare their own backend (their engine builds or checks the images).
-        backend = _backend_or_exit((sandbox or SandboxChoice.auto).value, prepare=executor is ExecutorChoice.local)
+        backend = _backend_or_exit(sandbox or "auto", prepare=executor is ExecutorChoice.local)
     typer.echo(f"sandbox: {backend.name} ({backend.chosen_because})", err=True)
     if spec.agent_kind == "external_code":
         typer.echo(f"warning: {spec.key} runs in the harness's process (--trust-adapter): its code can read the loaded "
@@ -210,15 +237,16 @@ def run(
 
     settings = CampaignSettings(
         model=spec,
-        out_dir=_out_dir_or_exit(out or Path("runs") / spec.key),
-        repeats=repeats or (1 if spec.deterministic else 3),
+        out_dir=_out_dir_or_exit(out_dir),
+        repeats=(max(c.rep for c in retry_cells) + 1 if retry_cells else repeats or (1 if spec.deterministic else 3)),
         max_turns=max_turns,
         user_audio=user_audio.value,
         sandbox=backend.name,
         parallel=parallel,
-        condition=condition.value,
-        acoustics=acoustics if chain is not None else "none",
+        condition=condition,
+        acoustics=(acoustics or "moderate") if chain is not None else "none",
         tool_mode=tool_mode,
+        allow_version_change=allow_version_change,
         executor=executor.value,
         ray_address=ray_address,
     )
@@ -230,28 +258,29 @@ def run(
             err=True,
         )
     observer = LlmActClassifier.from_env()
-    if observer is None and not spec.deterministic and condition is not ConditionChoice.C0:
+    if observer is None and not spec.deterministic:
         typer.echo(
             "observer: deterministic only (set APEX_VOICE_LLM_API_KEY or OPENAI_API_KEY): the simulated user "
             "hears only the task's patterns, so a model that phrases a question its own way may go unheard "
             "and scores are not comparable with the published ones",
             err=True,
         )
-    runner = (TextCellRunner if condition is ConditionChoice.C0 else SandboxedCellRunner)(
+    runner = (TextCellRunner if definition.session == "text" else SandboxedCellRunner)(
         model=spec,
         backend=backend,
         task_dirs={b.task_id: b.task_dir for b in bundles},
         speech=lambda bundle: speech[bundle.task_id],
         judge=judge,
         max_turns=max_turns,
+        seed=settings.seed,
         checksums=source.checksums,
-        condition=condition.value,
+        condition=condition,
         acoustics=chain,
         tool_latency_ms=tool_latency_ms,
         observer=observer,
         tool_mode=tool_mode,
         adapter_env=passed_env,
-        **({"mcp_public_url": mcp_public_url} if mcp_public_url is not None else {}),
+        mcp_public_url=mcp_public_url,
     )
     golds = {b.task_id: b.gold for b in bundles}
     try:
@@ -259,10 +288,16 @@ def run(
             "task_versions": {b.task_id: b.task.version for b in bundles},
             "regrade": pending_regrader(golds.get, judge or CachedVerdicts(JudgeCache())),
         }
+        if retry_cells is not None:
+            campaign_options["cells"] = retry_cells
         if tui:
             from tui.live import run_campaign_in_tui
 
-            result = run_campaign_in_tui(settings, [b.task_id for b in bundles], runner, backend, **campaign_options)
+            shown = run_campaign_in_tui(settings, [b.task_id for b in bundles], runner, backend, **campaign_options)
+            if shown is None:
+                typer.echo("interrupted: sandboxes torn down, finished results kept (run again to resume)", err=True)
+                raise typer.Exit(INTERRUPTED_EXIT_CODE)
+            result = shown
         else:
             result = run_interruptible(
                 _run_with_progress(
@@ -283,8 +318,9 @@ def run(
             typer.echo(row.model_dump_json())
         typer.echo(result.summary(), err=True)
         typer.echo(_denominator_line(result), err=True)
+        typer.echo(_this_start_line(result), err=True)
     else:
-        _print_results(result)
+        _print_results(result, full=verbose or verbose_requested(ctx))
     raise typer.Exit(0 if result.complete else 1)
 
 
@@ -302,15 +338,90 @@ def _executor_or_exit(executor: ExecutorChoice, ray_address: str | None, mcp_url
         raise typer.Exit(2)
 
 
-def _acoustics_or_exit(condition: str, text: str) -> AcousticChain | None:
-    """The C3 degradation chain (one line and exit 2 for a bad spec); ``None`` in other conditions."""
-    if condition != "C3":
+def _condition_or_exit(name: str) -> ConditionDef:
+    try:
+        return get_condition(name)
+    except UnknownConditionError as exc:
+        typer.echo(f"error: --condition: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+
+def _usage_or_exit(*, tool_mode: str | None, parallel: int, retry_failed: bool, repeats: int | None) -> None:
+    """Values no model or task can make right: one line each, exit 2."""
+    problem = None
+    if tool_mode is not None and tool_mode not in TOOL_MODES:
+        problem = f"--tool-mode {tool_mode!r} is not a tool mode; use {' or '.join(TOOL_MODES)}"
+    elif parallel > MAX_PARALLEL:
+        problem = (f"--parallel {parallel}: at most {MAX_PARALLEL} sessions at once (each runs its own sandbox "
+                   "and agent; more would starve this machine and the provider's rate limits)")
+    elif retry_failed and repeats is not None:
+        problem = "--retry-failed reruns the campaign's own plan; it takes no --repeats"
+    if problem is not None:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
+
+
+def _acoustics_or_exit(condition: ConditionDef, text: str | None) -> AcousticChain | None:
+    """The degradation chain of a condition with acoustics (C3; one line and exit 2 for a bad spec);
+    ``None`` in the others, where ``--acoustics`` would be ignored and is refused."""
+    if not condition.acoustics:
+        if text is not None:
+            typer.echo(f"error: --acoustics applies to a condition with acoustics (C3) only (this run is "
+                       f"{condition.name}: {condition.title})", err=True)
+            raise typer.Exit(2)
         return None
     try:
-        return AcousticChain.parse(text)
+        return AcousticChain.parse(text or "moderate")
     except AcousticsError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        single_word = text is not None and not any(mark in text for mark in ":+.")
+        presets = f"; or a preset: {', '.join(PRESETS)}" if single_word else ""
+        typer.echo(f"error: {exc}{presets}", err=True)
         raise typer.Exit(2) from None
+
+
+def _reachable_or_exit(spec: ModelSpec) -> None:
+    """Refuse before any session a model that cannot answer: no key for the default chat endpoint
+    (exit 2, like any missing key), or a dead local endpoint (exit 1, like a dead --mcp-url)."""
+    problem = missing_key_problem(spec)
+    if problem is not None:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
+    problem = dead_endpoint_problem(spec)
+    if problem is not None:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(1)
+
+
+def _retry_plan_or_exit(out_dir: Path, task_dirs: list[Path], root: Path, *, selected: bool) -> list[CampaignCell]:
+    """``--retry-failed``: the campaign's planned cells (those of the selected tasks when --only or
+    --limit narrows them); says how many of them have no scored result and will run again."""
+    try:
+        manifest = CampaignManifest.model_validate_json((out_dir / MANIFEST_FILE).read_bytes())
+    except FileNotFoundError:
+        typer.echo(f"error: --retry-failed: {out_dir} holds no {MANIFEST_FILE} (nothing ran there yet)", err=True)
+        raise typer.Exit(2) from None
+    except (OSError, ValueError) as exc:
+        typer.echo(f"error: --retry-failed: {out_dir / MANIFEST_FILE} cannot be read: {exc}", err=True)
+        raise typer.Exit(2) from None
+    available = {d.name for d in task_dirs}
+    missing = sorted(set(manifest.planned_cells) - available)
+    if not manifest.planned_cells or (missing and not selected):
+        why = (f"plans {', '.join(missing)}, not in {root} (pass its --data)" if manifest.planned_cells
+               else "records no planned cells (an older harness wrote it): run its command again instead")
+        typer.echo(f"error: --retry-failed: the campaign in {out_dir} {why}", err=True)
+        raise typer.Exit(2)
+    cells = sorted(CampaignCell(rep, task) for task, reps in manifest.planned_cells.items() if task in available
+                   for rep in reps)
+    empty = sum(ResultRecord.read(cell.rep_dir(out_dir)) is None for cell in cells)
+    if empty:
+        kept = len(cells) - empty
+        typer.echo(f"--retry-failed: {empty} of {len(cells)} planned cells to run again ({kept} scored "
+                   f"cell{'' if kept == 1 else 's'} kept)", err=True)
+    else:
+        typer.echo(f"--retry-failed: nothing to run again, every planned cell of {out_dir} has a scored result",
+                   err=True)
+    return cells
 
 
 def _env_file_or_exit(path: Path | None) -> None:
@@ -362,6 +473,13 @@ def _model_or_exit(
     if missing:
         typer.echo(f"error: {spec.display_name} needs {' or '.join(missing)}.", err=True)
         raise typer.Exit(2)
+    if condition == "C0" and spec.key in TEXT_FORMS:
+        # Its text form is made per task (text_agent_for): building the voice agent here would only
+        # load the audio stack a text session never uses.
+        if endpoint is not None or provider_model is not None:
+            typer.echo(f"error: model {key!r} takes no --endpoint or --provider-model", err=True)
+            raise typer.Exit(2)
+        return spec
     try:
         spec.create_adapter()
     except TypeError:
@@ -460,6 +578,9 @@ def _backend_or_exit(name: str, *, prepare: bool = True) -> SandboxBackend:
         if prepare:
             backend.prepare()  # e.g. build the docker image, with progress, before any session starts
         return backend
+    except UnknownBackendError as exc:
+        typer.echo(f"error: --sandbox: {exc}", err=True)
+        raise typer.Exit(2) from None
     except SandboxUnavailableError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
@@ -482,10 +603,14 @@ async def _run_with_progress(
     settings: CampaignSettings, task_ids: list[str], runner: CellRunner, backend: SandboxBackend, *, quiet: bool,
     **campaign_options: Any,
 ) -> CampaignResult:
-    total = len(set(task_ids)) * settings.repeats
+    cells = campaign_options.get("cells")
+    total = len(cells) if cells is not None else len(set(task_ids)) * settings.repeats
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     try:
-        with Progress(*columns, console=Console(stderr=True), transient=True, disable=quiet) as progress:
+        if wants_plain_progress(sys.stdout, sys.stderr):  # a pipe or a CI log: a line per cell as it finishes
+            plain = PlainProgress(total, sys.stderr)
+            return await run_campaign(settings, task_ids, runner, on_cell=plain, **campaign_options)
+        with Progress(*columns, console=cli_console(stderr=True), transient=True, disable=quiet) as progress:
             bar = progress.add_task(f"{settings.model.key}", total=total)
 
             def advance(outcome: CellOutcome) -> None:
@@ -503,15 +628,28 @@ def _mark(flag: bool | None) -> str:
 _RESULT_HEADERS = ["task", "rep", "PTS", "GS", "PC", "RA", "WA", "AFA", "turns", "outcome"]
 
 
-def _print_results(result: CampaignResult) -> None:
-    console = Console()
+def _print_results(result: CampaignResult, *, full: bool = False) -> None:
+    console = cli_console()
     rows = [_table_row(outcome) for outcome in result.outcomes]
     console.print(task_table(_RESULT_HEADERS, rows, console.width))
     for outcome in result.outcomes:
-        for line in _failure_lines(outcome):
+        for line in _failure_lines(outcome, result.settings.out_dir, full=full):
             console.print(line, highlight=False, soft_wrap=True, markup=False)
     console.print(result.summary(), highlight=False, soft_wrap=True)
     console.print(_denominator_line(result), highlight=False, soft_wrap=True, markup=False)
+    console.print(_this_start_line(result), highlight=False, soft_wrap=True, markup=False)
+
+
+def _this_start_line(result: CampaignResult) -> str:
+    """What this start did: cells resumed from the directory, sessions run, records regraded."""
+    counts = Counter(outcome.status for outcome in result.outcomes)
+    ran = sum(counts[status] for status in ("ran", "infra_failed", "harness_error", "provider_error"))
+    text = f"{result.settings.model.key}: resumed {counts['loaded'] + counts['regraded']}, ran {ran}"
+    if counts["regraded"]:
+        text += f", regraded {counts['regraded']}"
+    if counts["stopped"]:
+        text += f", not run {counts['stopped']}"
+    return text
 
 
 def _as_campaign(result: CampaignResult) -> Campaign:
@@ -565,7 +703,8 @@ def _table_row(outcome: CellOutcome) -> list[str]:
             str(row.turns or 0), outcome_text]
 
 
-def _failure_lines(outcome: CellOutcome) -> list[str]:
+def _failure_lines(outcome: CellOutcome, out_dir: Path, *, full: bool = False) -> list[str]:
+    """A failed cell's explanation: its first lines, and where the rest are (``full``: all of it)."""
     cell: CampaignCell = outcome.cell
     row = outcome.record
     if row is None:
@@ -575,5 +714,7 @@ def _failure_lines(outcome: CellOutcome) -> list[str]:
         return [f"{cell}: left empty after {outcome.attempts} attempt(s): {last}"]
     if row.passed:
         return []
-    lines = row.explain[:EXPLAIN_LINES] or [row.error or f"{row.outcome} ({row.reason})"]
-    return [f"{cell}: {lines[0]}", *(f"    {line}" for line in lines[1:])]
+    lines = (row.explain if full else row.explain[:EXPLAIN_LINES]) or [row.error or f"{row.outcome} ({row.reason})"]
+    more = len(row.explain) - len(lines) if row.explain else 0
+    cut = [f"    … {more} more lines in {cell.rep_dir(out_dir) / RESULT_FILE} (-v shows them)"] if more > 0 else []
+    return [f"{cell}: {lines[0]}", *(f"    {line}" for line in lines[1:]), *cut]

@@ -38,9 +38,9 @@ def _read_tool(tools: list[dict[str, Any]], spec: ToolSet | None) -> tuple[str |
         for tool in spec.tools:
             if tool.tool_class in READ_CLASSES:
                 return tool.name, f"{tool.tool_class.value} tool"
-    for tool in tools:
-        if tool["parameters"].get("required"):
-            return tool["name"], "empty arguments (refused: required parameters missing)"
+    for listed in tools:
+        if listed["parameters"].get("required"):
+            return listed["name"], "empty arguments (refused: required parameters missing)"
     return None, "no read tool and no tool with required parameters: call skipped"
 
 
@@ -113,13 +113,15 @@ def _print_summary(summary: dict[str, Any]) -> None:
         f"snapshot    artifacts {snap['artifacts']}, calls {snap['calls']}, versions {snap['versions']}, "
         f"approvals {snap['approvals']}{', RECOVERED from state file' if snap['recovered'] else ''}"
     )
-    typer.echo("timings     " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in summary["timings"].items()))
+    # The keys are in seconds (``--json`` keeps them so); the line names each step and prints milliseconds.
+    steps = (f"{key.removesuffix('_s')} {seconds * 1000:.1f} ms" for key, seconds in summary["timings"].items())
+    typer.echo("timings     " + ", ".join(steps))
 
 
 @app.command("probe")
 def probe(
     task: Annotated[Path | None, typer.Option("--task", help="Task package directory to serve.")] = None,
-    backend: Annotated[str, typer.Option("--backend", help="auto, docker or local.")] = "auto",
+    backend: Annotated[str, typer.Option("--backend", help="auto, docker, local, an installed backend or package.module:Class.")] = "auto",
     mcp_url: Annotated[
         str | None, typer.Option("--mcp-url", help="Probe a running server instead (e.g. http://task-mcp:8080/mcp).")
     ] = None,

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import Progress
-from rich.table import Column, Table
+from rich.text import Text
 
 from harness.validate import ValidationReport, validate_task
 
+from .console import cli_console
 from .data_option import DATA_HELP, ONLY_HELP, open_data
 from .interrupts import run_interruptible
+from .results_table import task_table
+
+if TYPE_CHECKING:
+    from sandbox.backend import SandboxBackend
 
 __all__ = ["validate"]
 
@@ -27,7 +31,8 @@ def validate(
         typer.Option(
             "--sandbox",
             help="Where the task's tools run: 'none' (in this process, fastest), or through the MCP server "
-            "in a 'local' subprocess, a 'docker' container, or 'auto' (docker when available). "
+            "in a 'local' subprocess, a 'docker' container, 'auto' (docker when available), or an installed "
+            "backend or package.module:Class (docs/plugins.md). "
             "Results are identical; the sandboxed modes also check the server.",
         ),
     ] = "none",
@@ -37,9 +42,6 @@ def validate(
 
     Exit code 0 when every package is valid, 1 when some is not, 2 for a usage error.
     """
-    if sandbox not in ("none", "local", "docker", "auto"):
-        typer.echo(f"error: unknown --sandbox {sandbox!r}; use none, local, docker or auto", err=True)
-        raise typer.Exit(2)
     source, task_dirs = open_data(data, only)
     backend = None if sandbox == "none" else _backend_or_exit(sandbox)
     reports = run_interruptible(_validate_all(source.checksums, task_dirs, backend, show_progress=not json_output))
@@ -51,16 +53,19 @@ def validate(
     raise typer.Exit(0 if all(r.ok for r in reports) else 1)
 
 
-def _backend_or_exit(name: str):  # -> SandboxBackend (imported lazily)
+def _backend_or_exit(name: str) -> SandboxBackend:  # imported lazily: `validate --sandbox none` needs none
     """The chosen sandbox backend, or exit 1 with one line when it cannot start here (no engine)."""
     from sandbox.backend import get_backend
-    from sandbox.errors import SandboxUnavailableError
+    from sandbox.errors import SandboxUnavailableError, UnknownBackendError
 
     try:
         backend = get_backend(name)
         reason = backend.available()
         if reason is None:
             backend.prepare()
+    except UnknownBackendError as exc:
+        typer.echo(f"error: --sandbox: {exc} (or none)", err=True)
+        raise typer.Exit(2) from None
     except SandboxUnavailableError as exc:
         reason = str(exc)
     if reason is not None:
@@ -72,7 +77,7 @@ def _backend_or_exit(name: str):  # -> SandboxBackend (imported lazily)
 async def _validate_all(checksums, task_dirs: list[Path], backend, *, show_progress: bool) -> list[ValidationReport]:
     reports: list[ValidationReport] = []
     try:
-        with Progress(console=Console(stderr=True), transient=True, disable=not show_progress) as progress:
+        with Progress(console=cli_console(stderr=True), transient=True, disable=not show_progress) as progress:
             bar = progress.add_task("validating", total=len(task_dirs))
             for task_dir in task_dirs:
                 progress.update(bar, description=f"validating {task_dir.name}")
@@ -99,15 +104,16 @@ def _mark(flag: bool) -> str:
 
 
 def _print_table(reports: list[ValidationReport]) -> None:
-    console = Console()
-    table = Table(Column("task", overflow="fold"), *(Column(h, no_wrap=True) for h in ("loads", "lint", "oracle PTS 1", "no-op fails", "valid")))
-    for r in reports:
-        table.add_row(r.task_id, _mark(r.loaded), _mark(r.lint_ok), _mark(r.oracle_pass), _mark(r.noop_fail), _mark(r.ok))
-    console.print(table)
+    console = cli_console()
+    headers = ["task", "loads", "lint", "oracle PTS 1", "no-op fails", "valid"]
+    rows = [[r.task_id, _mark(r.loaded), _mark(r.lint_ok), _mark(r.oracle_pass), _mark(r.noop_fail), _mark(r.ok)]
+            for r in reports]
+    # Task ids break only after an underscore, never mid-word, and the marks keep their columns.
+    console.print(task_table(headers, rows, console.width))
     for r in reports:
         if not r.ok:
-            console.print(f"[red]FAIL[/] {r.task_id}: " + "; ".join(r.problems), highlight=False, soft_wrap=True)
+            console.print(Text.assemble(("FAIL", "red"), f" {r.task_id}: " + "; ".join(r.problems)), soft_wrap=True)
         for warning in r.warnings:
-            console.print(f"[yellow]warn[/] {r.task_id}: {warning}", highlight=False, soft_wrap=True)
+            console.print(Text.assemble(("warn", "yellow"), f" {r.task_id}: {warning}"), soft_wrap=True)
     valid = sum(r.ok for r in reports)
     console.print(f"{valid}/{len(reports)} task packages valid", highlight=False)

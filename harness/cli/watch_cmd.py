@@ -14,12 +14,14 @@ __all__ = ["watch"]
 
 
 def watch(
-    runs_dir: Annotated[Path, typer.Argument(help="A campaign directory (the --out of apex-voice run).")],
+    runs_dir: Annotated[Path, typer.Argument(
+        help="A campaign directory (the --out of apex-voice run), or one of its rep or session directories.")],
 ) -> None:
     """Watch a campaign: one row per (task, rep); Enter opens a session live.
 
     Reads campaign.json, each session's events.jsonl and each result.json as they are written
-    (by another process: start `apex-voice run --out RUNS_DIR` in another terminal).
+    (by another process: start `apex-voice run --out RUNS_DIR` in another terminal). An empty
+    directory is waited on; a rep or session directory opens that session. Keys: ? lists them.
     """
     from tui.monitor_app import WatchApp
 

@@ -77,8 +77,8 @@ class EventBus:
     async def stream(self) -> AsyncIterator[RunEvent]:
         """Every event of the session: those already emitted, then live ones until :meth:`close`."""
         queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
-        for event in self.events:
-            queue.put_nowait(event)
+        for past in self.events:
+            queue.put_nowait(past)
         if self.closed:
             queue.put_nowait(None)
         else:

@@ -1,11 +1,14 @@
 """``events.jsonl``: the bus's events on disk, one JSON object per line, flushed per event.
 
 Lines are written by a background thread so the asyncio loop never blocks on the disk; each line
-is flushed as soon as it is written, so a crash loses at most the event in flight.
+is flushed as soon as it is written, so a crash loses at most the event in flight. Async code
+creates the writer with :meth:`JsonlEventWriter.open` and ends it with :meth:`JsonlEventWriter.aclose`,
+so neither creating the file nor waiting for the last lines to reach the disk happens on the loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import queue
 import threading
@@ -29,7 +32,11 @@ class EventLogError(ValueError):
 
 
 class JsonlEventWriter:
-    """Appends each event's line to a file from a dedicated thread."""
+    """Appends each event's line to a file from a dedicated thread.
+
+    Attached to a bus, it is closed with the bus (:meth:`close`, which waits for the thread); a
+    session awaits :meth:`aclose` before closing its bus, which leaves the bus nothing to wait for.
+    """
 
     _STOP = object()
 
@@ -38,8 +45,14 @@ class JsonlEventWriter:
         self.path = path
         self._file = path.open("w", encoding="utf-8")
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._stopping = False
         self._thread = threading.Thread(target=self._drain, name=f"event-log:{path.name}", daemon=True)
         self._thread.start()
+
+    @classmethod
+    async def open(cls, path: Path) -> JsonlEventWriter:
+        """A writer whose file is created (and folders made) in a worker thread, off the loop."""
+        return await asyncio.to_thread(cls, path)
 
     def attach(self, bus: EventBus) -> JsonlEventWriter:
         bus.subscribe(self, on_close=self.close)
@@ -56,9 +69,20 @@ class JsonlEventWriter:
         self._file.close()
 
     def close(self) -> None:
+        """Write the queued lines, close the file, then return (blocking: async code awaits :meth:`aclose`)."""
+        self._stop()
+        self._thread.join()
+
+    async def aclose(self) -> None:
+        """:meth:`close` without blocking the loop: the thread is awaited from a worker thread."""
+        self._stop()
         if self._thread.is_alive():
+            await asyncio.to_thread(self._thread.join)
+
+    def _stop(self) -> None:
+        if not self._stopping:
+            self._stopping = True
             self._queue.put(self._STOP)
-            self._thread.join()
 
 
 def read_events(path: Path) -> list[RunEvent]:

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.session.errors import AgentFailureKind
+from harness.errors import AgentFailureKind
 
 from .types import EventType
 
@@ -53,7 +53,13 @@ class UserPlanPayload(_Payload):
 
 
 class UserText(_Payload):
+    """C0's user words; a recovery move is marked as on ``USER_AUDIO_START`` (``finalize``: C0's wrap-up prompt)."""
+
     text: str
+    recovered: bool | None = None
+    closing: bool | None = None
+    nudge: bool | None = None
+    finalize: bool | None = None
 
 
 class UserAudioStart(_Payload):

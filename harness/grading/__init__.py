@@ -5,7 +5,6 @@ graded from a sandbox's control API and one graded in-process get the same repor
 """
 
 from .context import GradingContext
-from .field_graders import grade_field
 from .gates import grade
 from .judge import JUDGE_VERSION, SemanticJudge
 from .judge_cache import JudgeCache, judge_cache_key
@@ -25,7 +24,6 @@ __all__ = [
     "SemanticJudge",
     "evaluate_predicate",
     "grade",
-    "grade_field",
     "grade_two_tier",
     "judge_cache_key",
 ]

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.field_graders import get_grader
 from harness.tasks.models import ArtifactExpectation, ArtifactFieldExpectation
-from mcp_servers.public_models import LIFECYCLE_ORDER, FieldGrader
+from mcp_servers.public_models import LIFECYCLE_ORDER
 from mcp_servers.records import ArtifactSnapshot
 
 from .judge import FieldJudge
@@ -96,11 +97,11 @@ def _lifecycle_ok(lifecycle: str, minimum: str | None) -> bool:
 async def _grade_field(
     spec: ArtifactFieldExpectation, artifact: ArtifactSnapshot, context: str, judge: FieldJudge | None,
 ) -> FieldRow:
-    grader = spec.grader.value
+    grader = spec.grader
     present = spec.field in artifact.fields
     stale = spec.field in artifact.stale_fields
     got = artifact.fields.get(spec.field)
-    is_claim = spec.grader == FieldGrader.claim_atoms
+    is_claim = not get_grader(grader).scores_fields
     if is_claim or stale or not present:
         verdict = FieldVerdict(0.0, "none")
     elif spec.expected is None:
@@ -120,7 +121,7 @@ async def _grade_field(
 def _missing_artifact(expectation: ArtifactExpectation) -> ArtifactScore:
     minimum = expectation.lifecycle_min.value if expectation.lifecycle_min else None
     rows = [
-        FieldRow(artifact=expectation.artifact_id, field=f.field, expected=f.expected, grader=f.grader.value,
+        FieldRow(artifact=expectation.artifact_id, field=f.field, expected=f.expected, grader=f.grader,
                  tier="none", score=0.0, required=f.required, counted=False)
         for f in expectation.fields
     ]
@@ -155,7 +156,7 @@ async def score_artifact(
         completeness=sum(row.present for row in required) / len(required) if required else 1.0,
         stale_fact_rate=len(stale_protected) / len(protected) if protected else 0.0,
         missing_required=[row.field for row in required if not row.present],
-        claim_atom_fields=[row.field for row in rows if row.grader == FieldGrader.claim_atoms.value],
+        claim_atom_fields=[row.field for row in rows if not get_grader(row.grader).scores_fields],
         stale_protected=stale_protected,
         rows=rows,
     )

@@ -1,8 +1,9 @@
 """The semantic field judge: an LLM asked, as a last resort, whether two field values agree.
 
 Any OpenAI-compatible Chat Completions endpoint works. Verdicts are cached by
-:func:`judge_cache_key`. A call that gets no verdict (endpoint down, HTTP error, timeout, a reply
-without a verdict) raises :class:`~harness.session.errors.JudgeUnavailable`: the field is left
+:func:`judge_cache_key`, and one judge asks about a key once at a time: sessions that want the same
+verdict together share one request. A call that gets no verdict (endpoint down, HTTP error, timeout, a reply
+without a verdict) raises :class:`~harness.errors.JudgeUnavailable`: the field is left
 ``pending``, never graded FAIL against the model; it is counted in ``errors`` and not cached, so
 ``apex-voice regrade`` can fill it once the judge answers.
 """
@@ -15,7 +16,7 @@ from typing import Any, Protocol
 import httpx
 
 from harness.chat_completions import DEFAULT_BASE_URL, ChatCompletions
-from harness.session.errors import JudgeUnavailable
+from harness.errors import JudgeUnavailable
 
 from .judge_cache import JudgeCache, judge_cache_key
 from .judge_prompt import JUDGE_VERSION, build_judge_prompt, parse_verdict
@@ -30,7 +31,7 @@ _MAX_TOKENS = 120
 class FieldJudge(Protocol):
     """Anything that can rule on one field value; :class:`SemanticJudge` is the real one.
 
-    Raises :class:`~harness.session.errors.JudgeUnavailable` when it cannot rule now.
+    Raises :class:`~harness.errors.JudgeUnavailable` when it cannot rule now.
     """
 
     async def __call__(self, field: str, pred: Any, gold: Any, context: str) -> bool: ...
@@ -56,7 +57,7 @@ class CachedVerdicts:
     async def __call__(self, field: str, pred: Any, gold: Any, context: str) -> bool:
         if _is_blank(pred):
             return False
-        verdict = self.cache.get(judge_cache_key(field, pred, gold))
+        verdict = await self.cache.aget(judge_cache_key(field, pred, gold))
         if verdict is None:
             self.errors += 1
             raise JudgeUnavailable(f"no judge configured and no cached verdict for field {field!r}")
@@ -85,6 +86,8 @@ class SemanticJudge:
         self.errors = 0
         self.calls = 0
         self.cache_hits = 0
+        #: Requests under way, by key: a second asker awaits the first one's answer.
+        self._in_flight: dict[str, asyncio.Task[bool]] = {}
 
     @classmethod
     def from_env(cls) -> SemanticJudge | None:
@@ -97,13 +100,23 @@ class SemanticJudge:
     async def __call__(self, field: str, pred: Any, gold: Any, context: str) -> bool:
         """PASS/FAIL for ``pred`` against ``gold``; cache first, blank values fail without a call.
 
-        Raises :class:`JudgeUnavailable` when the endpoint gives no verdict.
+        Raises :class:`JudgeUnavailable` when the endpoint gives no verdict; every session waiting
+        on that request gets it too (the field stays pending for each of them).
         """
         if _is_blank(pred):
             return False
         key = judge_cache_key(field, pred, gold)
+        request = self._in_flight.get(key)
+        if request is None:
+            request = asyncio.create_task(self._decide(key, field, pred, gold, context))
+            self._in_flight[key] = request
+            request.add_done_callback(lambda done: self._request_done(key, done))
+        # Shielded: one asker giving up (its session cancelled) does not cancel the others' answer.
+        return await asyncio.shield(request)
+
+    async def _decide(self, key: str, field: str, pred: Any, gold: Any, context: str) -> bool:
         if self.cache is not None:
-            cached = self.cache.get(key)
+            cached = await self.cache.aget(key)
             if cached is not None:
                 self.cache_hits += 1
                 return cached
@@ -115,8 +128,14 @@ class SemanticJudge:
             self.errors += 1
             raise JudgeUnavailable(f"judge {self.model} at {self.base_url}: {type(exc).__name__}: {exc}") from exc
         if self.cache is not None:
-            await asyncio.to_thread(self.cache.put, key, verdict)
+            verdict = await self.cache.aput(key, verdict)  # another process's verdict may have come first
         return verdict
+
+    def _request_done(self, key: str, request: asyncio.Task[bool]) -> None:
+        if self._in_flight.get(key) is request:
+            del self._in_flight[key]
+        if not request.cancelled():
+            request.exception()  # retrieved here too, in case every asker was cancelled meanwhile
 
     async def _complete(self, prompt: str) -> str:
         return await self._llm.complete(prompt, max_tokens=_MAX_TOKENS)

@@ -13,12 +13,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.field_graders import grader_name
 from harness.tasks.models import PredicateSpec
 from mcp_servers.public_models import LIFECYCLE_ORDER
 from mcp_servers.records import ArtifactSnapshot, ToolCallRecord
 
 from .context import GradingContext
-from .field_graders import grader_name
 from .gold_recall import gold_recall
 from .two_tier import grade_two_tier
 

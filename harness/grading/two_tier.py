@@ -1,7 +1,8 @@
 """Two-tier field grading: the deterministic grader first, the semantic judge only as a fallback.
 
-Only identifier-like graders (exact, casefold_exact, enum), ``semantic`` and ``numeric_tolerance``
-may fall back to the judge; dates, phones, addresses, sets, lists and intervals are deterministic.
+Each grader says whether the judge may decide a field it fails (``FieldGraderDef.judge``): among the
+built-ins, identifier-like graders (exact, casefold_exact, enum) and ``semantic`` as text,
+``numeric_tolerance`` as a number; dates, phones, addresses, sets, lists and intervals never.
 """
 
 from __future__ import annotations
@@ -9,24 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from harness.session.errors import JudgeUnavailable
-from mcp_servers.public_models import FieldGrader
+from harness.errors import JudgeUnavailable
+from harness.field_graders import get_grader
 
-from .field_graders import grade_field, grader_name
 from .judge import FieldJudge
 
 __all__ = ["JUDGE_CONTEXT_FIELDS", "FieldVerdict", "grade_two_tier", "judge_context"]
 
 #: How many artifact fields are shown to the judge as context.
 JUDGE_CONTEXT_FIELDS = 40
-
-_JUDGED_AS_TEXT = {
-    FieldGrader.semantic.value,
-    FieldGrader.exact.value,
-    FieldGrader.casefold_exact.value,
-    FieldGrader.enum.value,
-}
-_JUDGED_AS_NUMBER = FieldGrader.numeric_tolerance.value
 
 Tier = Literal["deterministic", "judge", "none", "pending"]
 
@@ -60,7 +52,7 @@ def _numeric_preamble(gold: Any, tolerance: float | None) -> str:
 
 
 async def grade_two_tier(
-    grader: str | FieldGrader,
+    grader: str,
     pred: Any,
     gold: Any,
     tolerance: float | None,
@@ -71,18 +63,16 @@ async def grade_two_tier(
     artifact: dict[str, Any] | None,
 ) -> FieldVerdict:
     """Score ``pred`` against ``gold``; the judge is asked only when the deterministic tier fails."""
-    name = grader_name(grader)
-    base = FieldGrader.casefold_exact.value if name == FieldGrader.semantic.value else name
-    score = grade_field(base, pred, gold, tolerance)
-    judgeable = name in _JUDGED_AS_TEXT or name == _JUDGED_AS_NUMBER
-    if not judgeable:
+    definition = get_grader(grader)
+    score = definition.score(pred, gold, tolerance)
+    if definition.judge == "never":
         return FieldVerdict(score, "deterministic")
     if score >= 1.0:
         return FieldVerdict(1.0, "deterministic")
     if not str(pred).strip() or judge is None:
         return FieldVerdict(0.0, "deterministic")
     ctx = judge_context(context, artifact)
-    if name == _JUDGED_AS_NUMBER:
+    if definition.judge == "number":
         ctx = _numeric_preamble(gold, tolerance) + ctx
     try:
         passed = await judge(field, pred, gold, ctx)

@@ -17,7 +17,7 @@ from harness.grading.judge import FieldJudge
 from harness.grading.report import GATES
 
 from .aggregates import Aggregates, aggregate
-from .bootstrap import bootstrap_ci, ratio_ci
+from .bootstrap import bootstrap_ci, ci_withheld, ratio_ci
 from .committed_writes import reference_reading
 from .compare import PairedComparison, compare
 from .grading_inputs import GradingInputs
@@ -34,8 +34,9 @@ class ModelSummary:
     campaign: Campaign
     reliability: Reliability
     aggregates: Aggregates
-    #: 95 % task-bootstrap intervals, in percent.
+    #: 95 % task-bootstrap intervals, in percent (all ``None`` when ``ci_note`` says why not).
     ci: dict[str, tuple[float, float] | None] = field(default_factory=dict)
+    ci_note: str | None = None
     uptake: dict[str, Any] | None = None
     outcomes: dict[str, list[FieldOutcomes]] | None = None
     #: Runs with refused writes after COMMITTED, and the reliability under the reference's reading.
@@ -67,6 +68,8 @@ class ModelSummary:
             "duplex": duplex,
             # Ours.
             "ci95": {name: list(ci) if ci else None for name, ci in self.ci.items()},
+            "ci95_note": self.ci_note,
+            "tasks": sorted(self.tasks),
             "incomplete_tasks": list(rel.incomplete),
             # The denominator: every planned cell counts; the unscored ones are failures (or, pending, left out).
             "complete": rel.complete,
@@ -84,6 +87,12 @@ class ModelSummary:
             "problems": self.campaign.problems,
             "agent_isolation": self.isolation(),
         }
+
+    @property
+    def tasks(self) -> set[str]:
+        """Every task the campaign planned or ran (scored or not)."""
+        rel = self.reliability
+        return {*self.campaign.runs, *rel.outcomes, *rel.incomplete, *(cell.task_id for cell in rel.unscored)}
 
     def isolation(self) -> dict[str, int]:
         """Runs by where the agent's code ran (``unknown``: records written before it was recorded)."""
@@ -108,9 +117,13 @@ class Analysis:
 
     @property
     def n_tasks(self) -> int:
-        if self.facts:
-            return len(self.facts)
-        return len({t for m in self.models for t in (*m.campaign.runs, *m.reliability.outcomes)})
+        """The tasks the campaigns cover (not the task packages given: ``--data`` may hold more)."""
+        return len({t for m in self.models for t in m.tasks})
+
+    @property
+    def same_tasks(self) -> bool:
+        """Whether every campaign covers the same task set."""
+        return len({frozenset(m.tasks) for m in self.models}) <= 1
 
     @property
     def conditions(self) -> list[str]:
@@ -138,6 +151,8 @@ class Analysis:
 
 
 def _intervals(rel: Reliability, campaign: Campaign) -> dict[str, tuple[float, float] | None]:
+    if ci_withheld(rel.n) is not None:
+        return dict.fromkeys(("pass1_pct", "pass_at_k_pct", "reliable_at_k_pct", *(f"{g}_pct" for g in GATES)))
     outcomes = np.array(list(rel.outcomes.values()), dtype=float).reshape(-1, rel.k)
 
     def pct(stat):
@@ -206,7 +221,7 @@ async def analyse(
     for campaign in campaigns:
         rel = reliability(campaign, k)
         agg = aggregate(campaign, oracle)
-        summaries[campaign.key] = ModelSummary(campaign, rel, agg, _intervals(rel, campaign))
+        summaries[campaign.key] = ModelSummary(campaign, rel, agg, _intervals(rel, campaign), ci_note=ci_withheld(rel.n))
     analysis = Analysis(k=k, models=[summaries[key] for key in rank({k_: s.reliability for k_, s in summaries.items()})],
                         facts=facts, campaign_order=[c.key for c in campaigns])
     if facts:

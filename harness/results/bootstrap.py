@@ -12,11 +12,21 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["BOOTSTRAP_SAMPLES", "CONFIDENCE", "bootstrap_ci", "ratio_ci"]
+__all__ = ["BOOTSTRAP_SAMPLES", "CONFIDENCE", "MIN_CI_TASKS", "bootstrap_ci", "ci_withheld", "ratio_ci"]
 
 BOOTSTRAP_SAMPLES = 2000
 CONFIDENCE = 0.95
 SEED = 20260929
+#: Fewer tasks than this give no interval: a bootstrap over one or two tasks prints [100.0, 100.0],
+#: a certainty the data cannot carry. The interval is withheld, and the reason is said instead.
+MIN_CI_TASKS = 5
+
+
+def ci_withheld(n_tasks: int) -> str | None:
+    """Why no interval is given for ``n_tasks`` tasks, or ``None`` when one is."""
+    if n_tasks >= MIN_CI_TASKS:
+        return None
+    return f"n/a: {n_tasks} task{'s' if n_tasks != 1 else ''} (< {MIN_CI_TASKS}) cannot carry a bootstrap interval"
 
 
 @lru_cache(maxsize=8)

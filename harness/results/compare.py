@@ -13,7 +13,7 @@ from math import comb
 import numpy as np
 from pydantic import BaseModel
 
-from .bootstrap import bootstrap_ci
+from .bootstrap import bootstrap_ci, ci_withheld
 from .leaderboard import Reliability
 
 __all__ = ["PairedComparison", "compare", "sign_test_p"]
@@ -33,6 +33,8 @@ class PairedComparison(BaseModel):
     losses: int
     ties: int
     sign_test_p: float | None
+    #: Why the intervals are ``None`` (too few tasks), else ``None``.
+    ci_note: str | None = None
     #: Per task: A's and B's passes out of k.
     per_task: dict[str, tuple[int, int]]
 
@@ -58,8 +60,9 @@ def compare(key_a: str, a: Reliability, key_b: str, b: Reliability) -> PairedCom
     def mean_pp(rows: np.ndarray) -> np.ndarray:
         return 100.0 * rows.mean(axis=1)
 
-    ci = bootstrap_ci(diff, mean_pp)
-    ci_k = bootstrap_ci(any_a - any_b, mean_pp)
+    withheld = ci_withheld(len(tasks))
+    ci = None if withheld else bootstrap_ci(diff, mean_pp)
+    ci_k = None if withheld else bootstrap_ci(any_a - any_b, mean_pp)
     return PairedComparison(
         a=key_a,
         b=key_b,
@@ -74,5 +77,6 @@ def compare(key_a: str, a: Reliability, key_b: str, b: Reliability) -> PairedCom
         losses=losses,
         ties=len(tasks) - wins - losses,
         sign_test_p=sign_test_p(wins, losses),
+        ci_note=withheld,
         per_task={t: (sum(a.outcomes[t]), sum(b.outcomes[t])) for t in tasks},
     )

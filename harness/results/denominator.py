@@ -20,9 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.campaign.campaign import HARNESS_ERROR_FILE
-from harness.campaign.manifest import UnscoredCell
-
+from .campaign_files import HARNESS_ERROR_FILE, UnscoredCell
 from .run_tree import Campaign, Run
 
 __all__ = ["CellValues", "Unscored", "cell_values", "has_plan"]

@@ -1,18 +1,27 @@
 """PNG plots of an :class:`~harness.results.analysis.Analysis` with matplotlib's Agg backend (no display).
 
 matplotlib is imported here only, when plots are asked for, so ``apex-voice --help`` stays fast.
+Every label says its n; long model names wrap (never clip: figures are saved tight); a campaign
+of too few tasks for a bootstrap interval gets no error bar, and the title says so.
 """
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from harness.atomic_write import atomic_path
 from harness.grading.report import GATES
 
 from .analysis import Analysis
+from .bootstrap import MIN_CI_TASKS
 
 __all__ = ["write_plots"]
+
+#: Characters per line of a model's label under a bar (longer names wrap, never clip).
+LABEL_WIDTH = 22
+#: Characters per line of a title.
+TITLE_WIDTH = 70
 
 
 def _pyplot():
@@ -27,27 +36,35 @@ def _pyplot():
 def _save(plt, fig, path: Path) -> None:
     fig.tight_layout()
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
+        # Tight: whatever the labels need is kept in the image, however long a model's name.
+        fig.savefig(tmp, dpi=120, format="png", bbox_inches="tight")
     plt.close(fig)
 
 
-def _names(a: Analysis) -> list[str]:
-    """Each model's label: its name, its n, and INCOMPLETE when planned cells are unscored."""
-    return [f"{m.campaign.display_name}\nn={m.reliability.n}" + ("" if m.reliability.complete else " INCOMPLETE")
+def _wrapped(text: str, width: int = LABEL_WIDTH) -> str:
+    return "\n".join(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False)) or text
+
+
+def _names(a: Analysis, n_of=lambda m: f"n={m.reliability.n}") -> list[str]:
+    """Each model's label: its name (wrapped), its n, and INCOMPLETE when planned cells are unscored."""
+    return [f"{_wrapped(m.campaign.display_name)}\n{n_of(m)}" + ("" if m.reliability.complete else " INCOMPLETE")
             for m in a.models]
 
 
-def _titled(a: Analysis, title: str) -> str:
+def _titled(a: Analysis, title: str, *, intervals: bool = False) -> str:
+    lines = [title]
+    withheld = [m.campaign.display_name for m in a.models if m.ci_note is not None]
+    if intervals and withheld:
+        lines.append(f"no interval for {', '.join(withheld)}: fewer than {MIN_CI_TASKS} tasks")
     incomplete = [m.campaign.display_name for m in a.models if not m.reliability.complete]
-    if not incomplete:
-        return title
-    return f"{title}\nINCOMPLETE (planned cells unscored, see results.md): {', '.join(incomplete)}"
+    if incomplete:
+        lines.append(f"INCOMPLETE (planned cells unscored, see results.md): {', '.join(incomplete)}")
+    return "\n".join(_wrapped(line, TITLE_WIDTH) for line in lines)
 
 
 def _grouped_bars(plt, a: Analysis, path: Path, series: list[tuple[str, list[float], list[tuple[float, float] | None]]],
-                  *, ylabel: str, title: str) -> None:
+                  *, ylabel: str, title: str, names: list[str]) -> None:
     """One group of bars per model, one bar per series (``label, values, intervals``), in percent."""
-    names = _names(a)
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(names) + 2), 4))
     width = 0.8 / len(series)
     for i, (label, values, intervals) in enumerate(series):
@@ -56,11 +73,11 @@ def _grouped_bars(plt, a: Analysis, path: Path, series: list[tuple[str, list[flo
         high = [(ci or (v, v))[1] - v for v, ci in zip(values, intervals, strict=True)]
         has_ci = any(ci is not None for ci in intervals)
         ax.bar(xs, values, width, label=label, yerr=[low, high] if has_ci else None, capsize=3)
-    ax.set_xticks(range(len(names)), names, rotation=15, ha="right")
+    ax.set_xticks(range(len(names)), names, rotation=0 if len(names) <= 4 else 15, ha="center" if len(names) <= 4 else "right")
     ax.set_ylabel(ylabel)
     ax.set_ylim(0, 125)  # head room above 100 % for the legend, so it never hides a bar
     ax.set_yticks(range(0, 101, 20))
-    ax.set_title(_titled(a, title), fontsize=10)
+    ax.set_title(title, fontsize=10)
     ax.legend(ncols=len(series), loc="upper center")
     _save(plt, fig, path)
 
@@ -72,13 +89,19 @@ def _leaderboard(plt, a: Analysis, path: Path) -> None:
                     (f"Reliable@{a.k} %", "reliable_at_k_pct", lambda r: r.pct(r.reliable_at_k))]
     series = [(label, [value(m.reliability) or 0.0 for m in a.models], [m.ci.get(key) for m in a.models])
               for label, key, value in metrics]
-    _grouped_bars(plt, a, path, series, ylabel="% of tasks", title="Leaderboard (95 % bootstrap intervals over tasks)")
+    _grouped_bars(plt, a, path, series, ylabel="% of tasks", names=_names(a),
+                  title=_titled(a, "Leaderboard (95 % bootstrap intervals over tasks)", intervals=True))
 
 
 def _gates(plt, a: Analysis, path: Path) -> None:
-    series = [(gate, [m.aggregates.gate_rate(gate) or 0.0 for m in a.models], [None] * len(a.models))
-              for gate in GATES]
-    _grouped_bars(plt, a, path, series, ylabel="% of runs passing the gate", title="PTS gate pass rates (all runs)")
+    no_intervals: list[tuple[float, float] | None] = [None] * len(a.models)
+    series = [(gate, [m.aggregates.gate_rate(gate) or 0.0 for m in a.models], no_intervals) for gate in GATES]
+    _grouped_bars(plt, a, path, series, ylabel="% of runs passing the gate", names=_names(a, _runs),
+                  title=_titled(a, "PTS gate pass rates (all runs)"))
+
+
+def _runs(m) -> str:
+    return f"runs={m.aggregates.runs}"
 
 
 def _afa_vs_pts(plt, a: Analysis, path: Path) -> None:
@@ -89,7 +112,8 @@ def _afa_vs_pts(plt, a: Analysis, path: Path) -> None:
         if afa is None or pass1 is None:
             continue
         ax.scatter([100 * afa], [pass1], s=60)
-        ax.annotate(m.campaign.display_name, (100 * afa, pass1), textcoords="offset points", xytext=(-5, 6),
+        ax.annotate(f"{_wrapped(m.campaign.display_name)} (n={m.reliability.n})", (100 * afa, pass1),
+                    textcoords="offset points", xytext=(-5, 6),
                     ha="right" if afa > 0.5 else "left", fontsize=8)
     ax.set_xlabel("mean AFA % (artifact field accuracy)")
     ax.set_ylabel("pass@1 % (PTS)")
@@ -112,7 +136,7 @@ def _slices(plt, a: Analysis, path: Path) -> bool:
     values = [[float("nan") if v is None else 100 * v for v in line] for line in grid]
     fig, ax = plt.subplots(figsize=(2 + 1.5 * len(a.models), 1 + 0.3 * len(labels)))
     image = ax.imshow(values, aspect="auto", cmap="viridis", vmin=0, vmax=100)
-    ax.set_xticks(range(len(a.models)), [m.campaign.display_name for m in a.models], rotation=20, ha="right")
+    ax.set_xticks(range(len(a.models)), _names(a), rotation=20, ha="right")
     ax.set_yticks(range(len(labels)), labels, fontsize=7)
     fig.colorbar(image, ax=ax, label="success %")
     ax.set_title("Taxonomy slices (success %)")
@@ -121,17 +145,19 @@ def _slices(plt, a: Analysis, path: Path) -> bool:
 
 
 def _latency(plt, a: Analysis, path: Path) -> None:
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
-    names = [m.campaign.display_name for m in a.models]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(max(10, 3.4 * len(a.models)), 4))
+    names = [f"{_wrapped(m.campaign.display_name)}\nruns={len(m.aggregates.rsl_medians)}" for m in a.models]
+    stops = [f"{_wrapped(m.campaign.display_name)}\nn={len(m.aggregates.stop_latency_ms or m.aggregates.isl_ms)}"
+             for m in a.models]
     left.boxplot([m.aggregates.rsl_medians or [float("nan")] for m in a.models], tick_labels=names)
     left.set_ylabel("ms")
     left.set_title("Response-start latency (per-run medians)")
     right.boxplot([m.aggregates.stop_latency_ms or m.aggregates.isl_ms or [float("nan")] for m in a.models],
-                  tick_labels=names)
+                  tick_labels=stops)
     right.set_ylabel("ms")
     right.set_title("Stop latency after a barge-in (audio; isl_ms if none)")
     for ax in (left, right):
-        ax.tick_params(axis="x", labelrotation=15)
+        ax.tick_params(axis="x", labelsize=8)  # wrapped names, side by side: no rotation needed
     _save(plt, fig, path)
 
 

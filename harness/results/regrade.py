@@ -45,7 +45,7 @@ class RegradeChange(BaseModel):
     problem: str | None = None
     record: ResultRecord | None = Field(default=None, exclude=True)
 
-    @computed_field
+    @computed_field  # type: ignore[prop-decorator]  # mypy refuses decorators over @property: pydantic's documented form
     @property
     def changed(self) -> bool:
         return self.problem is None and (

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.campaign.manifest import MANIFEST_FILE
+from harness.results.campaign_files import MANIFEST_FILE
 from harness.results.result_record import RESULT_FILE, ResultFileError, ResultRecord
 
 __all__ = ["PUBLISHED_ORDER", "Campaign", "Run", "find_campaigns", "load_campaign"]
@@ -65,11 +65,15 @@ class Campaign:
 
     @property
     def condition(self) -> str:
-        """``campaign.json``'s condition, else the one its records name (published runs: C2)."""
+        """The condition its records name (``C2+C3`` if they differ), else ``campaign.json``'s, else C2.
+
+        Records first: manifests written before the condition was recorded right said ``C2`` for
+        every condition, while each ``result.json`` names its own."""
+        recorded = sorted({run.record.condition for run in self.all_runs() if run.record.condition})
+        if recorded:
+            return "+".join(recorded)
         stated = self.manifest.get("condition")
-        if isinstance(stated, str) and stated:
-            return stated
-        return next((run.record.condition for run in self.all_runs()), "C2")
+        return stated if isinstance(stated, str) and stated else "C2"
 
     def all_runs(self) -> list[Run]:
         return [run for reps in self.runs.values() for run in reps.values()]
@@ -83,6 +87,14 @@ def _manifest(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _registry_name(model: str) -> str:
+    """The built-in model's display name (a published directory is named by its registry key), else the key."""
+    from harness.agents.registry import MODELS
+
+    spec = MODELS.get(model)
+    return spec.display_name if spec is not None else model
+
+
 def load_campaign(path: Path, key: str | None = None) -> Campaign:
     """Every usable run under ``path`` (``*/rep*/result.json``, sorted)."""
     path = Path(path)
@@ -90,7 +102,7 @@ def load_campaign(path: Path, key: str | None = None) -> Campaign:
     model = str(manifest.get("model") or path.name)
     key = key or model
     # A campaign renamed with --run KEY=DIR is shown by that name, not the model's display name.
-    display = str(manifest.get("display_name") or key) if key == model else key
+    display = str(manifest.get("display_name") or _registry_name(model)) if key == model else key
     campaign = Campaign(key=key, display_name=display, path=path, manifest=manifest)
     for result in sorted(path.glob(f"*/rep*/{RESULT_FILE}")):
         rep_dir = result.parent

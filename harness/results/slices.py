@@ -81,12 +81,19 @@ def _ours(run: Run) -> FieldOutcomes:
     )
 
 
+def _artifact(artifact_id: str, entry: dict[str, Any]) -> ArtifactSnapshot:
+    """One ``final_workspace.json`` entry. The published runs' tooling writes some without
+    ``artifact_type`` (or ``lifecycle``): the gold's artifact type is the grading context then, and
+    a missing lifecycle is unknown, which the WA gate fails, as the reference does."""
+    return ArtifactSnapshot.model_validate({"artifact_type": "", "lifecycle": "", "artifact_id": artifact_id, **entry})
+
+
 async def _published(run: Run, facts: TaskFacts, judge: FieldJudge | None) -> FieldOutcomes | None:
     session = run.session_dir
     if session is None:
         return None
     raw = json.loads((session / "workspace" / "final_workspace.json").read_text(encoding="utf-8"))
-    workspace = {aid: ArtifactSnapshot.model_validate({"artifact_id": aid, **art}) for aid, art in raw.items()}
+    workspace = {aid: _artifact(aid, art) for aid, art in raw.items()}
     scores = await analysis_scores(facts.gold, workspace, judge)
     wa = all(score.wa_ok for score in scores)
     gates = run.record.components

@@ -19,9 +19,10 @@ from harness.atomic_write import atomic_write_text
 from harness.grading.report import GATES
 
 from .analysis import Analysis, ModelSummary
+from .bootstrap import MIN_CI_TASKS
 from .slices import AXES
 
-__all__ = ["write_tables"]
+__all__ = ["comparison_sentence", "scope_line", "write_tables"]
 
 MISSING = "–"
 
@@ -36,7 +37,7 @@ def _ci(ci: tuple[float, float] | None) -> str:
     return MISSING if ci is None else f"[{ci[0]:.1f}, {ci[1]:.1f}]"
 
 
-def _table(header: Sequence[str], rows: list[Sequence[str]]) -> list[str]:
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "| :--- | " + " | ".join("---:" for _ in header[1:]) + " |"]
     lines.extend("| " + " | ".join(row) + " |" for row in rows)
     return lines + [""]
@@ -56,10 +57,17 @@ def _leaderboard(a: Analysis) -> list[str]:
 
 def _intervals(a: Analysis) -> list[str]:
     k = a.k
-    rows = [[m.campaign.display_name, _ci(m.ci.get("pass1_pct")), _ci(m.ci.get("pass_at_k_pct")),
-             _ci(m.ci.get("reliable_at_k_pct")), *(_ci(m.ci.get(f"{g}_pct")) for g in GATES)] for m in a.models]
-    header = ["Model", "pass@1 %", f"pass@{k} %", f"Reliable@{k} %", *(f"{g} %" for g in GATES)]
-    return ["## Confidence intervals (ours: 95 %, bootstrap over tasks)", "", *_table(header, rows)]
+    rows = []
+    for m in a.models:
+        if m.ci_note:  # too few tasks: the reason once, not a row of made-up certainty
+            rows.append([m.campaign.display_name, str(m.reliability.n), m.ci_note, *([MISSING] * (2 + len(GATES)))])
+            continue
+        rows.append([m.campaign.display_name, str(m.reliability.n), _ci(m.ci.get("pass1_pct")),
+                     _ci(m.ci.get("pass_at_k_pct")), _ci(m.ci.get("reliable_at_k_pct")),
+                     *(_ci(m.ci.get(f"{g}_pct")) for g in GATES)])
+    header = ["Model", "n", "pass@1 %", f"pass@{k} %", f"Reliable@{k} %", *(f"{g} %" for g in GATES)]
+    return ["## Confidence intervals (ours: 95 %, bootstrap over tasks)", "",
+            f"Withheld for a campaign of fewer than {MIN_CI_TASKS} tasks.", "", *_table(header, rows)]
 
 
 def _repetitions(a: Analysis) -> list[str]:
@@ -164,16 +172,27 @@ def _slices(a: Analysis) -> list[str]:
     return lines
 
 
-def _comparison(a: Analysis) -> list[str]:
+def comparison_sentence(a: Analysis) -> str | None:
+    """``--compare A B`` in one sentence (``results.md`` and the terminal print the same)."""
     c = a.comparison
     if c is None:
+        return None
+    if c.ci_note:
+        intervals = f"no intervals ({c.ci_note})"
+        ci, ci_k = "", ""
+    else:
+        intervals, ci, ci_k = "", f" (95 % CI {_ci(c.pass1_diff_ci_pp)})", f" (CI {_ci(c.pass_at_k_diff_ci_pp)} pp)"
+    return (f"{c.a} vs {c.b}: on the {c.n_tasks} tasks both completed: pass@1 {_f(c.pass1_a_pct, 1)} % vs "
+            f"{_f(c.pass1_b_pct, 1)} %, difference {_f(c.pass1_diff_pp, 1, signed=True)} pp{ci}; "
+            f"pass@{a.k} difference {c.pass_at_k_diff:+d} tasks{ci_k}; per task {c.wins} wins, {c.losses} losses, "
+            f"{c.ties} ties; sign test p = {_f(c.sign_test_p, 3)}" + (f"; {intervals}." if intervals else "."))
+
+
+def _comparison(a: Analysis) -> list[str]:
+    sentence = comparison_sentence(a)
+    if sentence is None or a.comparison is None:
         return []
-    lines = [f"## Paired comparison: {c.a} vs {c.b} (ours)", "",
-             f"On the {c.n_tasks} tasks both completed: pass@1 {_f(c.pass1_a_pct, 1)} % vs {_f(c.pass1_b_pct, 1)} %, "
-             f"difference {_f(c.pass1_diff_pp, 1, signed=True)} pp (95 % CI {_ci(c.pass1_diff_ci_pp)}); "
-             f"pass@{a.k} difference {c.pass_at_k_diff:+d} tasks (CI {_ci(c.pass_at_k_diff_ci_pp)} pp); "
-             f"per task {c.wins} wins, {c.losses} losses, {c.ties} ties; sign test p = {_f(c.sign_test_p, 3)}.", ""]
-    return lines
+    return [f"## Paired comparison: {a.comparison.a} vs {a.comparison.b} (ours)", "", sentence, ""]
 
 
 def _committed_writes(a: Analysis) -> list[str]:
@@ -182,8 +201,8 @@ def _committed_writes(a: Analysis) -> list[str]:
         return []
     k = a.k
     rows = [[m.campaign.display_name, str(m.committed_writes_runs), _f(m.reliability.pass1_mean, 1),
-             _f(m.reference_reading.pass1_mean, 1), str(m.reliability.pass_at_k), str(m.reference_reading.pass_at_k)]
-            for m in affected]
+             _f(ref.pass1_mean, 1), str(m.reliability.pass_at_k), str(ref.pass_at_k)]
+            for m in affected if (ref := m.reference_reading) is not None]
     header = ["Model", "runs with refused writes", "pass@1 (ours)", "pass@1 (reference reading)", f"pass@{k} (ours)",
               f"pass@{k} (reference reading)"]
     return ["## Writes after COMMITTED: our reading and the reference's", "",
@@ -202,12 +221,24 @@ def _cost(a: Analysis) -> list[str]:
     return ["## Cost (ours; runs with provider usage)", "", *_table(["Model", "runs", "total USD", "USD per pass"], rows)]
 
 
+def scope_line(a: Analysis) -> str:
+    """What the figures cover: tasks and conditions, saying so when the campaigns differ in them."""
+    conditions = a.conditions
+    if len(conditions) == 1:
+        condition = f"condition {conditions[0]}"
+    else:
+        condition = "conditions " + ", ".join(
+            f"{c} ({', '.join(m.key for m in a.models if m.campaign.condition == c)})" for c in conditions)
+    tasks = f"{a.n_tasks} task{'' if a.n_tasks == 1 else 's'}"
+    if not a.same_tasks:
+        tasks += " (the campaigns cover different tasks: " + ", ".join(f"{m.key} {len(m.tasks)}" for m in a.models) + ")"
+    return f"{tasks}, {condition}, k = {a.k}"
+
+
 def results_markdown(a: Analysis) -> str:
     n = max((m.reliability.n for m in a.models), default=0)
-    conditions = a.conditions
-    condition = f"condition {conditions[0]}" if len(conditions) == 1 else f"conditions {', '.join(conditions)}"
     head = ["# APEX-Voice results", "",
-            f"Generated {a.generated_at} by apex-voice {__version__}: {a.n_tasks} tasks, {condition}, k = {a.k}; "
+            f"Generated {a.generated_at} by apex-voice {__version__}: {scope_line(a)}; "
             f"counts are out of n (tasks with all {a.k} repetitions counted; here up to {n}).", ""]
     notes = [f"> {note}" for note in a.notes]
     sections = [_leaderboard(a), _completeness(a), _intervals(a), _repetitions(a), _gates(a), _latency(a), _duplex(a),

@@ -3,7 +3,7 @@
 The agent's code (``external_code``) or the server behind our client (``remote_agent``) can raise
 anything — our own infrastructure types included — so for them the exception's *type* says nothing
 about whose fault it is: it crossed the agent boundary, so it is the agent's failure
-(:class:`~harness.session.errors.AgentFailure`), graded and scored. Only the harness's own agents
+(:class:`~harness.errors.AgentFailure`), graded and scored. Only the harness's own agents
 (``builtin``) and our provider adapters (``provider``) keep typed blame, because their code is ours.
 Voice (:mod:`.agent_boundary`) and text (:mod:`.text_runner`) sessions share this one policy.
 """
@@ -15,8 +15,8 @@ import signal
 from collections.abc import Awaitable, Callable
 from typing import Literal, NoReturn, TypeVar
 
-from .agent_limits import AgentLimits
-from .errors import AgentFailure, HarnessBug, ProviderError, ProviderTransient
+from harness.agents.limits import AgentLimits
+from harness.errors import AgentFailure, HarnessBug, ProviderError, ProviderTransient
 
 __all__ = ["AGENTS_OWN", "AgentCalls", "AgentKind", "blame_malformed", "blame_raised", "describe"]
 

@@ -4,8 +4,8 @@ Every call (connect, audio, tool results, events, playback, metadata, close) goe
 blame is decided at the one place the harness calls the agent (:mod:`.agent_blame`), every await is
 bounded by the session's watchdog, and every event is checked before a handler sees it
 (:mod:`.agent_event_check`). What the agent did wrong arrives in the runner as one exception,
-:class:`~harness.session.errors.AgentFailure`; what we did wrong (a ``builtin`` or ``provider``
-adapter) arrives as our own typed failure or a :class:`~harness.session.errors.HarnessBug`.
+:class:`~harness.errors.AgentFailure`; what we did wrong (a ``builtin`` or ``provider``
+adapter) arrives as our own typed failure or a :class:`~harness.errors.HarnessBug`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 from harness.agents.container_agent import AGENT_FAILED
+from harness.agents.limits import AGENT_LIMITS, AgentLimits
 from harness.agents.providers.ws_adapter import MALFORMED_CODE, OVER_LIMIT
 from harness.agents.realtime import (
     AdapterError,
@@ -24,11 +25,10 @@ from harness.agents.realtime import (
     ToolResult,
 )
 from harness.audio.frames import AudioFrame
+from harness.errors import AgentFailure, ProviderError, ProviderTransient, provider_failure
 
 from .agent_blame import AGENTS_OWN, AgentCalls, AgentKind, blame_malformed
 from .agent_event_check import EventCheck
-from .agent_limits import AGENT_LIMITS, AgentLimits
-from .errors import AgentFailure, ProviderError, ProviderTransient, provider_failure
 
 __all__ = ["AgentBoundary"]
 

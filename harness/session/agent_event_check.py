@@ -4,7 +4,7 @@ The event classes are plain dataclasses: nothing stops an adapter from building 
 whose ``pcm`` is ``None`` or a ``ToolCallRequested`` whose name is an object, and the runner's
 handlers would fail deep inside (``np.frombuffer``, a JSON parse, an event payload model) as if
 the harness had a bug. Here each field is checked for its declared type and bound
-(:class:`~harness.session.agent_limits.AgentLimits`) and the event is rebuilt from the checked
+(:class:`~harness.agents.limits.AgentLimits`) and the event is rebuilt from the checked
 values, so nothing the adapter still holds can change what the runner saw. Transcript budgets are
 running counts (per item and per session), so checking costs time linear in what the agent sent.
 """
@@ -15,6 +15,7 @@ import json
 import math
 from typing import Any, get_args
 
+from harness.agents.limits import AgentLimits
 from harness.agents.realtime import (
     AdapterError,
     AdapterInfo,
@@ -34,9 +35,7 @@ from harness.agents.realtime import (
     Usage,
     UserTranscript,
 )
-
-from .agent_limits import AgentLimits
-from .errors import AgentFailure
+from harness.errors import AgentFailure
 
 __all__ = ["EventCheck", "json_copy"]
 

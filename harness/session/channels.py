@@ -13,10 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from harness.agents.limits import AGENT_LIMITS, AgentLimits
 from harness.audio.frames import FRAME_SAMPLES, ms_to_samples, samples_to_ms
-
-from .agent_limits import AGENT_LIMITS, AgentLimits
-from .errors import AgentFailure
+from harness.errors import AgentFailure
 
 __all__ = ["AgentChannel", "AgentResponse", "UserChannel", "UserUtterance"]
 
@@ -98,7 +97,7 @@ class AgentChannel:
     enqueue and a frame each cost time linear in the samples they move, however many deltas wait.
     It holds at most ``limits.queued_audio_ms`` of media: an agent that sends audio faster than it
     can play that far ahead has flooded the harness, and the enqueue that would pass the bound
-    raises :class:`~harness.session.errors.AgentFailure` (``over_limit``) with nothing queued.
+    raises :class:`~harness.errors.AgentFailure` (``over_limit``) with nothing queued.
     """
 
     def __init__(self, limits: AgentLimits = AGENT_LIMITS) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.agents.limits import AGENT_LIMITS, AgentLimits
 from harness.agents.realtime import (
     AdapterError,
     AdapterInfo,
@@ -51,6 +52,7 @@ from harness.audio.frames import FRAME_MS, AudioFrame, samples_to_ms
 from harness.audio.speech_bank import SpeechSource
 from harness.audio.stereo_recorder import StereoRecorder
 from harness.audio.vad import FrameVad
+from harness.errors import AgentFailure, ProviderError, SessionInfraError
 from harness.events import EVENTS_FILE, SCHEMA_VERSION, EventBus, EventType, JsonlEventWriter
 from harness.grading.report import GradeReport
 from harness.tasks.bundle import TaskBundle
@@ -62,7 +64,6 @@ from mcp_servers.records import EnvironmentSnapshot, ToolCallRecord
 
 from .agent_blame import AgentCalls, AgentKind
 from .agent_boundary import AgentBoundary
-from .agent_limits import AGENT_LIMITS, AgentLimits
 from .agent_speech import AgentSpeechMeter, SpeechSegment
 from .audio_levels import LevelMeter
 from .channels import AgentChannel, AgentResponse, UserChannel, UserUtterance
@@ -70,7 +71,6 @@ from .clocks import MediaClock, make_clock
 from .deferred import DeferredWork
 from .duplex_delivery import CONTINUE_ACTIONS, OVERLAY_FLOOR_ACTIONS, DeliveryTracker, overlay_events
 from .environment_port import EnvironmentPort
-from .errors import AgentFailure, ProviderError, SessionInfraError
 from .heard_speech import HeardSlice, HeardSpeech
 from .session_effects import AgentActivity, SessionEffects
 

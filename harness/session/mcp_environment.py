@@ -39,7 +39,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from harness.session.errors import HarnessBug
+from harness.errors import HarnessBug
 from harness.tasks.bundle import TaskBundle
 from mcp_servers.argument_validation import arguments_problem, loggable_name
 from mcp_servers.records import ApprovalToken, EnvironmentSnapshot, SnapshotDelta, ToolCallRecord
@@ -90,7 +90,9 @@ class _ClientTask:
         pending: asyncio.Future[Any] | None = None
         try:
             async with (
-                httpx2.AsyncClient(headers=self._headers, timeout=httpx2.Timeout(self._timeout_s)) as http,
+                # Plain HTTP (a sandbox's URL) never uses the CA bundle: skip loading it per session.
+                httpx2.AsyncClient(headers=self._headers, timeout=httpx2.Timeout(self._timeout_s),
+                                   verify=not self.url.startswith("http://")) as http,
                 Client(streamable_http_client(self.url, http_client=http), read_timeout_seconds=self._timeout_s) as client,
             ):
                 ready.set_result(None)

@@ -138,15 +138,14 @@ def parse_json(text: str, limits: ReadLimits = JSON_LIMITS) -> Any:
 
 
 def _depth(value: Any) -> int:
-    """Nesting depth of lists and objects, measured with an explicit stack (no recursion)."""
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is None:
-            continue
-        deepest = max(deepest, depth + 1)
-        stack.extend((child, depth + 1) for child in children)
+    """Nesting depth of lists and objects, measured level by level (no recursion)."""
+    deepest, level = 0, [value] if isinstance(value, (dict, list)) else []
+    while level:
+        deepest += 1
+        below: list[Any] = []
+        for item in level:
+            below.extend(c for c in (item.values() if isinstance(item, dict) else item) if isinstance(c, (dict, list)))
+        level = below
     return deepest
 
 
@@ -212,28 +211,32 @@ def _check_events(text: str, limits: ReadLimits) -> None:
     stack: list[_Open] = []
     aliases = nodes = 0
     for event in yaml.parse(text, Loader=_SAFE_LOADER):
-        line = event.start_mark.line + 1 if event.start_mark is not None else None
-        if isinstance(event, yaml.DocumentStartEvent):
-            sizes, aliases, nodes = {}, 0, 0
-        elif isinstance(event, yaml.CollectionStartEvent):
-            stack.append(_Open(event.anchor, nodes))
-            nodes += 1
-            if len(stack) > limits.max_depth:
-                raise ParseRefused(f"nested deeper than {limits.max_depth} levels", line=line)
-        elif isinstance(event, yaml.CollectionEndEvent):
-            closed = stack.pop()
-            if closed.anchor is not None:
-                sizes[closed.anchor] = nodes - closed.nodes_before
-        elif isinstance(event, yaml.ScalarEvent):
+        kind = type(event)  # by exact type, most frequent first: this loop sees every node
+        if kind is yaml.ScalarEvent:
             nodes += 1
             if event.anchor is not None:
                 sizes[event.anchor] = 1
-        elif isinstance(event, yaml.AliasEvent):
+        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            stack.append(_Open(event.anchor, nodes))
+            nodes += 1
+            if len(stack) > limits.max_depth:
+                raise ParseRefused(f"nested deeper than {limits.max_depth} levels", line=_line(event))
+        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            closed = stack.pop()
+            if closed.anchor is not None:
+                sizes[closed.anchor] = nodes - closed.nodes_before
+        elif kind is yaml.AliasEvent:
             aliases += 1
             if aliases > limits.max_aliases:
-                raise ParseRefused(f"more than {limits.max_aliases} aliases in one document", line=line)
+                raise ParseRefused(f"more than {limits.max_aliases} aliases in one document", line=_line(event))
             if any(item.anchor == event.anchor for item in stack):
-                raise ParseRefused(f"alias *{event.anchor} refers to a node that contains it", line=line)
+                raise ParseRefused(f"alias *{event.anchor} refers to a node that contains it", line=_line(event))
             nodes += sizes.get(event.anchor, 1)  # an undefined alias is the loader's error
+        elif kind is yaml.DocumentStartEvent:
+            sizes, aliases, nodes = {}, 0, 0
         if nodes > limits.max_nodes:
-            raise ParseRefused(f"more than {limits.max_nodes} nodes once aliases are expanded", line=line)
+            raise ParseRefused(f"more than {limits.max_nodes} nodes once aliases are expanded", line=_line(event))
+
+
+def _line(event: Any) -> int | None:
+    return event.start_mark.line + 1 if event.start_mark is not None else None

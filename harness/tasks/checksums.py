@@ -10,12 +10,13 @@ import hashlib
 import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from harness.atomic_write import atomic_write_text
 
 from .bounded_parse import ParseRefused, ReadLimits, read_bounded
-from .contained_paths import PathEscape, resolve_inside
+from .contained_paths import ContainedRoot, PathEscape
 from .errors import TaskLoadError
 
 __all__ = ["CHECKSUM_FILE", "ChecksumManifest"]
@@ -94,15 +95,19 @@ class ChecksumManifest:
             if _sha256(target) != expected:
                 raise self._error(rel, f"SHA256SUMS mismatch for {rel} (file changed after publication)")
 
+    @cached_property
+    def _contained_root(self) -> ContainedRoot:
+        return ContainedRoot.of(self.root)
+
     def _inside(self, rel: str) -> Path:
         try:
-            return resolve_inside(self.root, rel, where="the dataset")
+            return self._contained_root.resolve(rel, where="the dataset")
         except PathEscape as exc:
             raise self._error(exc.culprit or rel, f"SHA256SUMS lists {rel}: {exc.reason}") from None
 
     def _relative(self, path: Path) -> str:
         try:
-            return path.resolve().relative_to(self.root.resolve()).as_posix()
+            return path.resolve().relative_to(self._contained_root.real).as_posix()
         except ValueError:
             raise ValueError(f"{path} is not inside the dataset root {self.root}") from None
 

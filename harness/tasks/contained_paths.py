@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 import posixpath
+import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-__all__ = ["PathEscape", "resolve_inside"]
+__all__ = ["ContainedRoot", "PathEscape", "resolve_inside"]
 
 # Linux's NAME_MAX and PATH_MAX: longer names fail every system call (ENAMETOOLONG).
 _MAX_NAME_BYTES = 255
@@ -38,6 +39,49 @@ def resolve_inside(root: Path, rel: str, *, where: str = "the task package") -> 
     The path is checked one component at a time so the message blames the symlink that leads out
     (or loops), not the file that happened to be reached through it.
     """
+    return ContainedRoot.of(root).resolve(rel, where=where)
+
+
+@dataclass(frozen=True)
+class ContainedRoot:
+    """A directory resolved once, for the many paths a loader resolves inside it.
+
+    Resolving the root is the costly part (one ``lstat`` per component of an absolute path); a
+    package reader pays it once per load instead of once per file.
+    """
+
+    real: Path
+
+    @classmethod
+    def of(cls, root: Path) -> ContainedRoot:
+        return cls(root.resolve())
+
+    def resolve(self, rel: str, *, where: str = "the task package") -> Path:
+        """As :func:`resolve_inside`, for ``rel`` under this root."""
+        normalized = _normalized(rel, where)
+        current = self.real
+        walked: list[str] = []
+        for part in PurePosixPath(normalized).parts:
+            if part == ".":
+                continue
+            walked.append(part)
+            candidate = current / part
+            if not _is_symlink(candidate):
+                # ``current`` is real (or already missing), so ``candidate`` needs no resolving.
+                current = candidate
+                continue
+            culprit = "/".join(walked)
+            try:
+                current = candidate.resolve()
+            except (RuntimeError, OSError):  # a symlink loop (RuntimeError before Python 3.13)
+                raise PathEscape("symlink loop", culprit) from None
+            if not current.is_relative_to(self.real):
+                raise PathEscape(f"symlink points outside {where}", culprit)
+        return current
+
+
+def _normalized(rel: str, where: str) -> str:
+    """``rel`` normalized; refused when it is written to leave or cannot name a file."""
     if "\0" in rel:
         raise PathEscape("path contains a NUL byte")
     try:
@@ -49,18 +93,13 @@ def resolve_inside(root: Path, rel: str, *, where: str = "the task package") -> 
     normalized = posixpath.normpath(rel) if rel else "."
     if PurePosixPath(normalized).is_absolute() or normalized == ".." or normalized.startswith("../"):
         raise PathEscape(f"path leaves {where}")
-    real_root = root.resolve()
-    current = real_root
-    walked: list[str] = []
-    for part in PurePosixPath(normalized).parts:
-        if part == ".":
-            continue
-        walked.append(part)
-        culprit = "/".join(walked)
-        try:
-            current = (current / part).resolve()
-        except (RuntimeError, OSError):  # a symlink loop (RuntimeError before Python 3.13)
-            raise PathEscape("symlink loop", culprit) from None
-        if not current.is_relative_to(real_root):
-            raise PathEscape(f"symlink points outside {where}", culprit)
-    return current
+    return normalized
+
+
+def _is_symlink(path: Path) -> bool:
+    """Whether ``path`` is a symlink; a name that cannot be looked up is taken as written, as the
+    non-strict :meth:`Path.resolve` takes it."""
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return False

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from harness.field_graders import field_graders
 from mcp_servers.public_models import BUILTIN_HANDLERS
 
 from .bundle import TaskBundle
@@ -39,6 +40,23 @@ def _handlers_known(bundle: TaskBundle) -> Iterator[TaskLoadError]:
                 bundle.task_id, bundle.task.tools, "not one of " + ", ".join(BUILTIN_HANDLERS),
                 field=f"tools[{index}].handler", value=tool.handler,
             )
+
+
+def _graders_known(bundle: TaskBundle) -> Iterator[TaskLoadError]:
+    """Every grader a package names (gold expectations, workspace schemas) is registered."""
+    known = field_graders()
+    choices = "not one of " + ", ".join(known)
+    for index, expectation in enumerate(bundle.gold.artifact_expectations):
+        for number, spec in enumerate(expectation.fields):
+            if spec.grader not in known:
+                yield TaskLoadError(bundle.task_id, gold_file(bundle.task), choices,
+                                    field=f"artifact_expectations[{index}].fields[{number}].grader", value=spec.grader)
+    for artifact_id, artifact in bundle.workspace.artifacts.items():
+        for number, field_spec in enumerate(artifact.schema_.fields if artifact.schema_ else []):
+            if field_spec.grader not in known:
+                yield TaskLoadError(bundle.task_id, bundle.task.initial_workspace, choices,
+                                    field=f"artifacts.{artifact_id}.schema.fields[{number}].grader",
+                                    value=field_spec.grader)
 
 
 def _tool_load_allows_tools(bundle: TaskBundle) -> Iterator[TaskLoadError]:
@@ -90,6 +108,7 @@ def _observer_patterns_compile(bundle: TaskBundle) -> Iterator[TaskLoadError]:
 _CHECKS: tuple[Callable[[TaskBundle], Iterator[TaskLoadError]], ...] = (
     _task_id_matches,
     _handlers_known,
+    _graders_known,
     _tool_load_allows_tools,
     _gold_artifacts_exist,
     _flow_states_exist,

@@ -14,13 +14,14 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from .bounded_parse import ParseRefused, limits_for, parse_json, parse_yaml, read_bounded
-from .contained_paths import PathEscape, resolve_inside
+from .contained_paths import ContainedRoot, PathEscape
 from .errors import NO_VALUE, TaskLoadError
 from .package_paths import TASK_FILE
 
@@ -36,6 +37,11 @@ class PackageReader:
     task_dir: Path
     task_id: str
 
+    @cached_property
+    def root(self) -> ContainedRoot:
+        """The package directory, resolved once for every file read from it."""
+        return ContainedRoot.of(self.task_dir)
+
     def path(self, rel: str, *, key: str | None = None) -> Path:
         """The real path of ``rel``; paths that leave the package are refused.
 
@@ -45,7 +51,7 @@ class PackageReader:
         that leads out, or loops, is the fault of the symlink.
         """
         try:
-            return resolve_inside(self.task_dir, rel)
+            return self.root.resolve(rel)
         except PathEscape as exc:
             if exc.culprit is not None:
                 raise TaskLoadError(self.task_id, exc.culprit, exc.reason) from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from harness.user.runner_lines import CLOSING_LINES, NUDGE_LINE
+from harness.tasks.runner_lines import CLOSING_LINES, NUDGE_LINE
 
 from .bundle import TaskBundle
 from .lint_issue import LintIssue

@@ -17,7 +17,7 @@ from mcp_servers.public_models import InitialWorkspace, KnowledgeDocument, Knowl
 
 from .bundle import TaskBundle
 from .checksums import ChecksumManifest
-from .contained_paths import PathEscape, resolve_inside
+from .contained_paths import ContainedRoot, PathEscape
 from .cross_checks import check_consistency
 from .errors import TaskLoadError
 from .file_readers import PackageReader
@@ -143,13 +143,13 @@ def _knowledge(reader: PackageReader, task: TaskSpec) -> list[KnowledgeDocument]
     if data is None:
         return []
     manifest = reader.model(KnowledgeManifest, rel, data)
-    base = reader.path(task.knowledge_dir, key="knowledge_dir")
+    base = ContainedRoot(reader.path(task.knowledge_dir, key="knowledge_dir"))  # already real
     documents = []
     for index, doc in enumerate(manifest.documents):
         update: dict[str, Any] = {"title": doc.title or doc.doc_id}
         if doc.path:
             target = _inside(reader, base, doc.path, rel, f"documents[{index}].path", "the knowledge directory")
-            target_rel = target.relative_to(reader.task_dir.resolve()).as_posix()
+            target_rel = target.relative_to(reader.root.real).as_posix()
             if reader.exists(target_rel):
                 update["text"] = reader.text(target_rel)
         documents.append(doc.model_copy(update=update))
@@ -171,7 +171,7 @@ def _audio_index(reader: PackageReader) -> list[AudioIndexRow] | None:
     """The index rows; a clip ``file`` outside ``user/audio/`` is refused (the session would read it)."""
     if not reader.exists(AUDIO_INDEX_FILE):
         return None
-    audio_dir = reader.path(AUDIO_DIR)
+    audio_dir = ContainedRoot(reader.path(AUDIO_DIR))  # already real
     rows = []
     for line, data in reader.jsonl(AUDIO_INDEX_FILE):
         row = reader.model(AudioIndexRow, AUDIO_INDEX_FILE, data, line=line)
@@ -181,13 +181,14 @@ def _audio_index(reader: PackageReader) -> list[AudioIndexRow] | None:
 
 
 def _inside(
-    reader: PackageReader, base: Path, path: str, rel: str, field: str, where: str, *, line: int | None = None
+    reader: PackageReader, base: ContainedRoot, path: str, rel: str, field: str, where: str, *,
+    line: int | None = None,
 ) -> Path:
     """``base/path`` resolved inside ``base``; an escape names the field that wrote it or the symlink."""
     try:
-        return resolve_inside(base, path, where=where)
+        return base.resolve(path, where=where)
     except PathEscape as exc:
         if exc.culprit is None:
             raise TaskLoadError(reader.task_id, rel, exc.reason, field=field, value=path, line=line) from None
-        blamed = (base / exc.culprit).relative_to(reader.task_dir.resolve()).as_posix()
+        blamed = (base.real / exc.culprit).relative_to(reader.root.real).as_posix()
         raise TaskLoadError(reader.task_id, blamed, exc.reason) from None

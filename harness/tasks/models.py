@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcp_servers.public_models import FieldGrader, LifecycleState
+from mcp_servers.public_models import LifecycleState
 
 __all__ = [
     "Action",
@@ -433,7 +433,8 @@ class ClaimAtom(_Strict):
 class ArtifactFieldExpectation(_Strict):
     field: str
     expected: Any = None
-    grader: FieldGrader = FieldGrader.exact
+    #: A name of :func:`harness.field_graders.field_graders` (checked at load: ``cross_checks``).
+    grader: str = "exact"
     required: bool = False
     tolerance: float | None = None
 

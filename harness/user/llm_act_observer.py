@@ -10,7 +10,6 @@ utterance), so a rerun hears exactly the same user and makes no LLM call.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import os
@@ -20,7 +19,7 @@ from pathlib import Path
 import httpx
 
 from harness.chat_completions import ChatCompletions
-from harness.locked_json_cache import LockedJsonCache
+from harness.first_writer_store import FirstWriterStore
 
 __all__ = ["OBSERVER_CACHE_ENV", "OBSERVER_PROMPT_VERSION", "LlmActClassifier", "observer_prompt"]
 
@@ -53,15 +52,16 @@ def _labels(value: object) -> bool:
 
 def default_cache_path() -> Path:
     configured = os.environ.get(OBSERVER_CACHE_ENV)
-    return Path(configured) if configured else Path.home() / ".cache" / "apex_voice" / "observer_cache.json"
+    return Path(configured) if configured else Path.home() / ".cache" / "apex_voice" / "observer_cache.sqlite3"
 
 
 class LlmActClassifier:
     """Closed-list act labelling through a chat-completions model, cached on disk."""
 
-    def __init__(self, llm: ChatCompletions, cache: LockedJsonCache[list[str]] | None = None) -> None:
+    def __init__(self, llm: ChatCompletions, cache: FirstWriterStore | None = None) -> None:
         self.llm = llm
-        self.cache = cache if cache is not None else LockedJsonCache(default_cache_path(), accept=_labels)
+        # One row per answer (O(1) writes; the first answer a session used never changes).
+        self.cache = cache if cache is not None else FirstWriterStore(default_cache_path())
         self.calls = 0
         self.cache_hits = 0
         self.errors = 0
@@ -81,8 +81,8 @@ class LlmActClassifier:
         if not utterance.strip() or not remaining:
             return []
         key = _cache_key(remaining, utterance)
-        cached = await asyncio.to_thread(self.cache.get, key)
-        if cached is not None:
+        cached = await self.cache.aget(key)
+        if _labels(cached):
             self.cache_hits += 1
             return [label for label in cached if label in remaining]
         self.calls += 1
@@ -94,5 +94,5 @@ class LlmActClassifier:
             self.errors += 1  # an outage is not cached: a later run asks again
             return []
         labels = [label for label in parsed if isinstance(label, str) and label in remaining]
-        await asyncio.to_thread(self.cache.put, key, labels)
-        return labels
+        stored = await self.cache.aput(key, labels)  # another process may have answered first: its labels win
+        return [label for label in stored if label in remaining] if _labels(stored) else labels

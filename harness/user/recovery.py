@@ -14,10 +14,11 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from harness.conditions import get_condition
 from harness.tasks.models import FlowSpec, SpeechAct
+from harness.tasks.runner_lines import FINALIZE_LINE, NUDGE_LINE, TEXT_CLOSING_LINE, closing_line
 
 from .realization import Utterance
-from .runner_lines import FINALIZE_LINE, NUDGE_LINE, TEXT_CLOSING_LINE, closing_line
 
 __all__ = [
     "FieldAnswer",
@@ -60,6 +61,17 @@ class RecoveryDecision:
     answer: FieldAnswer | None = None
     variant_id: str | None = None
 
+    def user_plan_payload(self) -> dict[str, object] | None:
+        """The ``USER_PLAN`` a runner logs before speaking this move (``None``: a nudge or wrap-up
+        prompt, which is no plan). Both runners log the same payload for the same move."""
+        if self.move is RecoveryMove.RESTATE:
+            answer = self.answer
+            return {"plan_id": answer.plan_id if answer else None, "speech_act": "ANSWER",
+                    "facts": list(answer.fact_ids) if answer else [], "recovered": True}
+        if self.move is RecoveryMove.CLOSE:
+            return {"plan_id": "close", "speech_act": "END", "facts": []}
+        return None
+
 
 def field_answers(flow: FlowSpec) -> dict[str, FieldAnswer]:
     """Field → answer for every ``ASK:<field>`` transition that answers, in flow file order."""
@@ -101,7 +113,8 @@ class RecoveryPlanner:
 
     @classmethod
     def for_condition(cls, flow: FlowSpec, condition: str, *, event_seed: int = 1) -> RecoveryPlanner:
-        lines = _TEXT_CONDITION_LINES if condition == "C0" else _Lines(closing_line(event_seed), 0)
+        text_session = get_condition(condition).session == "text"
+        lines = _TEXT_CONDITION_LINES if text_session else _Lines(closing_line(event_seed), 0)
         return cls(field_answers(flow), closing=lines.closing, finalize_prompts=lines.finalize_prompts)
 
     @property

@@ -31,6 +31,8 @@ from tests.fakes.loopback import discriminated
 
 from .isolation_adapters import BridgeCaller
 
+pytestmark = pytest.mark.slow
+
 TASK = "demo_benefits_enrollment_001"
 ADAPTERS = "tests.adversarial.isolation_adapters"
 SERVER_EVENTS = discriminated(RealtimeServerEvent)

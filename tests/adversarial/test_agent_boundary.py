@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from harness.agents.limits import AgentLimits
 from harness.agents.realtime import (
     AdapterError,
     AdapterInfo,
@@ -33,18 +34,17 @@ from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
 from harness.cli.main import app
-from harness.events import EventType
-from harness.results.result_record import ResultRecord
-from harness.session.agent_limits import AgentLimits
-from harness.session.duplex_runner import run_duplex_session
-from harness.session.environment_port import InProcessEnvironment
-from harness.session.errors import (
+from harness.errors import (
     HarnessBug,
     JudgeUnavailable,
     ProviderError,
     ProviderTransient,
     SandboxFailure,
 )
+from harness.events import EventType
+from harness.results.result_record import ResultRecord
+from harness.session.duplex_runner import run_duplex_session
+from harness.session.environment_port import InProcessEnvironment
 from harness.session.text_runner import run_text_session
 from harness.tasks.loader import load_task
 from sandbox.errors import AgentImageError, AgentStartFailed, SandboxUnavailableError
@@ -212,6 +212,7 @@ async def test_metadata_the_agent_cannot_give_is_recorded_and_the_session_scored
 WATCHDOG = AgentLimits(watchdog_factor=1.0, watchdog_grace_s=2.0)  # deadline: budget + 2 s of wall time
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "adapter", [lambda: Hangs("connect"), lambda: Hangs("send_audio"), lambda: NeverStopsTalking("none")],
     ids=["at-connect", "mid-session", "events-forever"],
@@ -317,10 +318,10 @@ async def test_our_builtin_text_agents_failures_are_our_bugs():
 # -- agent containers ----------------------------------------------------------------------------
 
 
-class _DockerNamedLocal(LocalBackend):
-    """The local sandbox under the docker backend's name, so the cell starts the model's agent container."""
+class _ContainerCapableLocal(LocalBackend):
+    """The local sandbox claiming the docker backend's capability, so the cell starts the model's agent container."""
 
-    name = "docker"
+    runs_agent_containers = True
 
 
 def _container_runner(monkeypatch, failure: BaseException, model_key="container:hostile:1"):
@@ -337,7 +338,7 @@ def _container_runner(monkeypatch, failure: BaseException, model_key="container:
     bundle = load_task(BENEFITS)
     voice = user_voice(bundle.persona.get("voice_id"))
     return SandboxedCellRunner(
-        model=get_model(model_key), backend=_DockerNamedLocal(pool_size=0), task_dirs={TASK_ID: BENEFITS},
+        model=get_model(model_key), backend=_ContainerCapableLocal(pool_size=0), task_dirs={TASK_ID: BENEFITS},
         speech=lambda b: open_speech_source(BENEFITS, "auto", voice=voice, task_id=TASK_ID), tool_mode="native",
     )
 
@@ -374,6 +375,7 @@ def _only_record(out: Path, result) -> ResultRecord:
     return records[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("adapter", "detail"),
     [("RaisesMidSession", "send_audio: RuntimeError"), ("RaisesAtConnect", "connect: SystemExit"),
@@ -390,6 +392,7 @@ def test_the_cli_scores_a_trusted_hostile_adapter_and_writes_its_result(tmp_path
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adapter", ["RaisesMidSession", "RaisesAtConnect"])
 def test_the_cli_scores_an_isolated_hostile_adapter_and_writes_its_result(tmp_path, adapter):
     # By default the adapter runs in its own process: what it raises there reaches us as its host's

@@ -23,14 +23,14 @@ import numpy as np
 import pytest
 
 from harness.agents.container_agent import ContainerAgentAdapter
+from harness.agents.limits import AGENT_LIMITS, AgentLimits
 from harness.agents.providers.openai_realtime import OpenAIRealtimeAdapter
 from harness.agents.providers.ws_adapter import OVER_LIMIT
 from harness.agents.realtime import AdapterError, CallEnded, SessionConfig
 from harness.audio.frames import FRAME_SAMPLES, ms_to_samples
+from harness.errors import AgentFailure
 from harness.events import EventType
-from harness.session.agent_limits import AGENT_LIMITS, AgentLimits
 from harness.session.channels import AgentChannel, AgentResponse
-from harness.session.errors import AgentFailure
 from tests.conftest import REPO
 from tests.event_builders import events
 from tests.fakes.flooding_agent import FloodingAgent, FloodPlan, send_event, transcript_chunk
@@ -193,6 +193,7 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "harness.cli.main", *args]
 
 
+@pytest.mark.slow
 async def test_sigterm_ends_a_running_campaign_with_its_sandbox_torn_down(tmp_path):
     async with FloodingAgent(FloodPlan("transcript", transcript_deltas=0)) as agent:  # a silent agent
         process = await asyncio.create_subprocess_exec(
@@ -218,6 +219,7 @@ async def test_sigterm_ends_a_running_campaign_with_its_sandbox_torn_down(tmp_pa
     await _until(lambda: not any(_alive(pid) for pid in servers), "the task server gone")
 
 
+@pytest.mark.slow
 def test_sigterm_ends_a_command_whose_loop_an_agent_starved(tmp_path):
     """The loop never gets control back (a blocking adapter); the signal still ends the process."""
     script = tmp_path / "starved.py"
@@ -265,6 +267,7 @@ async def _run_against(plan: FloodPlan, out: Path) -> tuple[FloodingAgent, bytes
     return agent, stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["audio", "huge_frame"])
 async def test_a_ws_agent_flooding_is_stopped_at_the_bound_and_its_cell_is_scored(tmp_path, mode):
     out = tmp_path / "runs"
@@ -295,6 +298,7 @@ class _MisbehavingAgent(FloodingAgent):
             self.flood_done.set()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("misdeed", "kind"), [("odd_audio", "bad_audio"), ("close_1011", "closed")])
 async def test_a_ws_agent_that_misbehaves_once_is_scored_never_retried_or_left_empty(tmp_path, misdeed, kind):
     out = tmp_path / "runs"

@@ -19,14 +19,16 @@ from websockets.asyncio.server import serve
 
 from harness.agents.chat_agent import ChatClient, ChatEndpoint
 from harness.agents.providers.errors import classify_close
-from harness.agents.providers.ws_adapter import MALFORMED_CODE, WebsocketAdapter
+from harness.agents.providers.gpt_live import GptLiveAdapter
+from harness.agents.providers.openai_realtime import OpenAIRealtimeAdapter
+from harness.agents.providers.ws_adapter import MALFORMED_CODE, MalformedMessage, WebsocketAdapter
 from harness.agents.realtime import AdapterError, SessionConfig
 from harness.agents.registry import get_model
 from harness.campaign.blame import classify
 from harness.campaign.campaign import CampaignCell, CampaignSettings, run_campaign
+from harness.errors import AgentFailure, HarnessBug, ProviderError
 from harness.results.result_record import ResultRecord
 from harness.session.environment_port import InProcessEnvironment
-from harness.session.errors import AgentFailure, HarnessBug, ProviderError
 from harness.session.mcp_environment import _blamed
 from mcp_servers.server import TaskServer
 from sandbox.errors import SandboxUnavailableError
@@ -173,6 +175,16 @@ async def test_a_malformed_provider_message_is_a_provider_error_not_a_bug():
     finally:
         await adapter.close()
         adapter.server.close()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("adapter_class", [OpenAIRealtimeAdapter, GptLiveAdapter])
+@pytest.mark.parametrize("kind", [["session.created"], {"a": 1}, 7, None])
+async def test_a_message_whose_type_is_not_a_string_is_malformed_not_our_bug(adapter_class, kind):
+    """A ``ws://`` agent sending ``{"type": [...]}`` once made our handler lookup raise ``TypeError``
+    (unhashable): a harness bug the agent could cause at will, and an unscored cell."""
+    adapter = adapter_class(endpoint="ws://unused", require_key=False)
+    with pytest.raises(MalformedMessage, match="type"):
+        await adapter._on_message({"type": kind})
 
 
 # -- 6. C0 chat: a refusal stops the campaign, a conversation too long is the agent's own failure -----

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from harness.agents.limits import AGENT_LIMITS, AgentLimits
 from harness.agents.oracle_voice import OracleVoiceAgent
 from harness.agents.realtime import AudioDelta, PlayoutCleared, ResponseDone, TranscriptDelta
 from harness.audio.espeak import user_voice
 from harness.audio.frames import SAMPLE_RATE
 from harness.audio.speech_bank import open_speech_source
+from harness.campaign.session_record import record_from_session
 from harness.events import EventType
-from harness.results.session_record import record_from_session
-from harness.session.agent_limits import AGENT_LIMITS, AgentLimits
 from harness.session.agent_speech import SpeechSegment
 from harness.session.duplex_delivery import DeliveryTracker
 from harness.session.duplex_runner import run_duplex_session

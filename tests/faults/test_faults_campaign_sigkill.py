@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.campaign.campaign import HARNESS_ERROR_FILE
-from harness.campaign.manifest import MANIFEST_FILE, CampaignManifest
+from harness.campaign.manifest import CampaignManifest
+from harness.results.campaign_files import HARNESS_ERROR_FILE, MANIFEST_FILE
 from harness.results.result_record import RESULT_FILE, ResultRecord
 from sandbox.labels import LABEL_OWNER_PID
 from sandbox.session_files import PRIVATE_DIR_PREFIX

@@ -30,6 +30,8 @@ from harness.tasks.loader import load_task
 from tests.conftest import DEMO_DATA
 from tests.package_editing import editable_copy
 
+pytestmark = pytest.mark.slow
+
 PACKAGE = DEMO_DATA / "tasks" / "demo_hvac_inspection_001"
 CI_EXAMPLES = 60
 #: Far above the slowest legitimate load (about 50 ms): only a hang reaches it.

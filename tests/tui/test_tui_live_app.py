@@ -36,8 +36,8 @@ async def test_a_live_campaign_fills_the_table_and_the_open_session(tmp_path):
         assert "queued" in shown(app.screen.query_one("#cells")) or app.campaign.sessions
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, SessionScreen))
-        await until(pilot, lambda: app.campaign.finished, timeout_s=120)
-        await pilot.pause(0.3)
+        await until(pilot, lambda: app.campaign.finished, polls=2400)
+        await until(pilot, lambda: "AFA" in shown(app.screen.query_one("#gates")))
         assert app.result is not None and app.result.passed == 1
         assert "verdict SUCCESS pts 1 (agent_ended) AFA 1.00" in shown(app.screen.query_one("#gates"))
         assert re.search(r"enrollment_1\s+COMMITTED", shown(app.screen.query_one("#artifact")))

@@ -9,7 +9,7 @@ from tests.event_builders import events
 from tui.sources.event_lines import parse_line
 from tui.sources.replay import CHECKPOINT_EVERY, ReplayCursor
 from tui.state import SessionView, reduce, reduce_all
-from tui.state.session_view import LEVEL_HISTORY, Segment
+from tui.state.session_view import LEVEL_CHUNK, Segment
 
 
 def test_floor_changes_make_speech_segments_and_overlaps():
@@ -37,12 +37,15 @@ def test_utterances_stand_in_for_vad_when_no_floor_change_was_logged():
     assert view.agent.activity == (Segment(800, None),)
 
 
-def test_audio_levels_are_kept_per_channel_and_bounded():
-    specs = [(E.AUDIO_LEVEL, t * 100, {"window_ms": 100, "user_dbfs": -20.0, "agent_dbfs": -90.0}) for t in range(LEVEL_HISTORY + 10)]
+def test_audio_levels_are_kept_whole_per_channel():
+    """Every window stays (the timeline draws any stretch from them), in chunks an append copies."""
+    n = 4 * LEVEL_CHUNK + 10
+    specs = [(E.AUDIO_LEVEL, t * 100, {"window_ms": 100, "user_dbfs": -20.0 - t % 7, "agent_dbfs": -90.0}) for t in range(n)]
     view = reduce_all(events(*specs))
-    assert len(view.user.levels) == LEVEL_HISTORY
-    assert view.user.level_dbfs == -20.0 and view.agent.level_dbfs == -90.0
-    assert view.user.levels[-1].t_ms == (LEVEL_HISTORY + 9) * 100
+    assert len(view.user.levels) == n and max(len(chunk) for chunk in view.user.levels.chunks) == LEVEL_CHUNK
+    assert view.user.level_dbfs == -20.0 - (n - 1) % 7 and view.agent.level_dbfs == -90.0
+    assert [s.t_ms for s in view.user.levels.since(150)][:2] == [100, 200]  # the window still sounding at 150
+    assert view.user.levels.since(0)[0].t_ms == 0 and len(view.user.levels.since(-5)) == n
 
 
 def test_transcript_partials_then_the_final_text_on_one_line():

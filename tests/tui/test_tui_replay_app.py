@@ -48,8 +48,8 @@ async def test_a_failing_noop_session_shows_why(recorded_runs):
         assert "failed" in gates and "verdict FAILURE pts 0 (closing)" in gates
         assert "GS✗" in gates and "terminal predicate enrollment_submitted failed" in gates
         assert "agent" not in _pane(app, "#transcript").replace("agent_", "")
-        assert "(no tool calls yet)" in _pane(app, "#tools")
-        assert "(no artifact written yet)" in _pane(app, "#artifact")
+        assert "(no tool calls in this session)" in _pane(app, "#tools")
+        assert "(no artifact was written)" in _pane(app, "#artifact")
 
 
 async def test_replay_controls_step_seek_and_play(recorded_runs):
@@ -62,12 +62,12 @@ async def test_replay_controls_step_seek_and_play(recorded_runs):
         await pilot.press("p")
         assert app.cursor.position == 2
         await pilot.press("g", *"1:40", "enter")
-        await pilot.pause()
+        await until(pilot, lambda: app.play_ms == 100_000)
         assert app.cursor.view.clock_ms <= 100_000 and app.play_ms == 100_000
         gates = _pane(app, "#gates")
         assert "running" in gates and "failing: GS: terminal predicate enrollment_submitted failed" in gates
         await pilot.press("g", *"#20", "enter")
-        await pilot.pause()
+        await until(pilot, lambda: app.cursor.position > 0 and app.cursor.events[app.cursor.position - 1].seq == 20)
         assert app.cursor.events[app.cursor.position - 1].seq == 20
         await pilot.press("end")
         assert app.cursor.at_end
@@ -91,8 +91,9 @@ async def test_a_bad_seek_is_reported_and_changes_nothing(recorded_runs):
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: bool(app.cursor.events))
         await pilot.press("n", "g", *"soon", "enter")
-        await pilot.pause()
+        await until(pilot, lambda: bool(app._notifications))
         assert app.cursor.position == 1
+        assert [n.message for n in app._notifications] == ["cannot seek to 'soon': give 1:23.4, 83 or #120"]
 
 
 def test_seek_targets():

@@ -1,4 +1,5 @@
-"""SVG snapshots of the main screens at 80×24 and 160×48 (``pytest --snapshot-update`` to accept).
+"""SVG snapshots of the main screens at 80×24 and 160×48 (``pytest --snapshot-update`` to accept):
+a live session (as ``watch`` and ``run --tui`` draw it mid-session), the campaign table, replays.
 
 Sessions run on the virtual clock are deterministic, so the recorded runs draw the same every time.
 """
@@ -7,15 +8,16 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tui.helpers import DEMO_TASK, session_dir, shown, until
+from tests.tui.helpers import DEMO_TASK, live_campaign, session_dir, shown, until
 from tui.monitor_app import WatchApp
 from tui.replay_app import ReplayApp
+from tui.screens import SessionScreen
 
 
 async def _settled(pilot) -> None:
-    """Let layout and scrolling finish (nothing changes any more once the replay is at rest)."""
+    """Let layout and scrolling finish: until no widget waits to be redrawn, and no animation runs."""
     await pilot.wait_for_scheduled_animations()
-    await pilot.pause(0.5)
+    await until(pilot, lambda: not any(widget._repaint_required or widget._layout_required for widget in pilot.app.screen.walk_children()))
 
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 48), id="160x48")]
@@ -56,3 +58,32 @@ def test_campaign_view(snap_compare, recorded_runs, size):
         await _settled(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=settled)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_live_session_view(snap_compare, recorded_runs, tmp_path, size):
+    """Mid-session, before any result: the provisional gates and the ``failing:`` line."""
+    app = WatchApp(live_campaign(recorded_runs["oracle"], tmp_path, until_ms=100_000))
+
+    async def opened(pilot):
+        key = (DEMO_TASK, 0)
+        await until(pilot, lambda: key in app.campaign.sessions and app.campaign.sessions[key].clock_ms >= 99_000)
+        await until(pilot, lambda: "running" in shown(app.screen.query_one("#cells")))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and "failing" in shown(app.screen.query_one("#gates")))
+        await _settled(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=opened)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_why_view_of_a_failing_session(snap_compare, recorded_runs, size):
+    app = ReplayApp(session_dir(recorded_runs["noop"]))
+
+    async def why(pilot):
+        await until(pilot, lambda: app.cursor.events and app.cursor.at_end)
+        await pilot.press("w")
+        await until(pilot, lambda: pilot.app.screen.query("#detail-body"))
+        await _settled(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=why)

@@ -41,9 +41,9 @@ def test_cells_are_queued_then_running_then_settled_in_coverage_first_order():
     campaign = with_result(campaign, ("a", 0), CellResult.from_record(record))
     row = rows(campaign)[0]
     assert (row.status, row.afa, row.gates.WA) == ("passed", 1.0, True)
-    campaign = with_result(campaign, ("b", 0), CellResult.from_record(None, ["attempt 1: docker gone"]))
+    campaign = with_result(campaign, ("b", 0), CellResult.unscored_cell("infrastructure", "1 attempt(s): docker gone"))
     assert rows(campaign)[1].status == "infra error"
-    assert campaign.session(("b", 0)).verdict.explain == ("attempt 1: docker gone",)
+    assert campaign.session(("b", 0)).verdict.detail == "1 attempt(s): docker gone"
 
 
 def test_an_error_row_is_a_failed_cell_that_says_why():
@@ -56,3 +56,18 @@ def test_a_restarted_session_drops_the_failed_attempts_view_and_result():
     campaign = with_result(with_event(CampaignView(model="m"), ("a", 0), start), ("a", 0), CellResult("failed"))
     campaign = apply_update(campaign, SessionRestarted(("a", 0), "r2"))
     assert campaign.session(("a", 0)).status == "queued" and campaign.session(("a", 0)).run_id == "r2"
+
+
+def test_a_result_brings_the_graded_evidence_and_the_models_registry_name():
+    record = {"model": "native-oracle", "pts": 0, "outcome": "FAILURE", "explain": ["GS: x"],
+              "failed_predicates": [{"id": "p", "kind": "tool_called", "gate": "RA", "reason": "never", "role": "required"},
+                                    {"id": "torn"}],  # an entry that does not parse is left out
+              "fields": [{"artifact": "a", "field": "f", "expected": 1, "got": 2, "grader": "exact", "tier": "deterministic",
+                          "score": 0.0, "present": True}],
+              "agent_failure": {"kind": "exited", "detail": "code 137"}}
+    result = CellResult.from_record(record)
+    assert [p.id for p in result.predicates] == ["p"] and result.fields[0].failed and result.fields[0].key == "a.f"
+    campaign = with_result(CampaignView(model="native-oracle"), ("t", 0), result)
+    view = campaign.session(("t", 0))
+    assert view.model_id == "native-oracle" and view.verdict.detail == "agent failure (exited): code 137"
+    assert view.verdict.predicates == result.predicates and view.verdict.fields == result.fields

@@ -12,9 +12,10 @@ from tests.tui.helpers import DEMO_TASK
 from tui.monitor_app import WatchApp
 from tui.screens import SessionScreen
 from tui.state import reduce_all
-from tui.widgets.session_parts import render_artifacts, render_gates, render_tools
+from tui.state.session_view import LEVEL_CHUNK
+from tui.widgets.session_parts import render_artifacts, render_status, render_verdict, tool_entries
 from tui.widgets.text_pane import _same
-from tui.widgets.timeline import LABEL_WIDTH, render_timeline
+from tui.widgets.timeline import BARS, LABEL_WIDTH, render_timeline
 
 
 def _plain(renderable, width: int = 100) -> list[str]:
@@ -58,9 +59,11 @@ def test_gates_tools_and_artifact_text():
         (E.TOOL_RESULT, 140, {"tool": "update_form", "ok": True, "call_id": "c1", "result": {"updated": ["plan"], "artifact_id": "f"}}),
         (E.GATE_STATUS, 140, {"GS": False, "PC": True, "RA": True, "WA": False, "pts": 0, "failing": ["WA: f.plan: stale"]}),
     ))
-    gates = "\n".join(_plain(render_gates(view)))
-    assert "GS✗ PC✓ RA✓ WA✗ pts 0" in gates and "failing: WA: f.plan: stale" in gates
-    tools = "\n".join(_plain(render_tools(view)))
+    assert "GS✗ PC✓ RA✓ WA✗ pts 0" in render_status(view).plain
+    assert render_verdict(view).plain == "failing: WA: f.plan: stale"
+    (entry_id, call, row), = tool_entries(view)
+    assert entry_id == "call-0" and call is view.tools[0]
+    tools = "\n".join(_plain(row))
     assert '✓ update_form({"fields": {"plan": "ppo"}}) 40 ms' in tools
     artifact = "\n".join(_plain(render_artifacts(view)))
     assert "f" in artifact and "DRAFT" in artifact and "ppo [stale]" in artifact
@@ -82,3 +85,31 @@ async def test_a_session_screen_drawn_before_it_is_mounted_does_not_fail(tmp_pat
         await pilot.pause()
         app.draw()
         assert isinstance(app.screen, SessionScreen)
+
+
+def _long_session(seconds: int):
+    """Both channels speaking the whole time, a level window every 100 ms (more than any old cap)."""
+    specs = [(E.FLOOR_CHANGE, 0, {"channel": "user", "speaking": True})]
+    specs += [(E.AUDIO_LEVEL, t * 100, {"window_ms": 100, "user_dbfs": -24.0, "agent_dbfs": -90.0}) for t in range(seconds * 10)]
+    return reduce_all(events(*specs))
+
+
+def test_the_timeline_draws_speech_from_levels_however_far_back_it_reaches():
+    """Zoomed out over a whole 10-minute session (6,000 windows), or wide: every speech column is a
+    level bar, as it is live; none falls back to a full block where old levels were dropped."""
+    view = _long_session(600)
+    assert len(view.user.levels) > 20 * LEVEL_CHUNK
+    for width, ms in ((LABEL_WIDTH + 120, 5000), (LABEL_WIDTH + 300, 250), (LABEL_WIDTH + 60, 100)):
+        _, user, *_ = _plain(render_timeline(view, width=width, ms_per_col=ms), width=width + 10)
+        lane = user[LABEL_WIDTH:].rstrip()[:-1]  # the last column is the clock's own, not spoken yet
+        assert lane and set(lane) == {BARS[round((-24.0 + 60) / 60 * (len(BARS) - 1))]}, (ms, lane)
+
+
+def test_the_timeline_draws_the_same_columns_at_any_width():
+    view = reduce_all(events(
+        (E.FLOOR_CHANGE, 0, {"channel": "agent", "speaking": True}),
+        *((E.AUDIO_LEVEL, t * 100, {"window_ms": 100, "user_dbfs": -90.0, "agent_dbfs": -10.0 - t % 40}) for t in range(900)),
+    ))
+    narrow = _plain(render_timeline(view, width=LABEL_WIDTH + 40, ms_per_col=250), width=300)[2]
+    wide = _plain(render_timeline(view, width=LABEL_WIDTH + 200, ms_per_col=250), width=300)[2]
+    assert wide.rstrip().endswith(narrow[LABEL_WIDTH:].rstrip())  # the last 40 columns, drawn alike

@@ -8,13 +8,12 @@ the view does not draw) only advances the clock. Payload keys are read with defa
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from harness.events import RunEvent
 
 from .session_view import (
-    LEVEL_HISTORY,
     Approval,
     ArtifactField,
     ArtifactView,
@@ -65,7 +64,7 @@ def reduce(view: SessionView, event: RunEvent) -> SessionView:
     return handler(view, event, payload) if handler else view
 
 
-def reduce_all(events, view: SessionView | None = None) -> SessionView:
+def reduce_all(events: Iterable[RunEvent], view: SessionView | None = None) -> SessionView:
     view = view or SessionView()
     for event in events:
         view = reduce(view, event)
@@ -149,8 +148,7 @@ def _audio_level(view: SessionView, event: RunEvent, p: dict[str, Any]) -> Sessi
         dbfs = p.get(f"{name}_dbfs")
         if isinstance(dbfs, int | float):
             channel: ChannelView = getattr(view, name)
-            levels = (*channel.levels[-(LEVEL_HISTORY - 1):], LevelSample(t, float(dbfs)))
-            changes[name] = evolve(channel, levels=levels)
+            changes[name] = evolve(channel, levels=channel.levels.appended(LevelSample(t, float(dbfs))))
     return evolve(view, **changes) if changes else view
 
 
@@ -335,7 +333,8 @@ def _apply_to_artifacts(view: SessionView, call: ToolCallView, t: int) -> Sessio
         return view
     written = [m.partition(".")[2] for m in call.mutations if m.startswith(f"{artifact_id}.")]
     written = written or [str(name) for name in result.get("updated") or ()]
-    values = args.get("fields") if isinstance(args.get("fields"), dict) else {}
+    fields = args.get("fields")
+    values: dict[str, Any] = fields if isinstance(fields, dict) else {}
     artifact = view.artifact(artifact_id) or ArtifactView(artifact_id)
     for name in written:
         previous = artifact.field(name)

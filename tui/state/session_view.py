@@ -7,11 +7,15 @@ builds them is a pure function (``reducer.py``).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from harness.grading.report import FailedPredicate, FieldRow
+
 __all__ = [
     "GATES",
+    "SETTLED_WITHOUT_SESSION",
     "Approval",
     "ArtifactField",
     "ArtifactView",
@@ -19,6 +23,7 @@ __all__ = [
     "DuplexMark",
     "Gates",
     "LevelSample",
+    "LevelTrack",
     "Segment",
     "SessionStatus",
     "SessionView",
@@ -30,7 +35,11 @@ __all__ = [
 
 GATES = ("GS", "PC", "RA", "WA")
 
-SessionStatus = Literal["queued", "running", "passed", "failed", "infra error"]
+SessionStatus = Literal[
+    "queued", "running", "passed", "failed", "infra error", "not run", "harness error", "provider refused"
+]
+#: Statuses of a cell the campaign left without a scored record (``campaign.json``'s ``unscored_cells``).
+SETTLED_WITHOUT_SESSION: tuple[SessionStatus, ...] = ("infra error", "not run", "harness error", "provider refused")
 
 T = TypeVar("T")
 
@@ -48,8 +57,8 @@ def evolve(value: T, **changes: Any) -> T:
     return new
 
 
-#: How many audio-level windows a channel keeps (the timeline shows the recent ones).
-LEVEL_HISTORY = 512
+#: Audio-level windows per chunk of a :class:`LevelTrack` (what one append copies).
+LEVEL_CHUNK = 256
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,39 @@ class LevelSample:
 
 
 @dataclass(frozen=True)
+class LevelTrack:
+    """Every audio-level window of a channel, kept whole so the timeline draws any stretch of the
+    session from its levels, however it was reached (live, seek, zoom or resize).
+
+    Stored in chunks of :data:`LEVEL_CHUNK`: an append copies one chunk and the tuple of chunks,
+    not the whole history (an hour is 36,000 windows, appended one event at a time).
+    """
+
+    chunks: tuple[tuple[LevelSample, ...], ...] = ()
+
+    def appended(self, sample: LevelSample) -> LevelTrack:
+        if self.chunks and len(self.chunks[-1]) < LEVEL_CHUNK:
+            return LevelTrack((*self.chunks[:-1], (*self.chunks[-1], sample)))
+        return LevelTrack((*self.chunks, (sample,)))
+
+    def __len__(self) -> int:
+        return sum(len(chunk) for chunk in self.chunks)
+
+    @property
+    def last(self) -> LevelSample | None:
+        return self.chunks[-1][-1] if self.chunks else None
+
+    def since(self, t_ms: int) -> list[LevelSample]:
+        """The windows from the last one starting at or before ``t_ms`` (the one still sounding
+        then) to the end, in time order."""
+        starts = [chunk[0].t_ms for chunk in self.chunks]
+        first = max(0, bisect.bisect_right(starts, t_ms) - 1)
+        samples = [sample for chunk in self.chunks[first:] for sample in chunk]
+        at = bisect.bisect_right([sample.t_ms for sample in samples], t_ms) - 1
+        return samples[max(0, at):]
+
+
+@dataclass(frozen=True)
 class ChannelView:
     """One audio channel: when it spoke (VAD), which utterances it played, and how loud."""
 
@@ -78,7 +120,7 @@ class ChannelView:
     speech: tuple[Segment, ...] = ()
     #: Utterances from ``USER_AUDIO_*`` / ``AGENT_AUDIO_*`` (used where VAD was not logged).
     utterances: tuple[Segment, ...] = ()
-    levels: tuple[LevelSample, ...] = ()
+    levels: LevelTrack = field(default_factory=LevelTrack)
 
     @property
     def activity(self) -> tuple[Segment, ...]:
@@ -90,7 +132,8 @@ class ChannelView:
 
     @property
     def level_dbfs(self) -> float | None:
-        return self.levels[-1].dbfs if self.levels else None
+        last = self.levels.last
+        return last.dbfs if last else None
 
 
 @dataclass(frozen=True)
@@ -198,6 +241,13 @@ class Verdict:
     #: Why it failed: the result's explanation lines, else the last gates' ``failing``.
     explain: tuple[str, ...] = ()
     afa: float | None = None
+    #: The graded evidence from ``result.json``: predicates that decided a gate against the agent,
+    #: and every expected field with its verdict (empty until the result is read).
+    predicates: tuple[FailedPredicate, ...] = ()
+    fields: tuple[FieldRow, ...] = ()
+    #: How the agent failed at its boundary (``result.json``'s ``agent_failure``), or why the cell
+    #: has no session (an unscored cell's detail).
+    detail: str | None = None
 
 
 @dataclass(frozen=True)

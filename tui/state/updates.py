@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from harness.events import RunEvent
 
@@ -20,8 +21,12 @@ __all__ = ["CampaignFinished", "CampaignSeen", "EventsRead", "ResultRead", "Sess
 
 @dataclass(frozen=True)
 class CampaignSeen:
+    """``campaign.json`` read (or a live campaign started): its model, planned cells, and the cells
+    its last start left without a record, with why (they replace those read before)."""
+
     model: str
     cells: tuple[CellKey, ...]
+    unscored: tuple[tuple[CellKey, CellResult], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -53,7 +58,11 @@ Update = CampaignSeen | EventsRead | SessionRestarted | ResultRead | CampaignFin
 
 
 def _seen(campaign: CampaignView, update: CampaignSeen) -> CampaignView:
-    return with_cells(evolve(campaign, model=update.model or campaign.model), update.cells)
+    campaign = with_cells(evolve(campaign, model=update.model or campaign.model), update.cells)
+    unscored = dict(update.unscored)
+    results = {key: result for key, result in campaign.results.items() if not result.unscored or key in unscored}
+    results.update((key, result) for key, result in unscored.items() if key not in results or results[key].unscored)
+    return with_cells(evolve(campaign, results=MappingProxyType(results)), unscored)
 
 
 def _events(campaign: CampaignView, update: EventsRead) -> CampaignView:
@@ -77,7 +86,7 @@ def _finished(campaign: CampaignView, update: CampaignFinished) -> CampaignView:
     return evolve(campaign, finished=True)
 
 
-_APPLY: dict[type, Callable[[CampaignView, Update], CampaignView]] = {
+_APPLY: dict[type, Callable[[CampaignView, Any], CampaignView]] = {
     CampaignSeen: _seen,
     EventsRead: _events,
     SessionRestarted: _restarted,

@@ -15,6 +15,9 @@ STATUS_STYLE = {
     "passed": "bold green",
     "failed": "bold red",
     "infra error": "bold magenta",
+    "not run": "yellow",
+    "harness error": "bold red",
+    "provider refused": "bold red",
 }
 
 GATE_STYLE = {True: "bold green", False: "bold red", None: "dim"}

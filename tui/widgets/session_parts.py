@@ -6,10 +6,10 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ..state.session_view import GATES, Approval, SessionView, ToolCallView
+from ..state.session_view import GATES, SETTLED_WITHOUT_SESSION, Approval, SessionView, ToolCallView
 from .formatting import STATUS_STYLE, gate_mark, media_time, preview
 
-__all__ = ["render_artifacts", "render_gates", "render_tools", "render_transcript"]
+__all__ = ["finished", "render_artifacts", "render_status", "render_transcript", "render_verdict", "tool_entries"]
 
 _SPEAKER_STYLE = {"user": "bold cyan", "agent": "bold magenta", "event": "bold yellow"}
 _TAG_STYLE = {"WRONG": "red", "truncated": "red", "revoked": "magenta", "error": "red"}
@@ -27,7 +27,7 @@ def _grid() -> Table:
 def render_transcript(view: SessionView) -> RenderableType:
     """User and agent turns, duplex events and approvals, in media-time order."""
     if not view.transcript:
-        return Text("(nothing said yet)", style="dim")
+        return Text("(nothing was said)" if finished(view) else "(nothing said yet)", style="dim")
     grid = _grid()
     for line in sorted(view.transcript, key=lambda line: line.t_ms):
         body_style = "italic" if line.partial else ("yellow" if line.speaker == "event" else "")
@@ -65,22 +65,30 @@ def _approval_row(approval: Approval) -> tuple[Text, Text]:
     )
 
 
-def render_tools(view: SessionView) -> RenderableType:
-    """Tool calls (arguments, result or error, latency, authorization) and approvals, by time."""
-    entries = [(call.called_ms, _call_row(call)) for call in view.tools]
-    entries += [(approval.t_ms, _approval_row(approval)) for approval in view.approvals]
-    if not entries:
-        return Text("(no tool calls yet)", style="dim")
-    grid = _grid()
-    for t_ms, (state, body) in sorted(entries, key=lambda entry: entry[0]):
+def tool_entries(view: SessionView) -> list[tuple[str, object, RenderableType]]:
+    """Tool calls (arguments, result or error, latency, authorization) and approvals, by time:
+    ``(id, what the entry draws, its row)``; a call's id is ``call-<index in view.tools>``."""
+    items: list[tuple[int, str, object, tuple[Text, Text]]] = [
+        (call.called_ms, f"call-{index}", call, _call_row(call)) for index, call in enumerate(view.tools)
+    ]
+    items += [(a.t_ms, f"approval-{index}", a, _approval_row(a)) for index, a in enumerate(view.approvals)]
+    entries: list[tuple[str, object, RenderableType]] = []
+    for t_ms, entry_id, source, (state, body) in sorted(items, key=lambda item: item[0]):
+        grid = _grid()
         grid.add_row(media_time(t_ms), state, body)
-    return grid
+        entries.append((entry_id, source, grid))
+    return entries
+
+
+def finished(view: SessionView) -> bool:
+    """The session ended (its verdict is in): an empty pane then says so, not "yet"."""
+    return view.verdict is not None
 
 
 def render_artifacts(view: SessionView) -> RenderableType:
     """Each artifact's lifecycle, then its fields (stale ones marked) as last written."""
     if not view.artifacts:
-        return Text("(no artifact written yet)", style="dim")
+        return Text("(no artifact was written)" if finished(view) else "(no artifact written yet)", style="dim")
     grid = Table.grid(padding=(0, 1))
     grid.add_column(no_wrap=True, max_width=24)
     grid.add_column(ratio=1)
@@ -95,9 +103,9 @@ def render_artifacts(view: SessionView) -> RenderableType:
     return grid
 
 
-def render_gates(view: SessionView) -> Text:
-    """Two lines: clock, status and the four gates; then the verdict or the first failing check."""
-    text = Text(no_wrap=True, overflow="ellipsis")
+def render_status(view: SessionView) -> Text:
+    """One line: clock, status, the four gates and PTS so far, then model and task."""
+    text = Text()
     text.append(f"⏱ {media_time(view.clock_ms)} ", style="bold")
     text.append(f"{view.status} ", style=STATUS_STYLE.get(view.status, ""))
     for gate in GATES:
@@ -105,22 +113,34 @@ def render_gates(view: SessionView) -> Text:
         text.append(" ")
     if view.gates.pts is not None:
         text.append(f"pts {view.gates.pts} ", style="bold")
-    text.append(f" {view.task_id} · {view.model_id}", style="dim")
-    text.append("\n")
+    text.append(f"· {view.model_id} · {view.task_id}", style="dim")  # the task id is what gets cut
+    return text
+
+
+def render_verdict(view: SessionView) -> Text:
+    """The verdict and the first reason it failed, whole (it wraps), with how many more there are
+    (``w`` lists them all); while the session runs, the first check failing now."""
+    text = Text()
     verdict = view.verdict
     if verdict is not None:
         style = "bold green" if verdict.pts == 1 else "bold red"
-        text.append(f"verdict {verdict.outcome} pts {verdict.pts}", style=style)
+        unscored = view.status in SETTLED_WITHOUT_SESSION  # no verdict: why the cell has none
+        text.append(verdict.outcome if unscored else f"verdict {verdict.outcome}", style=style)
+        if verdict.pts is not None:
+            text.append(f" pts {verdict.pts}", style=style)
         if verdict.reason:
             text.append(f" ({verdict.reason})", style="dim")
         if verdict.afa is not None:
             text.append(f" AFA {verdict.afa:.2f}")
-        if verdict.explain:
-            text.append(f"  {verdict.explain[0]}", style="red")
+        reasons = [line for line in (verdict.detail, *verdict.explain) if line]
+        if reasons:
+            text.append(f" · {reasons[0]}", style="red")
+        if len(reasons) > 1:
+            text.append(f" (+{len(reasons) - 1} more: w)", style="dim")
     elif view.gates.failing:
         text.append(f"failing: {view.gates.failing[0]}", style="red")
         if len(view.gates.failing) > 1:
-            text.append(f" (+{len(view.gates.failing) - 1})", style="dim")
+            text.append(f" (+{len(view.gates.failing) - 1} more: w)", style="dim")
     else:
         text.append("no verdict yet", style="dim")
     return text

@@ -4,12 +4,12 @@ Rows: a time axis, the user's channel, the agent's, and marks — ``B`` a barge-
 agent yielded in time, red otherwise), ``b`` a back-channel (green when it kept talking), ``Y``
 where the agent went silent (its stop latency after the onset), ``T`` a tool call, ``A``/``R`` an
 approval granted/revoked. Columns where both channels speak are overlaps (red background).
-Speech blocks are as tall as the channel's level where ``AUDIO_LEVEL`` was logged.
+Speech blocks are as tall as the loudest level window in their column where ``AUDIO_LEVEL`` was
+logged (full blocks in a run that logged none), drawn the same way wherever the window lies.
 """
 
 from __future__ import annotations
 
-import bisect
 from itertools import groupby
 
 from rich.console import Group
@@ -17,7 +17,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from ..state.session_view import ChannelView, Segment, SessionView
+from ..state.session_view import ChannelView, LevelTrack, Segment, SessionView
 from .formatting import media_time
 
 __all__ = ["BARS", "ZOOM_LEVELS", "Timeline", "render_timeline"]
@@ -49,22 +49,44 @@ def _runs(text: Text, cells: list[tuple[str, str]]) -> Text:
     return text
 
 
+def _peaks(levels: LevelTrack, start: int, ms: int, width: int) -> list[float | None]:
+    """Per column, the loudest level window starting in it, else the window still sounding from
+    before (``None``: no level logged yet). The one way a channel's levels become columns."""
+    samples = levels.since(start)
+    index, last = 0, None
+    while index < len(samples) and samples[index].t_ms < start:
+        last = samples[index].dbfs
+        index += 1
+    peaks: list[float | None] = []
+    for col in range(width):
+        end, loudest = start + (col + 1) * ms, None
+        while index < len(samples) and samples[index].t_ms < end:
+            dbfs = samples[index].dbfs
+            loudest = dbfs if loudest is None else max(loudest, dbfs)
+            index += 1
+        peaks.append(last if loudest is None else loudest)
+        last = samples[index - 1].dbfs if loudest is not None else last
+    return peaks
+
+
+def _bar(dbfs: float | None) -> str:
+    """A speech column as tall as its level; a full block where no level was logged."""
+    if dbfs is None:
+        return "█"
+    share = (dbfs - _FLOOR_DB) / -_FLOOR_DB
+    return BARS[max(0, min(len(BARS) - 1, round(share * (len(BARS) - 1))))]
+
+
 def _lane(name: str, channel: ChannelView, start: int, ms: int, width: int, now: int, overlap: list[bool], style: str) -> Text:
     active = _columns(channel.activity, start, ms, width, now)
-    times = [level.t_ms for level in channel.levels]
+    peaks = _peaks(channel.levels, start, ms, width)
     overlap_style = style + " on dark_red"
     cells = []
     for col, on in enumerate(active):
         if not on:
             cells.append(("·" if start + col * ms <= now else " ", "dim"))
-            continue
-        char = "█"
-        if times:
-            index = bisect.bisect_right(times, start + (col + 1) * ms) - 1
-            if index >= 0:
-                share = (channel.levels[index].dbfs - _FLOOR_DB) / -_FLOOR_DB
-                char = BARS[max(0, min(len(BARS) - 1, round(share * (len(BARS) - 1))))]
-        cells.append((char, overlap_style if overlap[col] else style))
+        else:
+            cells.append((_bar(peaks[col]), overlap_style if overlap[col] else style))
     return _runs(Text(f"{name:<{LABEL_WIDTH}}", style="bold " + style), cells)
 
 

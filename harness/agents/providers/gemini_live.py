@@ -155,7 +155,8 @@ class GeminiLiveAdapter(WebsocketAdapter):
                 batch[result.call_id] = response
                 if all(batch.values()):
                     self._batches.remove(batch)
-                    await self._send(wire.ToolResponseMessage(tool_response=wire.ToolResponse(function_responses=list(batch.values()))))
+                    responses = [r for r in batch.values() if r is not None]
+                    await self._send(wire.ToolResponseMessage(tool_response=wire.ToolResponse(function_responses=responses)))
                 return
 
     # -- provider messages -------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from harness.audio.frames import AudioFrame
 from . import live_wire as wire
 from .openai_realtime import OPENAI_VOICES, mcp_tool, tool_output_text
 from .openai_wire import FunctionTool
-from .ws_adapter import WebsocketAdapter
+from .ws_adapter import MalformedMessage, WebsocketAdapter
 
 __all__ = ["GptLiveAdapter"]
 
@@ -142,7 +142,10 @@ class GptLiveAdapter(WebsocketAdapter):
     # -- provider events -------------------------------------------------------------------------
 
     async def _on_message(self, message: dict[str, Any]) -> None:
-        entry = self._HANDLERS.get(message.get("type"))
+        kind = message.get("type")
+        if not isinstance(kind, str):  # a list would make the lookup raise: the peer's error, not ours
+            raise MalformedMessage(f"its type is {kind!r}, not a string")
+        entry = self._HANDLERS.get(kind)
         if entry is not None:
             model, handler = entry
             await handler(self, model.model_validate(message))
@@ -176,10 +179,10 @@ class GptLiveAdapter(WebsocketAdapter):
             response = wire.BackendResponseDone.model_validate(event.event).response
             if response.usage is not None:
                 self._usage.append(response.usage)
-            batch = self._calls.get(response.id)
-            if batch is not None:
-                batch.done = True
-                await self._maybe_continue(batch)
+            finished = self._calls.get(response.id)
+            if finished is not None:
+                finished.done = True
+                await self._maybe_continue(finished)
 
     async def _on_error(self, event: wire.ErrorEvent) -> None:
         self._provider_error(event.error.type, event.error.code, event.error.message)

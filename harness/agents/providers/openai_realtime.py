@@ -55,9 +55,10 @@ from harness.audio.frames import AudioFrame
 from . import openai_wire as wire
 from .playout import PlayoutTracker
 from .turn_end import LocalTurnEnd
-from .ws_adapter import WebsocketAdapter, with_query
+from .ws_adapter import MalformedMessage, WebsocketAdapter, with_query
 
-__all__ = ["OPENAI_VOICES", "OpenAIRealtimeAdapter", "allowed_tools", "mcp_tool", "tool_output_text"]
+__all__ = ["OPENAI_VOICES", "OpenAICompatibleAdapter", "OpenAIRealtimeAdapter", "allowed_tools", "mcp_tool",
+           "tool_output_text"]
 
 #: How long a function-call response's end is held for its continuation (see the module docstring).
 CONTINUATION_WAIT_MS = 3000
@@ -232,6 +233,8 @@ class OpenAIRealtimeAdapter(WebsocketAdapter):
 
     async def _on_message(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
+        if not isinstance(kind, str):  # a list would make the lookup raise: the peer's error, not ours
+            raise MalformedMessage(f"its type is {kind!r}, not a string")
         entry = self._HANDLERS.get(self.event_aliases.get(kind, kind))
         if entry is not None:
             model, handler = entry
@@ -373,3 +376,11 @@ def _usage(usage: wire.ResponseUsage | None) -> Usage | None:
         output_text_tokens=usage.output_token_details.text_tokens,
         cached_tokens=usage.input_token_details.cached_tokens,
     )
+
+
+class OpenAICompatibleAdapter(OpenAIRealtimeAdapter):
+    """Any server speaking the OpenAI Realtime protocol (``--model ws://HOST:PORT/PATH``): the same
+    client, named for what it reaches, so its failures are not blamed on OpenAI."""
+
+    model_id: ClassVar[str] = "openai-realtime-compatible"
+    provider: ClassVar[str] = "OpenAI-Realtime-compatible agent"

@@ -90,7 +90,7 @@ class McpTool(_Client):
 
 class RealtimeSession(_Client):
     type: Literal["realtime"] = "realtime"
-    output_modalities: list[Literal["audio", "text"]] = Field(default_factory=lambda: ["audio"])
+    output_modalities: list[Literal["audio", "text"]] = ["audio"]  # pydantic copies it for each model
     instructions: str
     audio: SessionAudio
     tools: list[FunctionTool | McpTool]

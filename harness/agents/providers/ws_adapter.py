@@ -32,10 +32,10 @@ from pydantic import BaseModel, ValidationError
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI, PayloadTooBig
 
+from harness.agents.limits import AGENT_LIMITS
 from harness.agents.realtime import AdapterError, AgentEvent, RealtimeAdapter, SessionConfig, ToolResult
 from harness.audio.frames import AudioFrame
-from harness.session.agent_limits import AGENT_LIMITS
-from harness.session.errors import HarnessBug
+from harness.errors import HarnessBug
 
 from .errors import (
     ProviderRefused,

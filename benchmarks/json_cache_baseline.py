@@ -1,9 +1,12 @@
-"""A JSON-object cache on disk, shared safely by concurrent processes.
+"""The baseline of ``bench_judge_cache.py``: the whole-file JSON cache both caches used before issue 20.
+
+Kept here, out of the package, only to measure against: the judge's verdicts and the act
+observer's labels now live in :mod:`harness.first_writer_store` (one SQLite row per entry).
+What it was: a JSON-object cache on disk, shared safely by concurrent processes.
 
 Reads are served from memory (re-reading the file when another process changed it); every write
 takes an exclusive lock, re-reads and merges, then atomically replaces the file, so concurrent
 writers never lose each other's entries. A corrupt file is moved aside, never overwritten.
-The judge's verdicts and the act observer's labels are both kept this way.
 """
 
 from __future__ import annotations

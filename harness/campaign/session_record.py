@@ -16,9 +16,8 @@ from harness.metrics.duplex_metrics import duplex_metrics
 from harness.metrics.latency import latency_metrics
 from harness.metrics.speech_agreement import speech_agreement
 from harness.metrics.timeline import build_timeline
+from harness.results.result_record import ResultRecord
 from harness.session.duplex_runner import DuplexSessionResult
-
-from .result_record import ResultRecord
 
 __all__ = ["record_from_session"]
 
@@ -37,6 +36,7 @@ def record_from_session(
     timeline = build_timeline(events)
     adapter = dict(session.adapter_meta)
     provider_model = adapter.get("resolved_model") or adapter.get("model")
+    latency = latency_metrics(events, timeline)
     return ResultRecord(
         task_id=session.task_id,
         rep=rep,
@@ -45,10 +45,12 @@ def record_from_session(
         condition=session.condition,
         pts=session.pts,
         components=dict(session.grade.components),
-        turns=session.turns,
+        # Every user turn the session heard (nudges, closings and barge-ins too), as ``latency.user_turns``
+        # counts them, not only the flow's scripted beats.
+        turns=latency["user_turns"],
         outcome=session.outcome,
         duplex=duplex_metrics(events, timeline),
-        latency=latency_metrics(events, timeline),
+        latency=latency,
         wall_s=round(wall_s, 1),
         provider_model=str(provider_model) if provider_model else None,
         afa=session.grade.afa,

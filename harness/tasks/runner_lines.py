@@ -1,7 +1,8 @@
 """Fixed user utterances spoken by the session runner, not by a task's flow.
 
 The texts are the published ones, character for character (em-dashes are U+2014), because the
-pre-rendered clip index is looked up by exact text.
+pre-rendered clip index is looked up by exact text. They belong to the task format: every package's
+audio must cover them (``lint_realization``), and the user simulator and the renderer read them here.
 """
 
 from __future__ import annotations

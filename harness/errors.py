@@ -3,7 +3,9 @@
 Blame is by origin, never by an exception's type alone nor by its message. The code that called
 something outside itself (a provider, the sandbox, the judge, the agent under test) knows what
 failed, so it raises one of these at the point of the call; the campaign
-(:mod:`harness.campaign.blame`) then only reads them:
+(:mod:`harness.campaign.blame`) then only reads them. They live at the bottom of the harness,
+importing nothing of ours, because the adapters, the judge, the events and the session all raise or
+carry them:
 
 - :class:`AgentFailure`: whatever crossed the agent boundary (an exception of any class from an
   adapter, a malformed event, a close, an exit, a hang, a conversation its model could not go on

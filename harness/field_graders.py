@@ -1,21 +1,60 @@
-"""The fifteen deterministic field graders of the published task format (reference §3.5).
+"""The field graders: one registry of the fifteen of the published task format (reference §3.5)
+and any an installed package adds.
 
-They reproduce the reference rules exactly, including Python ``str()`` formatting of values,
-because published scores and judge-cache keys depend on that formatting.
+The built-ins reproduce the reference rules exactly, including Python ``str()`` formatting of
+values, because published scores and judge-cache keys depend on that formatting.
+
+A grader is a :class:`FieldGraderDef`: its deterministic score, and whether the semantic judge may
+decide a field that score fails (``judge``). Installed packages add graders under the
+``apex_voice.field_graders`` entry-point group, each entry point naming a :class:`FieldGraderDef` or
+a plain ``score(pred, gold, tolerance) -> float`` function (deterministic only); ``docs/plugins.md``.
+The task server carries grader names as plain strings and never grades, so a new grader needs no
+server image; the task loader checks every name a package uses against :func:`field_graders`, which
+is why this module sits at the bottom of the harness, below the task format and grading.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from enum import Enum
-from typing import Any
+from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import entry_points
+from typing import Any, Literal
 
-from mcp_servers.public_models import FieldGrader
-
-__all__ = ["GRADERS", "FieldGraderFn", "canonical_date", "grade_field", "grader_name"]
+__all__ = [
+    "BUILTIN_GRADERS",
+    "ENTRY_POINT_GROUP",
+    "FieldGraderDef",
+    "FieldGraderFn",
+    "JudgeFallback",
+    "canonical_date",
+    "field_graders",
+    "get_grader",
+    "grade_field",
+    "grader_name",
+]
 
 FieldGraderFn = Callable[[Any, Any, "float | None"], float]
+#: How the semantic judge may decide a field the deterministic score fails: never, as text, or as a
+#: number (the judge is told the reference value and the tolerance).
+JudgeFallback = Literal["never", "text", "number"]
+
+#: Installed packages register graders here: ``name = "package.module:GRADER"``.
+ENTRY_POINT_GROUP = "apex_voice.field_graders"
+
+
+@dataclass(frozen=True)
+class FieldGraderDef:
+    """One field grader, as the gold's ``artifact_expectations[].fields[].grader`` names it."""
+
+    name: str
+    #: The deterministic tier: a score in [0, 1] of ``pred`` against ``gold`` (``tolerance`` as given).
+    score: FieldGraderFn
+    judge: JudgeFallback = "never"
+    #: ``False``: a field of this grader is not scored on its own (``claim_atoms``: its claims are).
+    scores_fields: bool = True
+
 
 _MONTHS: dict[str, int] = {}
 for _number, _name in enumerate(
@@ -163,33 +202,64 @@ def _claim_atoms(_pred: Any, _gold: Any, _tol: float | None) -> float:
     return 0.0
 
 
-GRADERS: dict[str, FieldGraderFn] = {
-    FieldGrader.exact.value: _exact,
-    FieldGrader.casefold_exact.value: _casefold_exact,
-    FieldGrader.enum.value: _exact,
-    FieldGrader.normalized_phone.value: _phone,
-    FieldGrader.normalized_date.value: _date,
-    FieldGrader.normalized_address.value: _address,
-    FieldGrader.numeric_tolerance.value: _numeric,
-    FieldGrader.set_exact.value: _set_exact,
-    FieldGrader.set_f1.value: _set_f1,
-    FieldGrader.set_precision.value: _set_precision,
-    FieldGrader.set_recall.value: _set_recall,
-    FieldGrader.ordered_list.value: _ordered_list,
-    FieldGrader.interval_overlap.value: _interval,
-    FieldGrader.semantic.value: _casefold_exact,
-    FieldGrader.claim_atoms.value: _claim_atoms,
+BUILTIN_GRADERS: dict[str, FieldGraderDef] = {
+    grader.name: grader
+    for grader in (
+        FieldGraderDef("exact", _exact, judge="text"),
+        FieldGraderDef("casefold_exact", _casefold_exact, judge="text"),
+        FieldGraderDef("normalized_phone", _phone),
+        FieldGraderDef("normalized_date", _date),
+        FieldGraderDef("normalized_address", _address),
+        FieldGraderDef("enum", _exact, judge="text"),
+        FieldGraderDef("numeric_tolerance", _numeric, judge="number"),
+        FieldGraderDef("set_exact", _set_exact),
+        FieldGraderDef("set_f1", _set_f1),
+        FieldGraderDef("set_precision", _set_precision),
+        FieldGraderDef("set_recall", _set_recall),
+        FieldGraderDef("ordered_list", _ordered_list),
+        FieldGraderDef("interval_overlap", _interval),
+        FieldGraderDef("semantic", _casefold_exact, judge="text"),
+        FieldGraderDef("claim_atoms", _claim_atoms, scores_fields=False),
+    )
 }
 
 
-def grader_name(grader: str | FieldGrader) -> str:
-    """The registry name of a grader given as a string or enum member; unknown names are errors."""
-    name = grader.value if isinstance(grader, Enum) else str(grader)
-    if name not in GRADERS:
-        raise ValueError(f"unknown field grader {name!r}; known graders: {', '.join(sorted(GRADERS))}")
-    return name
+@cache
+def field_graders() -> dict[str, FieldGraderDef]:
+    """Every grader by name: the built-ins in the format's order, then the installed ones.
+
+    Raises:
+        ValueError: an installed grader reuses a built-in's name or is neither a
+            :class:`FieldGraderDef` nor a function (the message names its entry point).
+    """
+    graders = dict(BUILTIN_GRADERS)
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        origin = f"entry point {point.name!r} ({point.value}) of group {ENTRY_POINT_GROUP}"
+        if point.name in BUILTIN_GRADERS:
+            raise ValueError(f"{origin}: {point.name!r} is a built-in field grader and cannot be replaced")
+        target = point.load()
+        if isinstance(target, FieldGraderDef):
+            graders[point.name] = FieldGraderDef(point.name, target.score, target.judge, target.scores_fields)
+        elif callable(target):
+            graders[point.name] = FieldGraderDef(point.name, target)
+        else:
+            raise ValueError(f"{origin}: {target!r} is neither a FieldGraderDef nor a function")
+    return graders
 
 
-def grade_field(grader: str | FieldGrader, pred: Any, gold: Any, tolerance: float | None = None) -> float:
+def get_grader(name: str) -> FieldGraderDef:
+    """The grader called ``name``; unknown names are errors that list the known ones."""
+    graders = field_graders()
+    if name not in graders:
+        raise ValueError(f"unknown field grader {name!r}; known graders: {', '.join(sorted(graders))}")
+    return graders[name]
+
+
+def grader_name(grader: str) -> str:
+    """``grader`` when a grader has that name; unknown names are errors that list the known ones."""
+    return get_grader(str(grader)).name
+
+
+def grade_field(grader: str, pred: Any, gold: Any, tolerance: float | None = None) -> float:
     """Deterministic score in [0, 1] of ``pred`` against ``gold`` under the named grader."""
-    return GRADERS[grader_name(grader)](pred, gold, tolerance)
+    return get_grader(str(grader)).score(pred, gold, tolerance)

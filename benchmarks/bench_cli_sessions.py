@@ -1,0 +1,111 @@
+"""What a session costs through the CLI: fixed cost apart from per-media-second cost, C0 and C2.
+
+Each measurement is one fresh ``apex-voice run`` process (the oracle, ``--sandbox local``), its
+CPU taken from ``wait4`` — the harness, the forkserver and every task server it forked, all reaped
+into it. For each condition the script runs a campaign of one task and one of ``--tasks`` tasks:
+
+- process fixed cost: what the 1-task run costs beyond one session (imports, loading, the
+  forkserver's cold start, the results table);
+- per-session cost: the difference between the two runs over the extra sessions, and the same
+  difference over their extra media seconds (the marginal rate, fixed cost excluded);
+- media-s per CPU-s of the whole campaign (the figure issue 20 sets: C0 ≤ 0.36 CPU-s a session, a
+  10-task C0 campaign ≤ 3.6 CPU-s; C2 ≥ 150 media-s per CPU-s).
+
+Media seconds are each session's ``RUN_END`` media time (C0: the text session's clock).
+
+Usage: python benchmarks/bench_cli_sessions.py [--tasks N] [--repeat N] [--conditions C0,C2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO_TASKS = sorted(p.name for p in (REPO / "harness" / "demo_data" / "tasks").iterdir() if p.is_dir())
+
+
+@dataclass
+class Run:
+    cpu_s: float
+    wall_s: float
+    sessions: int
+    media_s: list[float]
+
+
+def _run(condition: str, tasks: list[str], out: Path) -> Run:
+    command = [sys.executable, "-m", "harness.cli.main", "run", "--condition", condition, "--model", "oracle",
+               "--sandbox", "local", "--out", str(out)]
+    for task in tasks:
+        command += ["--only", task]
+    started = time.monotonic()
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert process.stderr is not None
+    stderr = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.monotonic() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{stderr.decode(errors='replace')[-2000:]}")
+    media = []
+    for events in sorted(out.glob("*/rep*/*/events.jsonl")):
+        last = json.loads(events.read_text(encoding="utf-8").splitlines()[-1])
+        media.append(last["media_time_ms"] / 1000)
+    return Run(usage.ru_utime + usage.ru_stime, wall, len(media), media)
+
+
+def _best(condition: str, tasks: list[str], repeat: int, scratch: Path) -> Run:
+    runs = []
+    for attempt in range(repeat):
+        out = scratch / f"{condition}-{len(tasks)}-{attempt}"
+        runs.append(_run(condition, tasks, out))
+        shutil.rmtree(out, ignore_errors=True)
+    return min(runs, key=lambda r: r.cpu_s)
+
+
+def _split(one: Run, many: Run) -> tuple[float, float]:
+    """Per-session fixed CPU and CPU per media second, from the extra sessions of ``many``."""
+    extra_cpu = many.cpu_s - one.cpu_s
+    extra_sessions = many.sessions - one.sessions
+    extra_media = sum(many.media_s) - sum(one.media_s)
+    per_session = extra_cpu / extra_sessions
+    per_media = extra_cpu / extra_media if extra_media > 0 else 0.0
+    return per_session, per_media
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=len(DEMO_TASKS))
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--conditions", default="C0,C2")
+    args = parser.parse_args()
+    tasks = DEMO_TASKS[: args.tasks]
+    with tempfile.TemporaryDirectory(prefix="bench-cli-") as scratch_dir:
+        scratch = Path(scratch_dir)
+        print(f"oracle through `apex-voice run --sandbox local`, best of {args.repeat}; load {os.getloadavg()[0]:.1f}")
+        print(f"{'cond':<5}{'tasks':>6}{'CPU-s':>8}{'wall-s':>8}{'media-s':>9}{'media-s/CPU-s':>15}")
+        for condition in args.conditions.split(","):
+            one = _best(condition, tasks[:1], args.repeat, scratch)
+            many = _best(condition, tasks, args.repeat, scratch)
+            for run in (one, many):
+                media = sum(run.media_s)
+                print(f"{condition:<5}{run.sessions:>6}{run.cpu_s:>8.2f}{run.wall_s:>8.1f}{media:>9.1f}{media / run.cpu_s:>15.1f}")
+            per_session, per_media = _split(one, many)
+            fixed = one.cpu_s - per_session
+            print(f"  {condition}: process fixed cost {fixed:.2f} CPU-s; a session {per_session:.3f} CPU-s "
+                  f"({per_media * 1000:.2f} CPU-ms per media-s, {1 / per_media if per_media else float('inf'):.0f} media-s per CPU-s "
+                  f"beyond the fixed cost)")
+            print(f"  {condition}: a {many.sessions}-task campaign in one process: {many.cpu_s:.2f} CPU-s, "
+                  f"{sum(many.media_s) / many.cpu_s:.1f} media-s per CPU-s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""``apex-voice tasks``: the suite's tasks, as ``--only`` and ``--limit`` see them (suite order)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import BaseModel
+from rich import box
+from rich.console import Console
+from rich.table import Column, Table
+
+from harness.tasks.bundle import TaskBundle
+from harness.tasks.errors import TaskLoadError
+from harness.tasks.loader import load_task
+
+from .data_option import DATA_HELP, ONLY_HELP, open_data
+
+__all__ = ["TaskRow", "tasks"]
+
+
+class TaskRow(BaseModel):
+    """One line of ``apex-voice tasks --json``."""
+
+    task_id: str
+    version: str
+    title: str
+    domain: str
+    profession: str
+    archetype: str
+
+    @classmethod
+    def of(cls, bundle: TaskBundle) -> TaskRow:
+        work = bundle.taxonomy.professional_work
+        return cls(task_id=bundle.task_id, version=bundle.task.version, title=bundle.task.title,
+                   domain=work.industry_setting, profession=bundle.task.profession,
+                   archetype=work.primary_archetype.value)
+
+
+def tasks(
+    data: Annotated[Path | None, typer.Option("--data", "-d", help=DATA_HELP)] = None,
+    only: Annotated[list[str] | None, typer.Option("--only", help=ONLY_HELP)] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="One JSON record per task on stdout.")] = False,
+) -> None:
+    """List the tasks (id, version, domain, title) in suite order; exit 2 when one does not load
+    (`apex-voice validate` says more)."""
+    source, task_dirs = open_data(data, only)
+    try:
+        rows = [TaskRow.of(load_task(task_dir, checksums=source.checksums)) for task_dir in task_dirs]
+    except TaskLoadError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if json_output:
+        for row in rows:
+            typer.echo(row.model_dump_json())
+        return
+    # Ids, versions and domains are whole words a reader types back: never cut; the title gives way.
+    def whole(header: str, values: list[str]) -> Column:
+        return Column(header, no_wrap=True, min_width=max(map(len, [header, *values])))
+
+    table = Table(whole("task", [r.task_id for r in rows]), whole("version", [r.version for r in rows]),
+                  whole("domain", [r.domain for r in rows]), Column("title", no_wrap=True, overflow="ellipsis", ratio=1), expand=True,
+                  box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for row in rows:
+        table.add_row(row.task_id, row.version, row.domain, row.title)
+    console = Console()
+    console.print(table)
+    console.print(f"{len(rows)} tasks in {source.root}", highlight=False, soft_wrap=True, markup=False)

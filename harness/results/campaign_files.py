@@ -1,0 +1,33 @@
+"""What a campaign writes beside its result records, named where ``results`` reads it.
+
+The campaign writes ``campaign.json`` (with the cells it left unscored) and, for a cell its own code
+failed, ``harness_error.txt``; ``apex-voice results`` and the TUI read them. The names and the
+unscored-cell record live here, below the campaign, so the reader never imports the writer.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["HARNESS_ERROR_FILE", "MANIFEST_FILE", "UnscoredCell", "UnscoredReason"]
+
+#: The campaign directory's manifest (``harness.campaign.manifest``).
+MANIFEST_FILE = "campaign.json"
+#: A repetition directory's traceback when the harness's own code failed the cell.
+HARNESS_ERROR_FILE = "harness_error.txt"
+
+#: Why a planned cell has no scored record (``results`` lists the cell with it).
+UnscoredReason = Literal["not run", "infrastructure", "harness error", "provider refused", "stopped"]
+
+
+class UnscoredCell(BaseModel):
+    """A planned cell the last start of the campaign left without a record, and why."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    task_id: str
+    rep: int
+    reason: UnscoredReason
+    detail: str = ""

@@ -1,0 +1,105 @@
+"""Output for logs and pipes (issue 23 items 6 and 7): a line per finished cell when stderr is not a
+terminal, ``--version``, ``-v``, and a failure's explanation that says when it was cut."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from harness.campaign.campaign import CampaignCell, CellOutcome
+from harness.cli.main import app
+from harness.cli.plain_progress import PlainProgress, wants_plain_progress
+from harness.results.result_record import ResultRecord
+from tests.conftest import DEMO_DATA
+
+DEMO_TASK = "demo_warranty_advice_001"
+
+
+@pytest.fixture(autouse=True)
+def _root_logger_restored():
+    """``-v`` and ``--log-level`` set the root logger of this process; put it back after each test."""
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    yield
+    root.setLevel(level)
+    root.handlers[:] = handlers
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_plain_progress_is_chosen_when_stdout_or_stderr_is_not_a_terminal():
+    assert wants_plain_progress(io.StringIO(), _Tty()) and wants_plain_progress(_Tty(), io.StringIO())
+    assert not wants_plain_progress(_Tty(), _Tty())
+
+
+def test_a_line_per_finished_cell_with_status_pts_and_wall_time():
+    stream = io.StringIO()
+    progress = PlainProgress(3, stream)
+    passed = ResultRecord(task_id="t_a", rep=0, model="oracle", pts=1, outcome="SUCCESS", wall_s=12.34)
+    progress(CellOutcome(CampaignCell(0, "t_a"), "ran", passed))
+    progress(CellOutcome(CampaignCell(1, "t_a"), "loaded", passed.model_copy(update={"rep": 1})))
+    progress(CellOutcome(CampaignCell(0, "t_b"), "infra_failed", None, attempts=3))
+    assert stream.getvalue().splitlines() == [
+        "[1/3] t_a rep0: ran, SUCCESS, PTS 1, 12.3 s",
+        "[2/3] t_a rep1: resumed, SUCCESS, PTS 1, 12.3 s",
+        "[3/3] t_b rep0: INFRA ERROR after 3 attempt(s), PTS –",
+    ]
+
+
+def test_a_piped_run_prints_each_cell_as_it_finishes(tmp_path):
+    args = ["run", "--data", str(DEMO_DATA), "--only", DEMO_TASK, "--sandbox", "local", "--out", str(tmp_path)]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert re.search(rf"^\[1/1\] {DEMO_TASK} rep0: ran, SUCCESS, PTS 1, \d+\.\d s$", first.stderr, re.MULTILINE)
+    again = CliRunner().invoke(app, [*args, "--json"])
+    assert re.search(rf"^\[1/1\] {DEMO_TASK} rep0: resumed, SUCCESS, PTS 1", again.stderr, re.MULTILINE)
+    assert all(line.startswith("{") for line in again.stdout.splitlines())  # stdout stays JSON
+
+
+def test_version_flag_prints_the_installed_version():
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == f"apex-voice {version('apex-voice')}"
+
+
+def test_log_level_and_verbose_set_the_harness_log_level():
+    root = logging.getLogger()
+    assert CliRunner().invoke(app, ["--log-level", "debug", "version"]).exit_code == 0
+    assert root.level == logging.DEBUG
+    assert CliRunner().invoke(app, ["-v", "version"]).exit_code == 0
+    assert root.level == logging.INFO
+    bad = CliRunner().invoke(app, ["--log-level", "loud", "version"])
+    assert bad.exit_code == 2 and "loud" in bad.output
+
+
+def _explanation(output: str) -> list[str]:
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{DEMO_TASK} rep0: "))
+    end = next(i for i, line in enumerate(lines) if line.startswith("noop: "))
+    return lines[start:end]
+
+
+def test_a_cut_explanation_says_how_much_was_left_out_and_v_shows_it_all(tmp_path):
+    args = ["run", "--model", "noop", "--data", str(DEMO_DATA), "--only", DEMO_TASK, "--sandbox", "local",
+            "--out", str(tmp_path)]
+    cut = CliRunner().invoke(app, args)
+    assert cut.exit_code == 0, cut.output
+    explain = json.loads((tmp_path / DEMO_TASK / "rep0" / "result.json").read_text())["explain"]
+    assert len(explain) > 3
+    result_path = Path(tmp_path) / DEMO_TASK / "rep0" / "result.json"
+    shown = _explanation(cut.stdout)
+    assert len(shown) == 4
+    assert shown[-1] == f"    … {len(explain) - 3} more lines in {result_path} (-v shows them)"
+    full = CliRunner().invoke(app, ["-v", *args])
+    assert len(_explanation(full.stdout)) == len(explain)
+    assert CliRunner().invoke(app, [*args, "-v"]).stdout.count("\n") == full.stdout.count("\n")

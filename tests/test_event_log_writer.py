@@ -1,0 +1,63 @@
+"""``events.jsonl`` writer: async code creates and closes it without file work on the loop (issue 20, item 3)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from harness.events import EventBus, EventType, JsonlEventWriter, read_events
+
+
+def _bus() -> EventBus:
+    return EventBus(run_id="r1", task_version="v1", condition="C0")
+
+
+def _emit_some(bus: EventBus, count: int) -> None:
+    for n in range(count):
+        bus.emit(EventType.USER_AUDIO_END, "user", n, {"text": f"line {n}"})
+
+
+async def test_open_and_aclose_do_their_file_work_off_the_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    loop_thread = threading.current_thread()
+    file_work: list[threading.Thread] = []
+    real_init, real_join = JsonlEventWriter.__init__, threading.Thread.join
+
+    def recording_init(self: JsonlEventWriter, path: Path) -> None:
+        file_work.append(threading.current_thread())
+        real_init(self, path)
+
+    def recording_join(self: threading.Thread, timeout: float | None = None) -> None:
+        if self.name.startswith("event-log:"):
+            file_work.append(threading.current_thread())
+        real_join(self, timeout)
+
+    monkeypatch.setattr(JsonlEventWriter, "__init__", recording_init)
+    monkeypatch.setattr(threading.Thread, "join", recording_join)
+    bus = _bus()
+    writer = (await JsonlEventWriter.open(tmp_path / "deep" / "events.jsonl")).attach(bus)
+    _emit_some(bus, 200)
+    await writer.aclose()
+    assert len(file_work) == 2 and loop_thread not in file_work
+    assert [e.payload["text"] for e in read_events(tmp_path / "deep" / "events.jsonl")] == [
+        f"line {n}" for n in range(200)
+    ]
+    bus.close()  # the bus's own close finds the thread finished: nothing to wait for
+    assert len(read_events(tmp_path / "deep" / "events.jsonl")) == 200
+
+
+def test_close_from_sync_code_writes_every_line(tmp_path: Path) -> None:
+    bus = _bus()
+    JsonlEventWriter(tmp_path / "events.jsonl").attach(bus)
+    _emit_some(bus, 50)
+    bus.close()
+    assert len(read_events(tmp_path / "events.jsonl")) == 50
+
+
+async def test_aclose_twice_and_close_after_are_harmless(tmp_path: Path) -> None:
+    writer = await JsonlEventWriter.open(tmp_path / "events.jsonl")
+    await writer.aclose()
+    await writer.aclose()
+    writer.close()
+    assert (tmp_path / "events.jsonl").read_text() == ""

@@ -1,0 +1,139 @@
+"""``results`` keeps campaigns of different identity apart and prints rates that read right."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from harness.cli.main import app
+from harness.results import plots
+from harness.results.analysis import analyse
+from harness.results.identity import keep_apart
+from harness.results.result_record import ResultRecord
+from harness.results.run_tree import load_campaign
+
+TASKS = [f"demo_task_{i:03d}" for i in range(6)]
+
+
+def _campaign(path: Path, *, condition: str, recorded: str, tasks: list[str], passes: dict[tuple[str, int], int],
+              repeats: int = 1, manifest: dict | None = None) -> Path:
+    (path).mkdir(parents=True)
+    (path / "campaign.json").write_text(json.dumps({
+        "model": "oracle", "display_name": "Oracle (reference policy)", "condition": recorded, "repeats": repeats,
+        "max_turns": 44, "user_audio": "auto", "n_tasks": len(tasks), "task_ids": tasks, "acoustics": "none",
+        "tool_mode": "bridge", "planned_cells": {t: list(range(repeats)) for t in tasks}, **(manifest or {}),
+    }))
+    for task in tasks:
+        for rep in range(repeats):
+            pts = passes.get((task, rep), 1)
+            ResultRecord(task_id=task, rep=rep, model="oracle", run_id=f"r{rep}", condition=condition, pts=pts,
+                         components={"GS": True, "PC": True, "RA": True, "WA": bool(pts)},
+                         outcome="SUCCESS" if pts else "FAILURE").write(path / task / f"rep{rep}")
+    return path
+
+
+@pytest.fixture
+def runs(tmp_path) -> tuple[Path, Path]:
+    # The C3 campaign's manifest says C2, as manifests did before the condition was recorded right.
+    c2 = _campaign(tmp_path / "oracle", condition="C2", recorded="C2", tasks=TASKS, passes={(TASKS[0], 0): 0})
+    c3 = _campaign(tmp_path / "cond_C3", condition="C3", recorded="C2", tasks=TASKS[:1], passes={})
+    return c2, c3
+
+
+def _results(*args: str):
+    return CliRunner().invoke(app, ["results", *args, "--no-plots"], catch_exceptions=False, env={"COLUMNS": "120"})
+
+
+def test_campaigns_of_one_model_in_two_conditions_are_kept_apart_and_named_so(runs, tmp_path):
+    c2, c3 = runs
+    result = _results(str(c2), str(c3), "--out", str(tmp_path / "r"))
+    assert result.exit_code == 0, result.output
+    models = json.loads((tmp_path / "r" / "results.json").read_text())["models"]
+    assert set(models) == {"oracle[C2]", "oracle[C3]"}
+    assert (models["oracle[C2]"]["n"], models["oracle[C3]"]["n"]) == (6, 1)
+    # The terminal shows the keys with their brackets (text, not markup), and says why in one line.
+    assert "oracle[C2]" in result.output and "oracle[C3]" in result.output
+    (note,) = [line for line in result.output.splitlines() if "kept apart" in line]
+    assert "condition" in note and "never merged" in note
+    # The header claims neither one task count nor one condition for the mixed set.
+    header = (tmp_path / "r" / "results.md").read_text().splitlines()[2]
+    assert "6 tasks (the campaigns cover different tasks: oracle[C2] 6, oracle[C3] 1)" in header
+    assert "conditions C2 (oracle[C2]), C3 (oracle[C3])" in header
+
+
+def test_an_identity_field_of_an_odd_shape_is_unknown_without_hiding_the_others(runs):
+    c2, c3 = runs
+    manifest = json.loads((c3 / "campaign.json").read_text())
+    manifest.update(repeats="three", acoustics=["moderate"], task_ids="all")
+    (c3 / "campaign.json").write_text(json.dumps(manifest))
+    campaigns, notes = keep_apart([load_campaign(c2), load_campaign(c3)])
+    assert [c.key for c in campaigns] == ["oracle[C2]", "oracle[C3]"]
+    (note,) = notes  # the odd fields are unknown, which differs from any known value
+    assert "condition, acoustics, repeats, tasks" in note
+
+
+def test_the_terminal_prints_rates_with_distinct_names_and_withholds_small_intervals(runs, tmp_path):
+    c2, c3 = runs
+    result = _results(str(c2), str(c3), "--out", str(tmp_path / "r"))
+    lines = result.output.splitlines()
+    header = next(line for line in lines if "model" in line and "pass@1 %" in line)
+    names = [cell.strip() for cell in header.strip("┃ ").split("┃")]
+    assert len(names) == len(set(names))
+    c2_row = next(line for line in lines if line.startswith("│ oracle[C2]"))
+    cells = [cell.strip() for cell in c2_row.strip("│ ").split("│")]
+    assert cells[names.index("pass@1 %")] == "83.3"  # 5 of 6 tasks: a rate, not a count
+    (intervals,) = [line for line in lines if line.startswith("pass@1 % 95% CI")]
+    assert "oracle[C2] [" in intervals
+    assert "oracle[C3] n/a (n=1: fewer than 5 tasks cannot carry a bootstrap interval)" in intervals
+    stored = json.loads((tmp_path / "r" / "results.json").read_text())["models"]["oracle[C3]"]
+    assert stored["ci95"]["pass1_pct"] is None and "cannot carry a bootstrap interval" in stored["ci95_note"]
+    assert "cannot carry a bootstrap interval" in (tmp_path / "r" / "results.md").read_text()
+
+
+def test_k_of_three_columns_are_rates_under_their_published_names(tmp_path):
+    passes = {(TASKS[0], 0): 0, (TASKS[0], 1): 0, (TASKS[0], 2): 0, (TASKS[1], 2): 0}
+    campaign = _campaign(tmp_path / "oracle", condition="C2", recorded="C2", tasks=TASKS, passes=passes, repeats=3)
+    result = _results(str(campaign), "--out", str(tmp_path / "r"))
+    lines = result.output.splitlines()
+    header = next(line for line in lines if "model" in line and "pass@1 %" in line)
+    names = [cell.strip() for cell in header.strip("┃ ").split("┃")]
+    assert {"pass@1 %", "pass@3 %", "Reliable@3 %"} <= set(names) and len(names) == len(set(names))
+    cells = [cell.strip() for cell in next(line for line in lines if line.startswith("│ oracle")).strip("│ ").split("│")]
+    assert cells[names.index("pass@1 %")] == "77.8"  # 14 of 18 runs
+    assert (cells[names.index("pass@3 %")], cells[names.index("Reliable@3 %")]) == ("83.3", "66.7")
+
+
+def test_compare_is_printed_in_the_terminal_too(runs, tmp_path):
+    c2, c3 = runs
+    result = _results(str(c2), str(c3), "--out", str(tmp_path / "r"), "--compare", "oracle[C2]", "oracle[C3]")
+    assert result.exit_code == 0, result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith("compare:")]
+    assert "oracle[C2] vs oracle[C3]" in line and "on the 1 tasks both completed" in line
+    assert "no intervals" in line  # one shared task: no bootstrap interval of the difference
+    assert line.removeprefix("compare: ") in (tmp_path / "r" / "results.md").read_text()
+
+
+async def test_plots_show_n_wrap_long_names_and_never_repeat_a_legend_entry(tmp_path, monkeypatch):
+    long_name = "A very long model display name that would clip the label, title and legend"
+    campaigns = []
+    for name, repeats in (("first", 3), ("second", 3)):
+        path = _campaign(tmp_path / name, condition="C2", recorded="C2", tasks=TASKS, passes={}, repeats=repeats,
+                         manifest={"model": name, "display_name": f"{long_name} ({name})"})
+        campaigns.append(load_campaign(path))
+    analysis = await analyse(campaigns, 3)
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda plt, fig, path: figures.append((path.name, fig)))
+    plots.write_plots(analysis, tmp_path / "plots")
+    board = dict(figures)["leaderboard.png"]
+    ax = board.axes[0]
+    _, labels = ax.get_legend_handles_labels()
+    assert labels == ["pass@1 %", "pass@3 %", "Reliable@3 %"]
+    ticks = [tick.get_text() for tick in ax.get_xticklabels()]
+    assert all("n=6" in tick for tick in ticks)
+    assert all(len(line) <= plots.LABEL_WIDTH for tick in ticks for line in tick.splitlines())
+    assert all(len(line) <= plots.TITLE_WIDTH for line in ax.get_title().splitlines())
+    latency = dict(figures)["latency.png"]
+    assert all("runs=" in tick.get_text() for tick in latency.axes[0].get_xticklabels())
