@@ -20,8 +20,8 @@ import pickle
 import traceback
 from typing import Any
 
+from harness.errors import HarnessBug
 from harness.results.result_record import error_text
-from harness.session.errors import HarnessBug
 
 __all__ = ["pack_exception", "unpack_exception"]
 

@@ -35,9 +35,9 @@ from harness.agents.registry import ModelSpec
 from harness.atomic_write import atomic_write_bytes
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import SpeechSource, open_speech_source
+from harness.errors import HarnessBug
 from harness.grading.judge import SemanticJudge
 from harness.results.result_record import ResultRecord
-from harness.session.errors import HarnessBug
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.checksums import ChecksumManifest
 from harness.user.llm_act_observer import LlmActClassifier

@@ -26,7 +26,7 @@ them limits that add up, as on one machine.
 
 **Faults.** A failure of the cluster rather than of the cell (its node died, its worker crashed,
 an object was lost, ...: any ``ray.exceptions.RayError`` other than the cell's own exception) is a
-:class:`NodeLostError`, a transient :class:`~harness.session.errors.SessionInfraError`: the campaign
+:class:`NodeLostError`, a transient :class:`~harness.errors.SessionInfraError`: the campaign
 retries the cell with backoff, wherever Ray schedules it (Ray's own retries are off, so every
 attempt is counted in ``infra_errors`` and bounded by ``max_attempts``), and never scores it. A lost
 attempt wrote nothing into the run directory, so no cell is lost or counted twice. The cell's own
@@ -56,8 +56,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.agents.registry import ModelSpec
+from harness.errors import HarnessBug, SessionInfraError
 from harness.results.result_record import ResultRecord
-from harness.session.errors import HarnessBug, SessionInfraError
 from harness.tasks.checksums import ChecksumManifest
 
 from .campaign import CampaignCell, CampaignSettings

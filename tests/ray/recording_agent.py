@@ -94,7 +94,7 @@ class FailingAgent(OracleVoiceAgent):
         self._failure = failure
 
     async def connect(self, config: SessionConfig) -> None:
-        from harness.session.errors import ProviderTransient
+        from harness.errors import ProviderTransient
 
         if self._failure == "provider":
             raise ProviderTransient("server disconnected (1006)", retry_after_s=0.0)

@@ -22,8 +22,7 @@ from harness.campaign.carried_error import pack_exception, unpack_exception
 from harness.campaign.cell_payload import CellRecipe, CellReturn, TaskPackage, run_cell_here
 from harness.cli import run_cmd
 from harness.cli.main import app
-from harness.results.result_record import ResultRecord
-from harness.session.errors import (
+from harness.errors import (
     AgentFailure,
     HarnessBug,
     JudgeUnavailable,
@@ -31,6 +30,7 @@ from harness.session.errors import (
     ProviderTransient,
     SessionInfraError,
 )
+from harness.results.result_record import ResultRecord
 from harness.tasks.dataset import resolve_data
 from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
