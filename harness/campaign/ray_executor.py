@@ -131,7 +131,9 @@ def _cell_on_node(recipe: CellRecipe, package: TaskPackage, cell: CampaignCell, 
         try:
             return await stops.stopped.remote(attempt)
         except RayError:
-            return True  # the campaign's driver is gone (the actor with it): nobody will take the result
+            # The actor is gone with the driver's node: if the driver is gone too, Ray ends this job's
+            # workers; if not, the campaign still waits for this cell. Neither asked it to stop.
+            return False
 
     returned = run_cell_here(recipe, package, cell, stop_requested=stop_requested)
     return replace(returned, node_id=ray.get_runtime_context().get_node_id())
@@ -175,6 +177,7 @@ async def ray_cells(settings: CampaignSettings, run_cell: Any) -> AsyncIterator[
     if not ray_installed():
         raise RayExecutorError(RAY_INSTALL_HINT)
     import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     try:
         recipe = CellRecipe.of(run_cell, user_audio=settings.user_audio)
@@ -186,7 +189,9 @@ async def ray_cells(settings: CampaignSettings, run_cell: Any) -> AsyncIterator[
         remote = ray.remote(_cell_on_node).options(
             num_cpus=0, resources={SANDBOX_RESOURCE: 1}, max_retries=0, retry_exceptions=False
         )
-        stops = ray.remote(CellStops).options(num_cpus=0).remote()
+        # On the driver's node, so that losing any other node leaves it (and every cell's poll) alone.
+        here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+        stops = ray.remote(CellStops).options(num_cpus=0, scheduling_strategy=here).remote()
         yield RayCellRunner(recipe, dict(run_cell.task_dirs), run_cell.checksums, remote, stops)
     finally:
         if joined:
