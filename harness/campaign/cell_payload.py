@@ -245,5 +245,5 @@ async def _run_cell_here(recipe: CellRecipe, package: TaskPackage, cell: Campaig
     except BaseException as exc:
         task = asyncio.current_task()
         if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling() > 0:
-            raise  # the campaign cancelled the cell (ray.cancel): its teardown ran above
+            raise  # the campaign asked the cell to stop: its teardown ran above
         return CellReturn(failure=pack_exception(exc, where=f"on the node that ran {cell}"))
