@@ -13,6 +13,20 @@ apart (it is paid once per cluster, not per campaign).
 On one 2-core machine the two nodes share the same two cores, so this measures the Ray path's cost,
 not a speed-up: the gain comes from nodes with cores of their own.
 
+Measured (issue 21) on the 2-core shared VM (load 1–6), the 10 demo tasks, oracle, local sandbox:
+
+    --reps 1 --parallel 2 --sandboxes 1 (cluster up in 4.1 s)
+    executor  passed  wall s  cells/min  session s (med)  cell s (med)  overhead s (med)  overhead s (max)
+       local   10/10    24.6       24.3             4.45          4.49              0.08              0.24
+     ray 2×1   10/10    34.3       17.5             3.95          6.27              2.32              4.75
+
+    --reps 2 --parallel 4 --sandboxes 2 (cluster up in 7.4 s)
+       local   20/20    45.2       26.6             8.15          8.22              0.09              0.28
+     ray 2×2   20/20    67.9       17.7             8.40         12.40              3.84              9.34
+
+So the Ray path costs 2–4 s per cell here (the worst cells: a worker's first cell, which imports the
+harness), 0.67–0.72× the local throughput on the same two cores; it pays off with nodes of their own.
+
 Usage: python benchmarks/bench_ray_executor.py [--reps N] [--parallel P] [--sandboxes S] [--only ID]...
 """
 
