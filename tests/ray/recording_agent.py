@@ -25,9 +25,11 @@ __all__ = ["FailingAgent", "RecordingOracle", "SessionSpan", "failing_model", "m
 
 
 def _node_id() -> str:
-    import ray
+    """The Ray node this session runs on; ``local`` outside a Ray worker (Ray is not imported there)."""
+    import sys
 
-    return ray.get_runtime_context().get_node_id()
+    ray = sys.modules.get("ray")
+    return ray.get_runtime_context().get_node_id() if ray is not None and ray.is_initialized() else "local"
 
 
 class RecordingOracle(OracleVoiceAgent):
