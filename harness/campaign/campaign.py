@@ -17,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -96,11 +97,20 @@ class CampaignSettings:
     max_attempts: int = MAX_ATTEMPTS
     #: Sleep ``retry_backoff_s × attempt`` before retrying a transient failure.
     retry_backoff_s: float = 5.0
+    #: Where cells run: ``local`` (this process) or ``ray`` (tasks on a Ray cluster, :mod:`.ray_executor`).
+    executor: Literal["local", "ray"] = "local"
+    #: The Ray cluster to join (``host:port``, ``ray://host:port``, ``auto``); ``None``: start a local
+    #: instance on loopback for the campaign. Only with ``executor="ray"``.
+    ray_address: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("repeats", "parallel", "max_attempts", "max_turns"):
             if getattr(self, name) < 1:
                 raise ValueError(f"campaign setting {name} must be at least 1, got {getattr(self, name)}")
+        if self.executor not in ("local", "ray"):
+            raise ValueError(f"campaign setting executor must be local or ray, got {self.executor!r}")
+        if self.ray_address is not None and self.executor != "ray":
+            raise ValueError("campaign setting ray_address needs executor='ray'")
 
 
 CellStatus = Literal["loaded", "regraded", "ran", "infra_failed", "harness_error", "provider_error", "stopped"]
@@ -238,18 +248,33 @@ async def run_campaign(
         # A provider's own limit on concurrent sessions (its rate limits) caps --parallel.
         limit = asyncio.Semaphore(min(settings.parallel, settings.model.max_concurrent_sessions or settings.parallel))
         stop = asyncio.Event()
+        to_run = any(reuse.record is None for reuse in reuses.values())
+        async with _executor(settings, run_cell, needed=to_run) as runner:
 
-        async def settle(cell: CampaignCell) -> CellOutcome:
-            outcome = await _settle(settings, cell, reuses[cell], run_cell, regrade, limit, stop, versions)
-            if outcome.stop_reason:
-                stop.set()
-            if on_cell is not None:
-                on_cell(outcome)
-            return outcome
+            async def settle(cell: CampaignCell) -> CellOutcome:
+                outcome = await _settle(settings, cell, reuses[cell], runner, regrade, limit, stop, versions)
+                if outcome.stop_reason:
+                    stop.set()
+                if on_cell is not None:
+                    on_cell(outcome)
+                return outcome
 
-        outcomes = await _all_settled([settle(cell) for cell in cells])
+            outcomes = await _all_settled([settle(cell) for cell in cells])
         write_manifest(settings.out_dir, manifest.model_copy(update={"unscored_cells": unscored_cells(outcomes)}))
     return CampaignResult(settings, outcomes)
+
+
+@asynccontextmanager
+async def _executor(settings: CampaignSettings, run_cell: CellRunner, *, needed: bool) -> AsyncIterator[CellRunner]:
+    """``run_cell`` itself (the local executor), or its cells as Ray tasks for the campaign's
+    duration (joined only when some cell is to run; Ray is imported only then)."""
+    if settings.executor == "local" or not needed:
+        yield run_cell
+        return
+    from .ray_executor import ray_cells
+
+    async with ray_cells(settings, run_cell) as remote:
+        yield remote
 
 
 async def _all_settled(settling: list[Awaitable[CellOutcome]]) -> list[CellOutcome]:

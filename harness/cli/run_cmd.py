@@ -13,6 +13,7 @@ import sys
 import tempfile
 from collections import Counter
 from dataclasses import replace
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, cast
 from urllib.parse import urlsplit
@@ -36,6 +37,7 @@ from harness.campaign.campaign import (
 )
 from harness.campaign.lock import CampaignLockedError
 from harness.campaign.manifest import CampaignManifest
+from harness.campaign.ray_executor import RAY_INSTALL_HINT, RayExecutorError, ray_installed
 from harness.campaign.resume import ALLOW_VERSION_FLAG, CampaignMismatchError
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
 from harness.campaign.text_cell import TEXT_FORMS, TextCellRunner, condition_problem
@@ -72,6 +74,11 @@ EXPLAIN_LINES = 3
 #: ``--parallel`` above this is refused: each session runs its own sandbox and agent.
 MAX_PARALLEL = 64
 TOOL_MODES = ("bridge", "native")
+
+
+class ExecutorChoice(str, Enum):
+    local = "local"
+    ray = "ray"
 
 
 def run(
@@ -173,6 +180,14 @@ def run(
         list[str] | None, typer.Option("--adapter-env", help="A variable a hosted out-of-tree adapter is given "
                                        "(repeatable); it inherits no other variable, provider keys included.")
     ] = None,
+    executor: Annotated[
+        ExecutorChoice, typer.Option("--executor", help="Where cells run: local (this process) or ray (tasks on a "
+                                     "Ray cluster's nodes that advertise apex_sandbox; docs/scale-out.md).")
+    ] = ExecutorChoice.local,
+    ray_address: Annotated[
+        str | None, typer.Option("--ray-address", help="--executor ray: the cluster to join (host:port, ray://..., "
+                                 "auto); default: a local Ray instance on 127.0.0.1 for this campaign.")
+    ] = None,
 ) -> None:
     """Run a campaign (resumable: cells that already have a result are loaded, not re-run).
 
@@ -180,6 +195,7 @@ def run(
     available sandbox, with a results table at the end. Exit 0 when every cell ran (whatever the
     model scored), 1 when infrastructure left cells empty, 2 for usage errors.
     """
+    _executor_or_exit(executor, ray_address, mcp_url)
     _env_file_or_exit(env_file)
     _usage_or_exit(tool_mode=tool_mode, parallel=parallel, retry_failed=retry_failed, repeats=repeats)
     passed_env = _adapter_env_or_exit(adapter_env or [])
@@ -212,7 +228,8 @@ def run(
             raise typer.Exit(2)
         backend: SandboxBackend = _external_or_exit(mcp_url, token_file)
     else:
-        backend = _backend_or_exit(sandbox or "auto")
+        # Ray's nodes each prepare their own backend (their engine builds or checks the images).
+        backend = _backend_or_exit(sandbox or "auto", prepare=executor is ExecutorChoice.local)
     typer.echo(f"sandbox: {backend.name} ({backend.chosen_because})", err=True)
     if spec.agent_kind == "external_code":
         typer.echo(f"warning: {spec.key} runs in the harness's process (--trust-adapter): its code can read the loaded "
@@ -231,6 +248,8 @@ def run(
         acoustics=(acoustics or "moderate") if chain is not None else "none",
         tool_mode=tool_mode,
         allow_version_change=allow_version_change,
+        executor=executor.value,
+        ray_address=ray_address,
     )
     judge = SemanticJudge.from_env()
     if judge is None and not spec.deterministic:
@@ -292,6 +311,9 @@ def run(
     except CampaignMismatchError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    except RayExecutorError as exc:
+        typer.echo(f"error: --executor ray: {exc}", err=True)
+        raise typer.Exit(1) from None
     if json_output:
         for row in result.rows:
             typer.echo(row.model_dump_json())
@@ -301,6 +323,20 @@ def run(
     else:
         _print_results(result, full=verbose or verbose_requested(ctx))
     raise typer.Exit(0 if result.complete else 1)
+
+
+def _executor_or_exit(executor: ExecutorChoice, ray_address: str | None, mcp_url: str | None) -> None:
+    """``--executor ray`` needs Ray installed and a sandbox each node can start (not ``--mcp-url``)."""
+    problem = None
+    if executor is ExecutorChoice.local:
+        problem = "--ray-address needs --executor ray" if ray_address is not None else None
+    elif not ray_installed():
+        problem = RAY_INSTALL_HINT
+    elif mcp_url is not None:
+        problem = "--executor ray starts each cell's sandbox on its node; --mcp-url names one running server"
+    if problem is not None:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
 
 
 def _condition_or_exit(name: str) -> ConditionDef:
@@ -537,10 +573,11 @@ def _external_or_exit(mcp_url: str, token_file: Path) -> SandboxBackend:
     return backend
 
 
-def _backend_or_exit(name: str) -> SandboxBackend:
+def _backend_or_exit(name: str, *, prepare: bool = True) -> SandboxBackend:
     try:
         backend = get_backend(name)
-        backend.prepare()  # e.g. build the docker image, with progress, before any session starts
+        if prepare:
+            backend.prepare()  # e.g. build the docker image, with progress, before any session starts
         return backend
     except UnknownBackendError as exc:
         typer.echo(f"error: --sandbox: {exc}", err=True)
