@@ -19,11 +19,11 @@ from tests.conftest import DEMO_DATA
 BENEFITS = DEMO_DATA / "tasks" / "demo_benefits_enrollment_001"
 
 
-async def _driver(condition: str = "C2") -> tuple[UserDriver, EventBus]:
+async def _driver(condition: str = "C2", *, max_turns: int = 2) -> tuple[UserDriver, EventBus]:
     bundle = load_task(BENEFITS)
     log = EventBus(run_id="r", task_version="1", condition=condition)
     driver = UserDriver(bundle, InProcessEnvironment(bundle.public_bundle()), log, FloorMeter(log), VirtualClock(),
-                        policy=TURN_POLICIES[condition], seed=1, max_turns=2, condition=condition)
+                        policy=TURN_POLICIES[condition], seed=1, max_turns=max_turns, condition=condition)
     speech = open_speech_source(BENEFITS, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
     await driver.prepare(speech, None, seed=1)
     return driver, log
@@ -51,14 +51,25 @@ async def test_a_back_channel_does_not_take_the_floor():
     assert await driver.ended(utterance, 1000) is False
 
 
-async def test_an_agent_that_asks_nothing_hears_the_answers_restated_then_a_closing_line_once():
-    driver, _ = await _driver()
+def _turns_until_the_end(driver: UserDriver) -> tuple[str | None, list[UserUtterance]]:
     lines, reason, t = [], None, 0
     while reason is None and t < 200_000:
         reason = driver.take_turn(t)
         lines.extend(driver.channel._queue)
         driver.channel._queue.clear()
         t += 10_000
-    assert reason == "closing" and driver.turns == 1  # only the opening was a planned turn
+    return reason, lines
+
+
+async def test_an_agent_that_asks_nothing_hears_the_answers_restated_then_a_closing_line_once():
+    driver, _ = await _driver(max_turns=44)
+    reason, lines = _turns_until_the_end(driver)
+    assert reason == "closing" and driver.turns == len(lines)  # every line spoken is a user turn
     assert lines[0].plan is not None and not lines[0].flags
     assert all(u.flags == {"recovered": True} for u in lines[1:-1]) and lines[-1].flags == {"closing": True}
+
+
+async def test_recovery_lines_count_against_max_turns():
+    driver, _ = await _driver(max_turns=2)
+    reason, lines = _turns_until_the_end(driver)
+    assert reason == "max_turns" and len(lines) == 2 and driver.turns == 3
