@@ -25,10 +25,20 @@ from pathlib import Path
 
 from .errors import SandboxUnavailableError
 
-__all__ = ["ForkedServer", "Forkserver"]
+__all__ = ["ForkedServer", "Forkserver", "wait_or_kill"]
 
 _TERMINATE_GRACE_S = 5.0
 _LOG_TAIL = 600
+
+
+def wait_or_kill(process: subprocess.Popen[bytes] | ForkedServer, grace_s: float) -> None:
+    """Wait ``grace_s`` for ``process`` to exit (it was asked to), then kill it and wait (blocking)."""
+    try:
+        process.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        with suppress(ProcessLookupError):
+            process.kill()
+        process.wait()
 
 
 class ForkedServer:
@@ -134,12 +144,7 @@ class _Process:
         if self.process.stdin is not None:
             with suppress(OSError):
                 self.process.stdin.close()
-        try:
-            self.process.wait(_TERMINATE_GRACE_S)
-        except subprocess.TimeoutExpired:
-            with suppress(ProcessLookupError):
-                self.process.kill()
-            self.process.wait()
+        wait_or_kill(self.process, _TERMINATE_GRACE_S)
         self._reader.join(_TERMINATE_GRACE_S)
         self.stderr.close()
 

@@ -22,7 +22,6 @@ import asyncio
 import os
 import shutil
 import socket
-import subprocess
 import sys
 import time
 import weakref
@@ -36,7 +35,7 @@ from .backend import SandboxBackend, SandboxEnvironment
 from .child_env import child_environment, source_root
 from .control_client import ControlClient
 from .errors import SandboxUnavailableError
-from .forkserver import ForkedServer, Forkserver
+from .forkserver import ForkedServer, Forkserver, wait_or_kill
 from .public_files import read_public_files
 from .readiness import wait_until_ready
 from .session_files import SessionFiles, owned_mkdtemp, sweep_orphaned_files
@@ -87,12 +86,7 @@ class _LocalServer:
             if self.process.poll() is None:
                 with suppress(ProcessLookupError):
                     self.process.terminate()
-                try:
-                    self.process.wait(_TERMINATE_GRACE_S)
-                except subprocess.TimeoutExpired:
-                    with suppress(ProcessLookupError):
-                        self.process.kill()
-                    self.process.wait()
+                wait_or_kill(self.process, _TERMINATE_GRACE_S)
         finally:
             self.files.remove()
 
