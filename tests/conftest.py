@@ -24,6 +24,18 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("APEX_VOICE_CLOCK_SPEED", TEST_CLOCK_SPEED)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _wall_clock_module(request):
+    """A module marked ``wall_clock`` paces its module-scoped sessions (fixtures) at 1x too."""
+    marks = getattr(request.module, "pytestmark", [])
+    if not any(m.name == "wall_clock" for m in (marks if isinstance(marks, list) else [marks])):
+        yield
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("APEX_VOICE_CLOCK_SPEED", "1")
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _wall_clock_pacing(request, monkeypatch):
     if request.node.get_closest_marker("wall_clock"):

@@ -138,7 +138,8 @@ async def test_an_agent_container_cancelled_while_starting_leaves_nothing(engine
 
     try:
         task = asyncio.create_task(session())
-        while not await asyncio.to_thread(engine.containers.list, filters={"name": "apexvoice-agent-"}, all=True):
+        mine = {"name": "apexvoice-agent-", "label": f"{LABEL_RUN}={run_id}"}  # not another worker's
+        while not await asyncio.to_thread(engine.containers.list, filters=mine, all=True, sparse=True):
             await asyncio.sleep(0.05)
         task.cancel()  # the agent container exists, its server is not up yet
         with pytest.raises(asyncio.CancelledError):

@@ -21,7 +21,8 @@ from harness.events import EventType
 from tests.security.attacker.image import build_attacker, build_plan_image, remove_plan_images
 from tests.security.attacker.sessions import native_campaign, short_task
 
-pytestmark = pytest.mark.docker
+# Faults and attacks land at wall-clock moments inside a session: pace it at 1x.
+pytestmark = [pytest.mark.docker, pytest.mark.wall_clock]
 
 BUDGET_S = 8
 KILL_AFTER_S = 2.0  # into the session: the user is talking, the agent is connected

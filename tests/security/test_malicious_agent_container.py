@@ -33,7 +33,8 @@ from sandbox.labels import LABEL_OWNER_PID
 from tests.security.attacker.image import build_attacker, build_plan_image, remove_plan_images
 from tests.security.attacker.sessions import TASK_ID, gold_needles, native_campaign, report_of, short_task
 
-pytestmark = pytest.mark.docker
+# Faults and attacks land at wall-clock moments inside a session: pace it at 1x.
+pytestmark = [pytest.mark.docker, pytest.mark.wall_clock]
 
 PUBLIC_IPS = ["1.1.1.1", "8.8.8.8", "9.9.9.9"]
 PROBE_BUDGET_S = 25  # the probes take ~11 s (a refused name lookup alone takes 10 s)

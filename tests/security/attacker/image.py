@@ -12,6 +12,7 @@ import base64
 import hashlib
 import io
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,8 @@ def build_attacker(client: Any, base_image: str = DEFAULT_BASE_IMAGE) -> str:
 def build_plan_image(client: Any, attacker: str, plan: dict[str, Any]) -> str:
     """An image that runs ``attacker`` with ``plan`` (see attacker.py for its keys)."""
     encoded = base64.b64encode(json.dumps(plan, sort_keys=True).encode()).decode()
-    tag = f"{ATTACKER_REPOSITORY}:plan-{hashlib.sha256((attacker + encoded).encode()).hexdigest()[:12]}"
+    # Per process: parallel test workers each build, use and remove their own plan images.
+    tag = f"{ATTACKER_REPOSITORY}:plan-{hashlib.sha256((attacker + encoded).encode()).hexdigest()[:12]}-{os.getpid()}"
     dockerfile = (
         f"FROM {attacker}\nENV APEX_ATTACK_B64={encoded}\nLABEL {PLAN_LABEL}={plan.get('mode', 'probe')}\n"
     )
@@ -57,6 +59,8 @@ def build_plan_image(client: Any, attacker: str, plan: dict[str, Any]) -> str:
 
 
 def remove_plan_images(client: Any) -> None:
+    """This process's plan images (another test worker's stay, in use)."""
     for image in client.images.list(filters={"label": PLAN_LABEL}):
         for tag in image.tags:
-            client.images.remove(tag, noprune=False)
+            if tag.endswith(f"-{os.getpid()}"):
+                client.images.remove(tag, noprune=False)
