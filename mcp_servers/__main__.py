@@ -17,19 +17,31 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import signal
 import sys
 import threading
 from pathlib import Path
 
+import anyio._backends._asyncio  # noqa: F401  (see _LISTENER_OPTIONS)
 import uvicorn
+import uvicorn.lifespan.off  # noqa: F401
+import uvicorn.lifespan.on  # noqa: F401
+import uvicorn.protocols.http.h11_impl  # noqa: F401
 
 from .public_bundle import PublicBundle
 from .server import TaskServer, build_app, build_control_app
 
 #: Connections the MCP listener keeps at once; more are answered 503 by uvicorn (a flood's limit).
 MAX_MCP_CONNECTIONS = 128
+#: Both listeners: plain HTTP/1.1 on asyncio, no websocket protocol (nothing here speaks it). Named
+#: rather than "auto", their modules are imported above, not by ``Config.load`` in each server: a
+#: child of the forkserver finds them loaded (about 0.1 CPU-s a server otherwise).
+#: Logging is configured once in ``main``, not by uvicorn's ``dictConfig`` once per listener.
+_LISTENER_OPTIONS = {
+    "http": "h11", "ws": "none", "loop": "asyncio", "log_config": None, "log_level": "warning", "access_log": False,
+}  # fmt: skip
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -75,18 +87,19 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"mcp_servers: {exc}", file=sys.stderr)
         return 2
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     server = TaskServer(bundle, state_file=args.state_file)
     listeners = [
         uvicorn.Server(
             uvicorn.Config(
                 build_app(server, host=args.host, agent_token=agent_token), host=args.host, port=args.port,
-                limit_concurrency=MAX_MCP_CONNECTIONS, log_level="warning", access_log=False,
+                limit_concurrency=MAX_MCP_CONNECTIONS, **_LISTENER_OPTIONS,
             )
         ),
         uvicorn.Server(
             uvicorn.Config(
-                build_control_app(server, token=token), uds=str(args.control_socket),
-                log_level="warning", access_log=False, lifespan="off",
+                build_control_app(server, token=token), uds=str(args.control_socket), lifespan="off",
+                **_LISTENER_OPTIONS,
             )
         ),
     ]  # fmt: skip

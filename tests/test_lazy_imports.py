@@ -26,3 +26,31 @@ def test_preparing_a_c0_run_of_a_builtin_agent_loads_no_audio_stack():
 def test_the_acoustics_presets_are_read_without_scipy():
     loaded = _imports_after("from harness.audio.acoustics import PRESETS")
     assert "harness.audio.acoustics" in loaded and "scipy.signal" not in loaded
+
+
+def test_the_run_command_of_an_in_tree_agent_loads_no_image_builder():
+    """Only an out-of-tree adapter's host needs the image builder's source lists (with its wheelhouse,
+    base image and TOML reader: ~0.1 CPU-s to import)."""
+    loaded = _imports_after(
+        "from harness.cli.run_cmd import _model_or_exit\n"
+        "_model_or_exit('oracle', 'C0', endpoint=None, provider_model=None, api_key_env=None)"
+    )
+    assert "harness.cli.run_cmd" in loaded
+    assert "sandbox.image_build" not in loaded and "sandbox.wheelhouse" not in loaded
+
+
+def test_a_forked_task_server_imports_nothing_its_forkserver_did_not():
+    """What uvicorn loads for a listener is imported with ``mcp_servers.__main__`` (the forkserver's
+    one import), so a forked server pays no import of its own (about 0.1 CPU-s a server before)."""
+    probe = (
+        "import sys\n"
+        "import mcp_servers.__main__ as entry\n"
+        "import uvicorn\n"
+        "before = set(sys.modules)\n"
+        "async def app(scope, receive, send): pass\n"
+        "for extra in ({'host': '127.0.0.1', 'port': 0}, {'uds': '/nonexistent', 'lifespan': 'off'}):\n"
+        "    uvicorn.Config(app, **extra, **entry._LISTENER_OPTIONS).load()\n"
+        "print(' '.join(sorted(set(sys.modules) - before)))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == []

@@ -41,8 +41,6 @@ from typing import Any
 
 from sandbox.child_env import child_environment, source_root
 from sandbox.errors import AgentStartFailed, SandboxUnavailableError
-from sandbox.image_build import ADAPTER_HOST_SOURCES
-from sandbox.project_sources import snapshot_paths
 from sandbox.session_files import owned_temp_dir
 
 from .adapter_source import AdapterSourceError, adapter_source
@@ -104,6 +102,10 @@ def _host_tree(stack: ExitStack, target: str) -> _HostTree:
     harness_root = source_root("harness")
     if harness_root is None:
         raise AdapterLoadError("the harness's own sources are not on the import path")
+    # Imported here: the image builder brings the Docker SDK, which no in-tree agent needs.
+    from sandbox.image_build import ADAPTER_HOST_SOURCES
+    from sandbox.project_sources import snapshot_paths
+
     root = stack.enter_context(owned_temp_dir("apexvoice-adapter-"))
     snapshot_paths(harness_root, ADAPTER_HOST_SOURCES).write_to(root / "runtime")
     (root / "adapter").mkdir()
