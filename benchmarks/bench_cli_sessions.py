@@ -13,7 +13,8 @@ into it. For each condition the script runs a campaign of one task and one of ``
 
 Media seconds are each session's ``RUN_END`` media time (C0: the text session's clock).
 
-Usage: python benchmarks/bench_cli_sessions.py [--tasks N] [--repeat N] [--conditions C0,C2]
+Usage: python benchmarks/bench_cli_sessions.py [--tasks N] [--repeat N] [--conditions C0,C2] [--json FILE]
+(``--json`` also writes the figures per condition, for ``bench_speed.py``.)
 """
 
 from __future__ import annotations
@@ -86,7 +87,9 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=len(DEMO_TASKS))
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--conditions", default="C0,C2")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     args = parser.parse_args()
+    figures: dict[str, dict[str, float]] = {}
     tasks = DEMO_TASKS[: args.tasks]
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as scratch_dir:
         scratch = Path(scratch_dir)
@@ -105,6 +108,12 @@ def main() -> None:
                   f"beyond the fixed cost)")
             print(f"  {condition}: a {many.sessions}-task campaign in one process: {many.cpu_s:.2f} CPU-s, "
                   f"{sum(many.media_s) / many.cpu_s:.1f} media-s per CPU-s")
+            figures[condition] = {
+                "fixed_cpu_s": fixed, "session_cpu_s": per_session, "campaign_sessions": many.sessions,
+                "campaign_cpu_s": many.cpu_s, "campaign_media_s_per_cpu_s": sum(many.media_s) / many.cpu_s,
+            }
+    if args.json is not None:
+        args.json.write_text(json.dumps(figures, indent=2), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -25,13 +25,14 @@ stalling its neighbours' frames), idle machine (load 0.3), 1 / 8 / 16 sessions, 
 At 16 the late frames are still set-up: each starting session runs ~0.1 s of synchronous steps
 (seen with asyncio's slow-callback log) while the earlier ones already stream.
 
-Usage: python benchmarks/bench_realtime_pacing.py [--sessions 1 8 16] [--seconds 20]
+Usage: python benchmarks/bench_realtime_pacing.py [--sessions 1 8 16] [--seconds 20] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 import time
@@ -91,7 +92,7 @@ async def one_session(task_dir: Path, seconds: int) -> PacedAgent:
     return agent
 
 
-async def run(n: int, task_dirs: list[Path], seconds: int) -> None:
+async def run(n: int, task_dirs: list[Path], seconds: int) -> dict[str, float]:
     wall0 = time.perf_counter()
     agents = await asyncio.gather(*(one_session(task_dirs[i % len(task_dirs)], seconds) for i in range(n)))
     wall = time.perf_counter() - wall0
@@ -112,6 +113,9 @@ async def run(n: int, task_dirs: list[Path], seconds: int) -> None:
         f"pacing jitter p50 {np.percentile(jitter, 50):.2f} ms, p99 {np.percentile(jitter, 99):.2f} ms, "
         f"max {jitter.max():.1f} ms; whole run's worst frame gap {worst_gap:.0f} ms (load {os.getloadavg()[0]:.1f})"
     )
+    return {"sessions": n, "cpu_us_per_frame": per_frame_us, "jitter_p50_ms": float(np.percentile(jitter, 50)),
+            "jitter_p99_ms": float(np.percentile(jitter, 99)), "jitter_max_ms": float(jitter.max()),
+            "worst_gap_ms": float(worst_gap)}
 
 
 async def wake_floor(wakes: int = 200) -> None:
@@ -132,12 +136,14 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 8, 16])
     parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     args = parser.parse_args()
     task_dirs = resolve_data(None).select(None)
     print(f"realtime clock, scripted agent, {args.seconds} s per session (setup excluded from pacing):")
     await wake_floor()
-    for n in args.sessions:
-        await run(n, task_dirs, args.seconds)
+    figures = [await run(n, task_dirs, args.seconds) for n in args.sessions]
+    if args.json is not None:
+        args.json.write_text(json.dumps(figures, indent=2), encoding="utf-8")
 
 
 if __name__ == "__main__":

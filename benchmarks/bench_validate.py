@@ -1,6 +1,6 @@
 """Throughput of ``validate``: tasks per second for load + lint + oracle C0 + no-op C0.
 
-Usage: python benchmarks/bench_validate.py [--data PATH] [--repeats N] [--profile N]
+Usage: python benchmarks/bench_validate.py [--data PATH] [--repeats N] [--profile N] [--json FILE]
 Prints per-phase figures so a regression in one phase is visible on its own; ``--profile N`` also
 prints the N functions that take the most CPU (cProfile, own time) over one extra round of validate.
 Aim (issue 20): at least 50 tasks per CPU-second.
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import json
 import pstats
 import statistics
 import time
@@ -35,6 +36,7 @@ async def main() -> None:
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="Print the N hottest functions.")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     args = parser.parse_args()
     source = resolve_data(args.data)
     task_dirs = source.select(None)
@@ -62,6 +64,10 @@ async def main() -> None:
     print("per phase, CPU time:")
     for name, samples in phases.items():
         print(f"  {name:<10} {_ms(samples)}")
+    if args.json is not None:
+        figures = {"tasks_per_cpu_s": validated / cpu, "tasks_per_wall_s": validated / wall,
+                   "phase_p50_ms": {name: statistics.median(samples) * 1000 for name, samples in phases.items()}}
+        args.json.write_text(json.dumps(figures, indent=2), encoding="utf-8")
     if profiler is not None:
         print(f"hottest functions over the last round by phase ({len(task_dirs)} tasks):")
         pstats.Stats(profiler).sort_stats("tottime").print_stats(args.profile)
