@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from scipy.signal import firwin, upfirdn
 
+from harness.audio.lowpass_taps import KAISER_LOWPASS
 from harness.audio.resample import StreamingResampler, resample_clip
+from tests.conftest import REPO
 
 RATE = 24_000
 
@@ -94,3 +99,16 @@ def test_the_returned_frame_is_the_callers_to_keep() -> None:
     kept = first.copy()
     resampler.process(frame)
     assert np.array_equal(first, kept)  # not a view of the reused buffer
+
+
+@pytest.mark.parametrize("max_rate", sorted(KAISER_LOWPASS))
+def test_the_shipped_lowpass_prototypes_are_firwins_bit_for_bit(max_rate: int) -> None:
+    designed = firwin(20 * max_rate + 1, 1 / max_rate, window=("kaiser", 5.0))
+    shipped = np.array(KAISER_LOWPASS[max_rate])
+    assert shipped.tobytes() == designed.tobytes(), f"regenerate harness/audio/lowpass_taps.py: {tuple(designed.tolist())}"
+
+
+def test_a_voice_activity_detector_is_built_without_scipy() -> None:
+    probe = "import sys\nfrom harness.audio.vad import FrameVad\nFrameVad()\nprint('scipy.signal' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

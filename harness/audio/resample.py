@@ -17,6 +17,8 @@ from math import gcd
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .lowpass_taps import KAISER_LOWPASS
+
 __all__ = ["StreamingResampler", "resample_clip"]
 
 _KAISER_BETA = 5.0  # scipy.signal.resample_poly's default window
@@ -55,17 +57,25 @@ def _phase_filters(up: int, down: int) -> np.ndarray:
     """The polyphase filter bank of one ratio, designed once per process (``firwin`` costs tens of
     ms, and every session makes several resamplers). Row p is phase p's filter h[p], h[p + up], ...
     reversed, to dot with an input window that ends at the newest sample."""
-    from scipy.signal import firwin
-
     max_rate = max(up, down)
     half_len = _HALF_LEN_PER_RATE * max_rate
-    taps = firwin(2 * half_len + 1, 1.0 / max_rate, window=("kaiser", _KAISER_BETA)) * up
+    taps = _lowpass(max_rate, 2 * half_len + 1) * up
     taps_per_phase = -(-len(taps) // up)
     padded = np.zeros(taps_per_phase * up)
     padded[: len(taps)] = taps
     phases = padded.reshape(taps_per_phase, up).T[:, ::-1].copy()
     phases.setflags(write=False)
     return phases
+
+
+def _lowpass(max_rate: int, numtaps: int) -> np.ndarray:
+    """``firwin``'s Kaiser low-pass at 1/``max_rate``: shipped for the harness's own ratios."""
+    shipped = KAISER_LOWPASS.get(max_rate)
+    if shipped is not None and len(shipped) == numtaps:
+        return np.array(shipped)
+    from scipy.signal import firwin  # a second of imports, for a ratio the table does not hold
+
+    return firwin(numtaps, 1.0 / max_rate, window=("kaiser", _KAISER_BETA))
 
 
 class StreamingResampler:
