@@ -23,6 +23,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import TypedDict
 
 import anyio._backends._asyncio  # noqa: F401  (see _LISTENER_OPTIONS)
 import uvicorn
@@ -39,9 +40,18 @@ MAX_MCP_CONNECTIONS = 128
 #: rather than "auto", their modules are imported above, not by ``Config.load`` in each server: a
 #: child of the forkserver finds them loaded (about 0.1 CPU-s a server otherwise).
 #: Logging is configured once in ``main``, not by uvicorn's ``dictConfig`` once per listener.
-_LISTENER_OPTIONS = {
-    "http": "h11", "ws": "none", "loop": "asyncio", "log_config": None, "log_level": "warning", "access_log": False,
-}  # fmt: skip
+class _ListenerOptions(TypedDict):
+    http: str
+    ws: str
+    loop: str
+    log_config: None
+    log_level: str
+    access_log: bool
+
+
+_LISTENER_OPTIONS = _ListenerOptions(
+    http="h11", ws="none", loop="asyncio", log_config=None, log_level="warning", access_log=False,
+)  # fmt: skip
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -160,7 +160,7 @@ class _TextSession:
 
     async def run(self, judge: SemanticJudge | None, session_dir: Path | None) -> TextSessionResult:
         tools = await self.env.list_tools()
-        model_id = self._model_id()
+        model_id = _model_id(self.agent, self.calls, self.limits)
         started = False
         try:
             await self.calls.wait("reset", lambda: self.agent.reset(
@@ -175,14 +175,6 @@ class _TextSession:
             self.end_reason = "agent_failure"
         metadata = await self._close_agent()
         return await self._finish(judge, session_dir, {"model_id": model_id, **metadata})
-
-    def _model_id(self) -> str:
-        """The agent's ``model_id`` as recorded; a missing or odd one is recorded as its class's name."""
-        try:
-            value = self.calls.sync("model_id", lambda: getattr(self.agent, "model_id", None))
-        except AgentFailure:
-            value = None
-        return value[: self.limits.tool_name_chars] if type(value) is str else type(self.agent).__name__
 
     def _log_run_start(self, model_id: str) -> None:
         self.log.emit(
@@ -302,8 +294,8 @@ class _TextSession:
             reply = self._checked(lambda: _checked_turn(answer, self.limits))  # noqa: B023 - called at once
             if reply.text:
                 await self._hear(reply.text, activity)
-            if reply.after_end_call:
-                self._log_dropped(reply.after_end_call)
+            if reply.after_end_call:  # the call is over: logged, never executed
+                self.log.emit(EventType.AGENT_SIGNAL, "harness", self.media_ms, _dropped_signal(reply.after_end_call))
             results = []
             for call in reply.tool_calls:
                 record = await self.effects.call_tool(call.name, call.args, self.media_ms, activity, call_id=call.call_id)
@@ -330,14 +322,6 @@ class _TextSession:
         for key in heard:
             self.log.emit(EventType.AGENT_ACT, "agent", self.media_ms, {"act": key, "source": "classifier"})
         activity.acts.extend(heard)
-
-    def _log_dropped(self, calls: list[ToolCallRequest]) -> None:
-        """Tool calls listed after ``end_call``: the call is over, so they are logged, never executed."""
-        self.log.emit(EventType.AGENT_SIGNAL, "harness", self.media_ms, {
-            "signal": DROPPED_AFTER_END_CALL,
-            "detail": {"tools": [call.name for call in calls],
-                       "call_ids": [call.call_id for call in calls if call.call_id]},
-        })
 
     async def _speak(self, plans: list) -> str:
         texts: list[str] = []
@@ -394,6 +378,23 @@ class _TextSession:
             agent_failure=self.failure,
             reason=self.end_reason,
         )
+
+
+def _model_id(agent: TextAgent, calls: AgentCalls, limits: AgentLimits) -> str:
+    """The agent's ``model_id`` as recorded; a missing or odd one is recorded as its class's name."""
+    try:
+        value = calls.sync("model_id", lambda: getattr(agent, "model_id", None))
+    except AgentFailure:
+        value = None
+    return value[: limits.tool_name_chars] if type(value) is str else type(agent).__name__
+
+
+def _dropped_signal(calls: list[ToolCallRequest]) -> dict[str, Any]:
+    """The ``AGENT_SIGNAL`` payload of tool calls listed after ``end_call`` (logged, never executed)."""
+    return {
+        "signal": DROPPED_AFTER_END_CALL,
+        "detail": {"tools": [call.name for call in calls], "call_ids": [call.call_id for call in calls if call.call_id]},
+    }
 
 
 def _checked_turn(reply: object, limits: AgentLimits) -> AgentTurn:
