@@ -36,10 +36,6 @@ from .server import TaskServer, build_app, build_control_app
 
 #: Connections the MCP listener keeps at once; more are answered 503 by uvicorn (a flood's limit).
 MAX_MCP_CONNECTIONS = 128
-#: Both listeners: plain HTTP/1.1 on asyncio, no websocket protocol (nothing here speaks it). Named
-#: rather than "auto", their modules are imported above, not by ``Config.load`` in each server: a
-#: child of the forkserver finds them loaded (about 0.1 CPU-s a server otherwise).
-#: Logging is configured once in ``main``, not by uvicorn's ``dictConfig`` once per listener.
 class _ListenerOptions(TypedDict):
     http: str
     ws: str
@@ -49,6 +45,10 @@ class _ListenerOptions(TypedDict):
     access_log: bool
 
 
+#: Both listeners: plain HTTP/1.1 on asyncio, no websocket protocol (nothing here speaks it). Named
+#: rather than "auto", their modules are imported above, not by ``Config.load`` in each server: a
+#: child of the forkserver finds them loaded (about 0.1 CPU-s a server otherwise).
+#: Logging is configured once in ``main``, not by uvicorn's ``dictConfig`` once per listener.
 _LISTENER_OPTIONS = _ListenerOptions(
     http="h11", ws="none", loop="asyncio", log_config=None, log_level="warning", access_log=False,
 )  # fmt: skip
