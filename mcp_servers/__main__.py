@@ -36,6 +36,8 @@ from .server import TaskServer, build_app, build_control_app
 
 #: Connections the MCP listener keeps at once; more are answered 503 by uvicorn (a flood's limit).
 MAX_MCP_CONNECTIONS = 128
+
+
 class _ListenerOptions(TypedDict):
     http: str
     ws: str
