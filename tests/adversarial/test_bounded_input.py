@@ -314,3 +314,46 @@ async def test_a_ws_agent_that_misbehaves_once_is_scored_never_retried_or_left_e
     assert record["agent_failure"]["kind"] == kind, (record, stderr.decode()[-2000:])
     assert record["pts"] == 0 and record["error"] is None and not record["infra_errors"][1:]
     assert process.returncode == 0
+
+
+async def _container_client_session(agent: FloodingAgent):
+    """One duplex session through the client ``container:IMAGE`` agents get, with their blame."""
+    from harness.audio.espeak import user_voice
+    from harness.audio.speech_bank import open_speech_source
+    from harness.session.duplex_runner import DuplexConfig, run_duplex_session
+    from harness.session.environment_port import InProcessEnvironment
+    from harness.tasks.loader import load_task
+    from tests.conftest import DEMO_DATA
+
+    task_dir = DEMO_DATA / "tasks" / TASK_ID
+    bundle = load_task(task_dir)
+    bundle.task.time_budget_s = 20
+    speech = open_speech_source(task_dir, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=TASK_ID)
+    async with agent:
+        return await run_duplex_session(bundle, ContainerAgentAdapter(endpoint=agent.url),
+                                        InProcessEnvironment(bundle.public_bundle()),
+                                        DuplexConfig(speech=speech, session_dir=None, agent_kind="remote_agent"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("misdeed", "kind"), [("odd_audio", "bad_audio"), ("close_1011", "closed")])
+async def test_an_agent_container_that_misbehaves_once_is_scored(misdeed, kind):
+    """The same misdeeds from behind the ``container:`` client (ContainerAgentAdapter): scored, never raised."""
+    result = await _container_client_session(_MisbehavingAgent(misdeed))
+    assert result.agent_failure is not None and result.agent_failure["kind"] == kind, result.agent_failure
+    assert result.pts == 0 and result.outcome == "FAILURE"
+    assert not [e for e in result.events.events if e.type == EventType.HARNESS_ERROR]
+    # The agent's own error event is logged (actor ``agent``) before it is blamed; none is the harness's.
+    assert not [e for e in result.events.events if e.type == EventType.INFRA_FAILURE and e.actor != "agent"]
+    assert len(result.infra_errors) <= 1
+
+
+@pytest.mark.slow
+async def test_a_ws_agent_streaming_1500_transcript_deltas_is_stopped_at_the_item_bound_and_scored(tmp_path):
+    """The issue's 1,500 deltas of 1 KiB in one item (the loop froze: 1 s of media in 80 s): now over_limit."""
+    out = tmp_path / "runs"
+    agent, stderr = await _run_against(FloodPlan("transcript", transcript_deltas=1_500), out)
+    record = json.loads((out / TASK_ID / "rep0" / "result.json").read_text())
+    assert record["agent_failure"]["kind"] == "over_limit", (record, stderr.decode()[-2000:])
+    assert "character" in record["agent_failure"]["detail"] or "transcript" in record["agent_failure"]["detail"]
+    assert record["pts"] == 0 and record["error"] is None
