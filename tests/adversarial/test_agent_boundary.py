@@ -381,7 +381,9 @@ def _only_record(out: Path, result) -> ResultRecord:
 @pytest.mark.parametrize(
     ("adapter", "detail"),
     [("RaisesMidSession", "send_audio: RuntimeError"), ("RaisesAtConnect", "connect: SystemExit"),
-     ("ClaimsTransientAtClose", "close: ProviderTransient")],
+     ("ClaimsTransientAtClose", "close: ProviderTransient"),
+     ("RaisesKeyboardInterruptMidSession", "send_audio: KeyboardInterrupt"),
+     ("RaisesCancelledErrorMidSession", "send_audio: CancelledError")],
 )
 def test_the_cli_scores_a_trusted_hostile_adapter_and_writes_its_result(tmp_path, adapter, detail):
     # --trust-adapter: the adapter's own exceptions reach the boundary in this process.
