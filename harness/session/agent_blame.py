@@ -62,7 +62,8 @@ def blame_raised(kind: AgentKind, exc: BaseException, call: str) -> BaseExceptio
 
     ``builtin``: unchanged (our bug, or our own typed failure). ``provider``: provider failures keep
     their campaign meaning (retried, or stopping the campaign); anything else is a bug in our
-    adapter. ``remote_agent``: our client's own bug passes; its typed provider failures mean the
+    adapter, except an :class:`~harness.errors.AgentFailure` it raised: our adapter classified the
+    model's own failure (a chat model's ``context_length_exceeded``), scored as such. ``remote_agent``: our client's own bug passes; its typed provider failures mean the
     agent behind it dropped (``closed``) or refused (``refused``) the session. ``external_code``:
     every exception, ``BaseException`` included, is the agent's.
     """
@@ -71,7 +72,7 @@ def blame_raised(kind: AgentKind, exc: BaseException, call: str) -> BaseExceptio
     if kind == "builtin":
         return exc
     if kind == "provider":
-        if isinstance(exc, (ProviderTransient, ProviderError, HarnessBug)) or not isinstance(exc, Exception):
+        if isinstance(exc, (ProviderTransient, ProviderError, HarnessBug, AgentFailure)) or not isinstance(exc, Exception):
             return exc
         bug = HarnessBug(f"our provider adapter failed in {call}: {describe(exc)}")
         bug.__cause__ = exc

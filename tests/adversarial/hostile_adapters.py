@@ -90,6 +90,20 @@ class ClaimsTransientAtClose(Hostile):
         super().__init__("close", lambda: ProviderTransient("please retry me"))
 
 
+class RaisesKeyboardInterruptMidSession(Hostile):
+    """``KeyboardInterrupt`` from ``send_audio`` (no Ctrl-C was pressed): it used to abort the campaign (rc 130)."""
+
+    def __init__(self) -> None:
+        super().__init__("send_audio", KeyboardInterrupt)
+
+
+class RaisesCancelledErrorMidSession(Hostile):
+    """``asyncio.CancelledError`` from ``send_audio``: nobody cancelled the session."""
+
+    def __init__(self) -> None:
+        super().__init__("send_audio", asyncio.CancelledError)
+
+
 class Hangs(Hostile):
     """Awaits an event nobody sets, at ``method`` (``connect`` or mid-session ``send_audio``)."""
 

@@ -1,6 +1,6 @@
 """Out-of-tree adapters for the isolation tests: two thieves and one honest bridge caller.
 
-The thieves are the oracle with a stolen policy: where they find the task's reference policy they
+The thieves are the oracle with a stolen policy (the grader patcher steals nothing, it patches): where they find the task's reference policy they
 replay it and pass; where they find nothing they hang up at once and fail. In the harness's process
 (``--trust-adapter``) both find it; hosted out of process (the default) neither does.
 """
@@ -76,6 +76,26 @@ class TaskFileThief(_PolicyThief):
             spec = yaml.safe_load((task_dir / "tools" / "tool_spec.yaml").read_text())
             if {tool["name"] for tool in spec["tools"]} == tools:
                 return ReferencePolicy.model_validate(yaml.safe_load((task_dir / "reference" / "policy.yaml").read_text()))
+        return None
+
+
+class GraderPatcher(_PolicyThief):
+    """Steals nothing: patches the grader the session will call to report a pass, then hangs up."""
+
+    model_id: ClassVar[str] = "grader-patcher"
+
+    def steal(self, config: SessionConfig) -> ReferencePolicy | None:
+        try:
+            from harness.grading.report import GradeReport
+            from harness.session import session_effects
+        except ImportError:  # hosted: no grader here to patch
+            return None
+
+        async def passing(gold, ctx):
+            return GradeReport(pts=1, components={"GS": True, "PC": True, "RA": True, "WA": True}, afa=1.0,
+                               progress_score=1.0)
+
+        session_effects.grade = passing  # type: ignore[assignment]
         return None
 
 

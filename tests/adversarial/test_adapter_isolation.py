@@ -70,6 +70,22 @@ def test_a_hosted_thief_finds_nothing_and_fails_while_trusted_it_steals_the_poli
     assert record["pts"] == 1  # what in-process means: the stolen policy passes the task
 
 
+def test_a_hosted_grader_patcher_patches_only_its_own_process_while_trusted_it_passes(tmp_path, monkeypatch):
+    from harness.session import session_effects
+
+    monkeypatch.setattr(session_effects, "grade", session_effects.grade)  # undone after the test, patched or not
+    isolated = _run(tmp_path / "isolated", f"{ADAPTERS}:GraderPatcher")
+    assert isolated.exit_code == 0, isolated.output
+    record = _record(tmp_path / "isolated")
+    assert record["agent_isolation"] == "process" and record["error"] is None and record["pts"] == 0
+
+    trusted = _run(tmp_path / "trusted", f"{ADAPTERS}:GraderPatcher", "--trust-adapter")
+    assert trusted.exit_code == 0, trusted.output
+    record = _record(tmp_path / "trusted")
+    assert record["agent_isolation"] == "in-process" and record["privileged"] is False
+    assert record["pts"] == 1  # what in-process means: the patched grader passes a call that did nothing
+
+
 def test_an_honest_adapter_works_through_its_host_process_and_its_bridge_call_is_executed(tmp_path):
     result = _run(tmp_path, f"{ADAPTERS}:BridgeCaller")
     assert result.exit_code == 0, result.output

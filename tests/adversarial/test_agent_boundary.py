@@ -9,6 +9,7 @@ the last tests go through the real CLI (``apex-voice run --model module:Class``)
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import signal
 from pathlib import Path
@@ -93,6 +94,7 @@ ANYTHING_RAISED = {
     "ValueError": lambda: ValueError("bad"),
     "RuntimeError": lambda: RuntimeError("bad"),
     "MemoryError": lambda: MemoryError(),
+    "OSError(ENOSPC)": lambda: OSError(errno.ENOSPC, "No space left on device"),  # a full disk stops a campaign: not this one
     "ConnectionError": lambda: ConnectionError("dropped"),
     "TimeoutError": lambda: TimeoutError("slow"),
     "ExceptionGroup": lambda: ExceptionGroup("several", [ValueError("a"), ConnectionError("b")]),
@@ -217,7 +219,7 @@ WATCHDOG = AgentLimits(watchdog_factor=1.0, watchdog_grace_s=2.0)  # deadline: b
     "adapter", [lambda: Hangs("connect"), lambda: Hangs("send_audio"), lambda: NeverStopsTalking("none")],
     ids=["at-connect", "mid-session", "events-forever"],
 )
-@pytest.mark.parametrize("kind", ["external_code", "builtin"])
+@pytest.mark.parametrize("kind", ["external_code", "remote_agent", "provider", "builtin"])  # every kind of agent
 async def test_an_agent_that_hangs_is_ended_by_the_watchdog_and_graded(adapter, kind):
     result = await _session(adapter(), kind=kind, budget_s=2, limits=WATCHDOG)
     _assert_scored_as_agent_failure(result, "hung")
@@ -379,7 +381,9 @@ def _only_record(out: Path, result) -> ResultRecord:
 @pytest.mark.parametrize(
     ("adapter", "detail"),
     [("RaisesMidSession", "send_audio: RuntimeError"), ("RaisesAtConnect", "connect: SystemExit"),
-     ("ClaimsTransientAtClose", "close: ProviderTransient")],
+     ("ClaimsTransientAtClose", "close: ProviderTransient"),
+     ("RaisesKeyboardInterruptMidSession", "send_audio: KeyboardInterrupt"),
+     ("RaisesCancelledErrorMidSession", "send_audio: CancelledError")],
 )
 def test_the_cli_scores_a_trusted_hostile_adapter_and_writes_its_result(tmp_path, adapter, detail):
     # --trust-adapter: the adapter's own exceptions reach the boundary in this process.

@@ -251,7 +251,31 @@ def test_sigterm_ends_a_command_whose_loop_an_agent_starved(tmp_path):
 # -- a flood through the real CLI ----------------------------------------------------------------
 
 
-async def _run_against(plan: FloodPlan, out: Path) -> tuple[FloodingAgent, bytes]:
+#: The harness's stated peak-RSS bound while an agent floods it (docs/security.md, Limits).
+FLOOD_RSS_BOUND_MIB = 256
+
+
+def _peak_rss_mib(pid: int) -> float:
+    """The process's peak RSS so far (``VmHWM``), 0 once it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    return next((int(line.split()[1]) / 1024 for line in status.splitlines() if line.startswith("VmHWM:")), 0.0)
+
+
+async def _communicate_watching_peak(process) -> tuple[bytes, float]:
+    """``communicate()``, sampling the CLI process's peak RSS until it exits (it only grows)."""
+    communicating = asyncio.ensure_future(process.communicate())
+    peak = 0.0
+    while not communicating.done():
+        peak = max(peak, _peak_rss_mib(process.pid))
+        await asyncio.wait([communicating], timeout=0.05)
+    _, stderr = communicating.result()
+    return stderr, peak
+
+
+async def _run_against(plan: FloodPlan, out: Path) -> tuple[FloodingAgent, bytes, float]:
     async with FloodingAgent(plan) as agent:
         process = await asyncio.create_subprocess_exec(
             *_cli("run", "--model", agent.url, "--sandbox", "local", "--only", TASK_ID, "--repeats", "1", "--out", str(out)),
@@ -259,24 +283,25 @@ async def _run_against(plan: FloodPlan, out: Path) -> tuple[FloodingAgent, bytes
             env={**os.environ, "PYTHONPATH": str(REPO)},
         )
         try:
-            _, stderr = await asyncio.wait_for(process.communicate(), PATIENCE_S)
+            stderr, peak = await asyncio.wait_for(_communicate_watching_peak(process), PATIENCE_S)
         finally:
             if process.returncode is None:
                 process.kill()
                 await process.wait()
-    return agent, stderr
+    return agent, stderr, peak
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["audio", "huge_frame"])
 async def test_a_ws_agent_flooding_is_stopped_at_the_bound_and_its_cell_is_scored(tmp_path, mode):
     out = tmp_path / "runs"
-    agent, stderr = await _run_against(FloodPlan(mode), out)
+    agent, stderr, peak_mib = await _run_against(FloodPlan(mode), out)
     if mode == "audio":  # stopped at the queue bound, long before the agent ran out of audio to send
         assert agent.sent * agent.plan.delta_ms < agent.plan.audio_ms
     record = json.loads((out / TASK_ID / "rep0" / "result.json").read_text())
     assert record["agent_failure"]["kind"] == "over_limit", (record, stderr.decode()[-2000:])
     assert record["pts"] == 0 and record["error"] is None
+    assert 0 < peak_mib < FLOOD_RSS_BOUND_MIB, f"the harness peaked at {peak_mib:.0f} MiB"  # was 2.7 GB / 1.8 GB
 
 
 class _MisbehavingAgent(FloodingAgent):
@@ -314,3 +339,47 @@ async def test_a_ws_agent_that_misbehaves_once_is_scored_never_retried_or_left_e
     assert record["agent_failure"]["kind"] == kind, (record, stderr.decode()[-2000:])
     assert record["pts"] == 0 and record["error"] is None and not record["infra_errors"][1:]
     assert process.returncode == 0
+
+
+async def _container_client_session(agent: FloodingAgent):
+    """One duplex session through the client ``container:IMAGE`` agents get, with their blame."""
+    from harness.audio.espeak import user_voice
+    from harness.audio.speech_bank import open_speech_source
+    from harness.session.duplex_runner import DuplexConfig, run_duplex_session
+    from harness.session.environment_port import InProcessEnvironment
+    from harness.tasks.loader import load_task
+    from tests.conftest import DEMO_DATA
+
+    task_dir = DEMO_DATA / "tasks" / TASK_ID
+    bundle = load_task(task_dir)
+    bundle.task.time_budget_s = 20
+    speech = open_speech_source(task_dir, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=TASK_ID)
+    async with agent:
+        return await run_duplex_session(bundle, ContainerAgentAdapter(endpoint=agent.url),
+                                        InProcessEnvironment(bundle.public_bundle()),
+                                        DuplexConfig(speech=speech, session_dir=None, agent_kind="remote_agent"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("misdeed", "kind"), [("odd_audio", "bad_audio"), ("close_1011", "closed")])
+async def test_an_agent_container_that_misbehaves_once_is_scored(misdeed, kind):
+    """The same misdeeds from behind the ``container:`` client (ContainerAgentAdapter): scored, never raised."""
+    result = await _container_client_session(_MisbehavingAgent(misdeed))
+    assert result.agent_failure is not None and result.agent_failure["kind"] == kind, result.agent_failure
+    assert result.pts == 0 and result.outcome == "FAILURE"
+    assert not [e for e in result.events.events if e.type == EventType.HARNESS_ERROR]
+    # The agent's own error event is logged (actor ``agent``) before it is blamed; none is the harness's.
+    assert not [e for e in result.events.events if e.type == EventType.INFRA_FAILURE and e.actor != "agent"]
+    assert len(result.infra_errors) <= 1
+
+
+@pytest.mark.slow
+async def test_a_ws_agent_streaming_1500_transcript_deltas_is_stopped_at_the_item_bound_and_scored(tmp_path):
+    """The issue's 1,500 deltas of 1 KiB in one item (the loop froze: 1 s of media in 80 s): now over_limit."""
+    out = tmp_path / "runs"
+    agent, stderr, peak_mib = await _run_against(FloodPlan("transcript", transcript_deltas=1_500), out)
+    record = json.loads((out / TASK_ID / "rep0" / "result.json").read_text())
+    assert record["agent_failure"]["kind"] == "over_limit", (record, stderr.decode()[-2000:])
+    assert "character" in record["agent_failure"]["detail"] or "transcript" in record["agent_failure"]["detail"]
+    assert record["pts"] == 0 and record["error"] is None
+    assert 0 < peak_mib < FLOOD_RSS_BOUND_MIB, f"the harness peaked at {peak_mib:.0f} MiB"

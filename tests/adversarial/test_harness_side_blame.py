@@ -205,6 +205,43 @@ async def test_chat_refusals_are_blamed_by_the_servers_status_and_code(monkeypat
     assert too_long.value.kind == "refused"
 
 
+def _run_c0_chat(fake_url: str, out: Path):
+    from typer.testing import CliRunner
+
+    from harness.cli.main import app
+    from tests.conftest import DEMO_DATA
+
+    return CliRunner().invoke(app, [
+        "run", "--condition", "C0", "--model", "chat:fake-model", "--endpoint", fake_url, "--api-key-env", "FAKE_CHAT_KEY",
+        "--data", str(DEMO_DATA), "--only", "demo_benefits_enrollment_001", "--sandbox", "local", "--repeats", "1",
+        "--out", str(out),
+    ])
+
+
+@pytest.mark.slow
+def test_a_chat_model_past_its_context_length_is_scored_through_the_cli_and_a_bad_key_stops(tmp_path, monkeypatch):
+    """Through ``run --condition C0 --model chat:``: the 400 is that model's scored ``refused``
+    (it was a HARNESS ERROR with ``harness_error.txt``); the 401 stops the campaign, its cell listed."""
+    from tests.fakes.fake_chat_server import API_KEY, serve_fake_chat_in_thread
+
+    monkeypatch.setenv("FAKE_CHAT_KEY", API_KEY)
+    with serve_fake_chat_in_thread(FakeChatServer(fail_with=[CONTEXT_LENGTH_EXCEEDED])) as fake:
+        result = _run_c0_chat(fake.base_url, tmp_path / "too_long")
+    rep_dir = tmp_path / "too_long" / "demo_benefits_enrollment_001" / "rep0"
+    assert not (rep_dir / "harness_error.txt").exists(), result.output
+    record = json.loads((rep_dir / "result.json").read_text())
+    assert record["error"] is None and record["pts"] == 0 and record["outcome"] == "FAILURE"
+    assert record["agent_failure"]["kind"] == "refused" and "context_length_exceeded" in record["agent_failure"]["detail"]
+    assert result.exit_code == 0, result.output
+
+    monkeypatch.setenv("FAKE_CHAT_KEY", "sk-wrong")
+    with serve_fake_chat_in_thread(FakeChatServer()) as fake:
+        refused = _run_c0_chat(fake.base_url, tmp_path / "bad_key")
+    assert refused.exit_code != 0, refused.output
+    manifest = json.loads((tmp_path / "bad_key" / "campaign.json").read_text())
+    assert [c["reason"] for c in manifest["unscored_cells"]] == ["provider refused"], manifest
+
+
 # -- 7. a SystemExit from session code is that cell's harness error, not a silent rc 0 -----------------
 
 
