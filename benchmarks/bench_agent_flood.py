@@ -33,6 +33,7 @@ transcript_items  153 MiB    20.1 s   14.9              ran its 20 s budget in 2
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import resource
@@ -121,8 +122,12 @@ def _events_media_ms(path: Path) -> int:
 
 
 def main() -> None:
-    if len(sys.argv) > 1:
-        print(json.dumps(asyncio.run(_scenario(sys.argv[1]))), flush=True)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("scenario", nargs="?", choices=SCENARIOS,
+                        help="run this one scenario in this process (default: each in a fresh process)")
+    args = parser.parse_args()
+    if args.scenario is not None:
+        print(json.dumps(asyncio.run(_scenario(args.scenario))), flush=True)
         return
     for mode in SCENARIOS:
         done = subprocess.run([sys.executable, __file__, mode], capture_output=True, text=True, check=False)
