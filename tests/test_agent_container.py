@@ -192,7 +192,8 @@ async def test_a_killed_agent_container_is_the_models_failure_scored_and_never_r
     assert killed[-1] == "killed"
     assert outcome.status == "ran" and outcome.attempts == 1
     assert outcome.record is not None and outcome.record.pts == 0 and outcome.record.error is None
-    assert any("the agent container failed" in e for e in outcome.record.infra_errors), outcome.record.infra_errors
+    assert any("the agent container failed" in e for e in outcome.record.agent_errors), outcome.record.agent_errors
+    assert outcome.record.infra_errors == []  # the agent's failure is not infrastructure
 
 
 async def test_a_killed_task_server_under_a_container_agent_stays_infrastructure(engine, tmp_path):

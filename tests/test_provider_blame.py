@@ -50,7 +50,7 @@ async def test_a_resumable_provider_carries_the_session_over_a_1011_close(monkey
     bundle = load_task(TASK)
     async with GeminiLiveFake(bundle.policy.turns, quirks={"close_1011_after_turn"}) as fake:
         result = await _session(GeminiLiveAdapter(endpoint=fake.url), 30)
-    assert len(fake.handshakes) == 2 and not result.infra_errors
+    assert len(fake.handshakes) == 2 and not result.agent_errors
     assert sum(1 for e in result.events.events if e.type == "TOOL_CALL") >= 3  # turns after the resumption
 
 

@@ -68,7 +68,7 @@ async def test_the_policy_through_each_provider_calls_the_tools_and_speaks(adapt
     assert [e for e in result.events.events if e.type == EventType.AGENT_AUDIO_END], "the agent was heard"
     heard = [e.payload["text"] for e in result.events.events if e.type == EventType.AGENT_TEXT]
     assert heard and heard[0].startswith(bundle.policy.turns[0].text[:20])
-    assert not result.infra_errors
+    assert not result.agent_errors
 
 
 @pytest.mark.parametrize(("adapter_class", "make_fake", "key_env"), CASES)

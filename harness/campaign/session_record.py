@@ -60,7 +60,7 @@ def record_from_session(
         sandbox=dict(sandbox or {}),
         agent_isolation=agent_isolation,
         adapter=adapter,
-        infra_errors=list(session.infra_errors),
+        agent_errors=list(session.agent_errors),
         explain=session.grade.explain(),
         task_version=session.events.task_version,
         tool_path=str(adapter.get("tool_path") or "bridge"),

@@ -75,7 +75,10 @@ class ResultRecord(BaseModel):
     reason: str | None = None
     sandbox: dict[str, Any] = Field(default_factory=dict)
     adapter: dict[str, Any] = Field(default_factory=dict)
+    #: The harness's failed attempts at this cell before the one scored (its sandbox, its judge...).
     infra_errors: list[str] = Field(default_factory=list)
+    #: The agent's own error events during the scored session (its provider's, its socket's).
+    agent_errors: list[str] = Field(default_factory=list)
     explain: list[str] = Field(default_factory=list)
     # Filled by the runner: how the agent reached the tools, whether it saw the reference policy,
     # what the provider billed, and the measurements of the simulated user's hearing.

@@ -47,7 +47,8 @@ class AgentEventRouter:
         self._current: AgentResponse | None = None
         #: Per response, the usage the adapter reported (token counts).
         self.usage: list[dict[str, Any]] = []
-        self.infra_errors: list[str] = []
+        #: The agent's own error events (its provider's, its socket's): the agent's, never infrastructure.
+        self.agent_errors: list[str] = []
         self._handlers: dict[type, Callable[[Any, int], Awaitable[None]]] = {
             AudioDelta: self._on_audio, TranscriptDelta: self._on_transcript,
             TranscriptDone: self._on_transcript_done, ToolCallRequested: self._on_tool_call,
@@ -155,7 +156,8 @@ class AgentEventRouter:
         self._log.emit(EventType.ADAPTER_INFO, "agent", t, {"metadata": dict(event.metadata)})
 
     async def _on_error(self, event: AdapterError, t: int) -> None:
-        self.infra_errors.append(event.message)
+        # INFRA_FAILURE is the published format's event for an agent's error; its actor says whose.
+        self.agent_errors.append(event.message)
         self._log.emit(EventType.INFRA_FAILURE, "agent", t,
                        {"error": event.message, "kind": event.kind, "transient": event.transient})
         failure = self._agent.adapter_error(event)  # blamed by where it came from (agent_boundary)

@@ -34,7 +34,8 @@ class DuplexSessionResult:
     recorder: StereoRecorder
     observed_act_keys: list[str]
     adapter_meta: dict[str, Any] = field(default_factory=dict)
-    infra_errors: list[str] = field(default_factory=list)
+    #: The agent's own error events, in order (logged as INFRA_FAILURE with actor ``agent``).
+    agent_errors: list[str] = field(default_factory=list)
     usage: list[dict[str, Any]] = field(default_factory=list)
     #: How the agent failed at its boundary (``{"kind", "detail", "media_ms"}``); the run is scored.
     agent_failure: dict[str, Any] | None = None

@@ -325,7 +325,7 @@ class _DuplexSession:
             observed_act_keys=sorted(self.user.user.observed_act_keys),
             adapter_meta={**metadata, "privileged": self.config.privileged, "tool_path": self.tool_path,
                           "observer": _observer(self.config), **_acoustics(self.config)},
-            infra_errors=self.router.infra_errors, usage=self.router.usage,
+            agent_errors=self.router.agent_errors, usage=self.router.usage,
             agent_failure=None if blamed is None else
             {"kind": blamed.kind, "detail": blamed.detail, "media_ms": self.failure_ms},
         )

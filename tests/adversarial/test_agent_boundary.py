@@ -152,7 +152,7 @@ async def test_an_agents_error_event_ends_its_session_as_its_failure(kind, error
 async def test_an_agents_provider_error_event_is_logged_and_the_session_goes_on():
     result = await _session(Hostile("none", events=[AdapterError("hiccup", kind="provider")]))
     assert result.agent_failure is None and result.reason == "time_budget"
-    assert result.infra_errors == ["hiccup"]
+    assert result.agent_errors == ["hiccup"]  # the agent's own error, never counted as infrastructure
 
 
 MALFORMED = {

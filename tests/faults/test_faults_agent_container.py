@@ -69,7 +69,8 @@ async def test_a_killed_agent_container_is_scored_as_the_agents_failure_and_not_
     assert record is not None and record.error is None
     assert record.pts == 0 and record.outcome == "FAILURE"
     assert record.sandbox["agent_container"]["container_id"] == killed[0]
-    assert any("the agent container failed" in e for e in record.infra_errors), record.infra_errors
+    assert any("the agent container failed" in e for e in record.agent_errors), record.agent_errors
+    assert record.infra_errors == []  # the agent's failure is not infrastructure
     assert (
         tmp_path / "runs" / record.task_id / f"rep{record.rep}" / "result.json"
     ).is_file()  # a scored cell

@@ -282,4 +282,5 @@ async def test_a_memory_hog_is_oom_killed_in_its_limit_and_scored_as_the_agents_
     assert outcome.status == "ran" and outcome.attempts == 1
     record = outcome.record
     assert record.pts == 0 and record.error is None and record.outcome == "FAILURE"
-    assert any("the agent container failed" in e for e in record.infra_errors), record.infra_errors
+    assert any("the agent container failed" in e for e in record.agent_errors), record.agent_errors
+    assert record.infra_errors == []  # the agent's failure is not infrastructure

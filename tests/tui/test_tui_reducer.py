@@ -233,6 +233,11 @@ def test_a_transient_infrastructure_failure_marks_the_session():
     assert view.status == "infra error" and view.errors == ("socket closed",)
 
 
+def test_an_agents_own_error_is_shown_as_the_agents_not_as_infrastructure():
+    view = reduce_all(events((E.INFRA_FAILURE, "agent", 10, {"error": "rate limited", "transient": True})))
+    assert view.status != "infra error" and view.errors == ("agent: rate limited",)
+
+
 def test_unknown_types_and_missing_keys_are_tolerated():
     newer = parse_event_line(json.dumps({"seq": 0, "type": "SOMETHING_NEW", "actor": "harness", "media_time_ms": 50,
                                    "payload": {"x": 1}, "run_id": "r", "task_version": "1", "condition": "C2"}))

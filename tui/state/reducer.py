@@ -122,6 +122,8 @@ def _run_end(view: SessionView, event: RunEvent) -> SessionView:
 
 def _infra_failure(view: SessionView, event: RunEvent) -> SessionView:
     failure = payload_as(event, InfraFailure)
+    if event.actor == "agent":  # the agent's own error (the published format's event): not infrastructure
+        return _failure(view, event, f"agent: {failure.error}", False)
     return _failure(view, event, failure.error, bool(failure.transient))
 
 
