@@ -106,3 +106,13 @@ async def test_an_openai_compatible_agent_is_not_called_openai_when_it_fails(dea
         await adapter._open()
     assert str(failed.value).startswith(f"OpenAI-Realtime-compatible agent: cannot connect to {url}")
     assert adapter.metadata()["provider"] == "OpenAI-Realtime-compatible agent"
+
+
+@pytest.mark.parametrize("endpoint", ["URL", "localhost:8000/v1", "http://", "ftp://host/v1", "http://host:port/v1"])
+def test_an_endpoint_that_is_not_a_url_is_a_usage_error(tmp_path, endpoint):
+    """The README's ``--endpoint URL`` typed as shown ran 30 cells of 3 failing attempts each (18 minutes)."""
+    result = _run("--condition", "C0", "--model", "chat:MODEL", "--endpoint", endpoint, out=tmp_path)
+    assert result.exit_code == 2, result.output
+    assert _error_line(result) == (f"error: --endpoint {endpoint!r} is not a URL with a scheme and a host (e.g. "
+                                   "http://localhost:8000/v1 for chat:/cascade:, wss://HOST/PATH for a provider)")
+    assert not (tmp_path / "campaign.json").exists()

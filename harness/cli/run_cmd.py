@@ -200,6 +200,7 @@ def run(
     _usage_or_exit(tool_mode=tool_mode, parallel=parallel, retry_failed=retry_failed, repeats=repeats)
     passed_env = _adapter_env_or_exit(adapter_env or [])
     definition = _condition_or_exit(condition)
+    _endpoint_or_exit(endpoint)
     spec = _model_or_exit(model, condition, endpoint=endpoint, provider_model=provider_model,
                           api_key_env=api_key_env, trust_adapter=trust_adapter, adapter_env=passed_env)
     tool_mode = tool_mode or spec.tool_modes[0]
@@ -337,6 +338,26 @@ def _executor_or_exit(executor: ExecutorChoice, ray_address: str | None, mcp_url
     if problem is not None:
         typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(2)
+
+
+def _endpoint_or_exit(endpoint: str | None) -> None:
+    """``--endpoint`` must be a URL with a scheme and a host: anything else (the README's ``URL``
+    placeholder, a bare ``localhost:8000``) would fail every session's every attempt, slowly."""
+    if endpoint is None:
+        return
+    try:
+        parts = urlsplit(endpoint)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        host = None
+    if parts.scheme not in _ENDPOINT_SCHEMES or not host:
+        typer.echo(f"error: --endpoint {endpoint!r} is not a URL with a scheme and a host (e.g. "
+                   "http://localhost:8000/v1 for chat:/cascade:, wss://HOST/PATH for a provider)", err=True)
+        raise typer.Exit(2)
+
+
+_ENDPOINT_SCHEMES = ("http", "https", "ws", "wss")
 
 
 def _condition_or_exit(name: str) -> ConditionDef:
