@@ -137,3 +137,15 @@ async def test_plots_show_n_wrap_long_names_and_never_repeat_a_legend_entry(tmp_
     assert all(len(line) <= plots.TITLE_WIDTH for line in ax.get_title().splitlines())
     latency = dict(figures)["latency.png"]
     assert all("runs=" in tick.get_text() for tick in latency.axes[0].get_xticklabels())
+
+
+def test_at_80_columns_a_long_key_leaves_the_status_word_whole(tmp_path):
+    """The walk through the README: ``INCOMPLET`` / ``E`` on two lines beside ``container:my-agent:latest``."""
+    campaign = _campaign(tmp_path / "agent", condition="C2", recorded="C2", tasks=TASKS, passes={},
+                         manifest={"model": "container:my-agent:latest"})
+    (campaign / TASKS[0] / "rep0" / "result.json").unlink()
+    result = CliRunner().invoke(app, ["results", str(campaign), "--out", str(tmp_path / "r"), "--no-plots"],
+                                catch_exceptions=False, env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    (row,) = [line for line in result.output.splitlines() if line.startswith("│ container:my-agent:latest")]
+    assert row.rstrip(" │").endswith("INCOMPLETE")

@@ -194,7 +194,8 @@ def _print_summary(analysis: Analysis) -> None:
     # The model's key is what --compare takes: whole on one line; the headers fold instead.
     key_width = max((len(m.key) for m in analysis.models), default=5)
     table = Table(Column("model", no_wrap=True, min_width=key_width),
-                  *(Column(h, overflow="fold") for h in [*headers[1:], "status"]))
+                  *(Column(h, overflow="fold") for h in headers[1:]),
+                  Column("status", no_wrap=True, min_width=len("INCOMPLETE")))
     for m in analysis.models:
         r = m.reliability
         row = [m.key, str(r.n), f"{r.n_scored}/{r.n_planned}", _pct(r.pct(r.pass1_mean))]
