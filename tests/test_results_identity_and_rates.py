@@ -149,3 +149,17 @@ def test_at_80_columns_a_long_key_leaves_the_status_word_whole(tmp_path):
     assert result.exit_code == 0, result.output
     (row,) = [line for line in result.output.splitlines() if line.startswith("│ container:my-agent:latest")]
     assert row.rstrip(" │").endswith("INCOMPLETE")
+
+
+def test_compare_gives_each_difference_in_the_unit_of_its_interval(tmp_path):
+    """It printed ``pass@1 difference +10 tasks (CI [100.0, 100.0] pp)``: a count beside an interval in pp."""
+    a = _campaign(tmp_path / "a", condition="C2", recorded="C2", tasks=TASKS, passes={},
+                  manifest={"model": "model_a"})
+    b = _campaign(tmp_path / "b", condition="C2", recorded="C2", tasks=TASKS,
+                  passes={(TASKS[0], 0): 0, (TASKS[1], 0): 0, (TASKS[2], 0): 0}, manifest={"model": "model_b"})
+    result = _results(str(a), str(b), "--out", str(tmp_path / "r"), "--compare", "model_a", "model_b")
+    assert result.exit_code == 0, result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith("compare:")]
+    assert "difference +50.0 pp (95 % CI [" in line
+    assert "pass@1 difference +50.0 pp (+3 of 6 tasks, 95 % CI [" in line
+    assert "tasks (CI" not in line
