@@ -163,3 +163,22 @@ def test_compare_gives_each_difference_in_the_unit_of_its_interval(tmp_path):
     assert "difference +50.0 pp (95 % CI [" in line
     assert "pass@1 difference +50.0 pp (+3 of 6 tasks, 95 % CI [" in line
     assert "tasks (CI" not in line
+
+
+def test_a_folder_of_campaigns_is_read_as_its_campaigns_and_says_so(tmp_path):
+    """README: ``results runs/* --out results`` after the compose stack wrote ``runs/compose/oracle``
+    stopped with 'no result.json under runs/compose'."""
+    _campaign(tmp_path / "runs" / "oracle", condition="C2", recorded="C2", tasks=TASKS, passes={})
+    _campaign(tmp_path / "runs" / "compose" / "oracle", condition="C2", recorded="C2", tasks=TASKS[:1], passes={})
+    runs = sorted((tmp_path / "runs").iterdir())
+    result = _results(*map(str, runs), "--out", str(tmp_path / "r"))
+    assert result.exit_code == 0, result.output
+    models = json.loads((tmp_path / "r" / "results.json").read_text())["models"]
+    assert {key: m["n"] for key, m in models.items()} == {"oracle[tasks=6]": 6, "oracle[tasks=1]": 1}
+    (note,) = [line for line in result.output.splitlines() if "holds campaigns" in line]
+    assert note == f"note: {tmp_path / 'runs' / 'compose'} holds campaigns, each reported: " \
+                   f"{tmp_path / 'runs' / 'compose' / 'oracle'}"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refused = _results(str(empty), "--out", str(tmp_path / "r2"))
+    assert refused.exit_code == 2 and "no result.json under" in refused.output
