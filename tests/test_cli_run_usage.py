@@ -116,3 +116,26 @@ def test_an_endpoint_that_is_not_a_url_is_a_usage_error(tmp_path, endpoint):
     assert _error_line(result) == (f"error: --endpoint {endpoint!r} is not a URL with a scheme and a host (e.g. "
                                    "http://localhost:8000/v1 for chat:/cascade:, wss://HOST/PATH for a provider)")
     assert not (tmp_path / "campaign.json").exists()
+
+
+def test_a_missing_agent_image_is_said_once_before_any_sandbox(tmp_path, monkeypatch):
+    """The README's ``--model container:my-agent:latest`` without the image built the task server's
+    image, failed the first cell and listed 29 more as NOT RUN."""
+    import sandbox.agent_container as agent_container
+    from harness.cli import run_cmd
+    from sandbox.errors import AgentImageError
+
+    def missing(image: str, **_: object) -> str:
+        raise AgentImageError(f"agent image {image} is not on this Docker engine (there is no registry here: "
+                              "`docker build` or `docker load` it first)")
+
+    def no_backend(*args: object, **kwargs: object) -> None:
+        raise AssertionError("no sandbox backend is made for a model whose image is missing")
+
+    monkeypatch.setattr(agent_container, "ensure_agent_image", missing)
+    monkeypatch.setattr(run_cmd, "_backend_or_exit", no_backend)
+    result = _run("--model", "container:my-agent:latest", "--sandbox", "docker", out=tmp_path)
+    assert result.exit_code == 1, result.output
+    assert _error_line(result) == ("error: agent image my-agent:latest is not on this Docker engine (there is no "
+                                   "registry here: `docker build` or `docker load` it first)")
+    assert not (tmp_path / "campaign.json").exists() and "NOT RUN" not in result.output
