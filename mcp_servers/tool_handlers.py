@@ -156,7 +156,11 @@ def get_entity(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
     key = call.spec.effect.get("state_path") or call.args.get("path") or call.args.get("entity_id")
     if not isinstance(key, str) or not key:
         raise ToolError("no entity given: pass 'path' or 'entity_id'")
-    return HandlerOutcome({"entity": parts.state.get(key)})
+    entity = parts.state.get(key)
+    if entity is None:
+        # The reference answers ok with a null entity; an agent reads that as a lookup that worked.
+        raise ToolError(f"no entity {preview(key)}: nothing is recorded under that id (check it and look it up again)")
+    return HandlerOutcome({"entity": entity})
 
 
 def update_artifact(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:

@@ -16,7 +16,8 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +41,7 @@ __all__ = [
     "ImageResult",
     "ImageSpec",
     "build_images",
+    "build_lock",
     "connect_docker",
     "report_to_stderr",
 ]
@@ -263,6 +265,22 @@ class _ImageBuilder:
         return self.client.images.get(reference)
 
 
+@contextmanager
+def build_lock(cache_dir: Path, report: Callable[[str], None]) -> Iterator[None]:
+    """Hold the cache's build lock; when another process holds it, say so before waiting (its build
+    can take minutes, and a wait without a word looks like a hang)."""
+    path = cache_dir / ".build.lock"
+    with open(path, "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            report(f"waiting for another apex-voice process to finish building images (it holds {path})")
+            started = time.monotonic()
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            report(f"the other build finished; waited {time.monotonic() - started:.1f} s")
+        yield
+
+
 def build_images(
     names: Iterable[str] | None = None,
     *,
@@ -286,8 +304,7 @@ def build_images(
     requested_base = base_image or os.environ.get("BASE_IMAGE") or DEFAULT_BASE_IMAGE
     cache_dir.mkdir(parents=True, exist_ok=True)
     # One build at a time per cache: a concurrent build would prune images the other one uses.
-    with open(cache_dir / ".build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with build_lock(cache_dir, report):
         base = ensure_base_image(client, requested_base, cache_dir, report)
         builder = _ImageBuilder(client, ProjectSources.load(project_root), base, cache_dir, report)
         results = tuple(builder.ensure(IMAGE_SPECS[name]) for name in selected)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from contextlib import asynccontextmanager
 
+import pytest
 from typer.testing import CliRunner
 
 from harness.cli import run_cmd
@@ -100,7 +101,8 @@ def test_limit_takes_the_first_tasks_in_suite_order(tmp_path):
     assert json.loads((tmp_path / "campaign.json").read_text())["task_ids"] == [first_task]
 
 
-def test_tasks_lists_the_suite_with_versions(tmp_path):
+def test_tasks_lists_the_suite_with_versions(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "120")
     table = _invoke("tasks", "--data", str(DEMO_DATA))
     assert table.exit_code == 0, table.output
     rows = [json.loads(line) for line in _invoke("tasks", "--data", str(DEMO_DATA), "--json").stdout.splitlines()]
@@ -109,3 +111,19 @@ def test_tasks_lists_the_suite_with_versions(tmp_path):
     for value in (TASK_A, warranty["version"], warranty["domain"]):
         assert value in table.output
     assert "10 tasks" in table.output
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_tasks_keeps_every_title_whole_and_the_domain_gives_way_at_80_columns(monkeypatch, columns):
+    """At 80 columns the titles were cut to five characters ("Take …")."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    table = _invoke("tasks", "--data", str(DEMO_DATA))
+    assert table.exit_code == 0, table.output
+    assert "…" not in table.output and max(map(len, table.output.splitlines()[:-1])) <= columns  # the footer: a path
+    words = table.output.split()
+    rows = [json.loads(line) for line in _invoke("tasks", "--data", str(DEMO_DATA), "--json").stdout.splitlines()]
+    for row in rows:
+        assert row["task_id"] in words and all(word in words for word in row["title"].split())
+    domains_shown = all(row["domain"] in words for row in rows)
+    assert domains_shown == (columns == 120)
+    assert ("domains: --json, or a wider terminal" in table.output) == (not domains_shown)

@@ -106,3 +106,36 @@ async def test_an_openai_compatible_agent_is_not_called_openai_when_it_fails(dea
         await adapter._open()
     assert str(failed.value).startswith(f"OpenAI-Realtime-compatible agent: cannot connect to {url}")
     assert adapter.metadata()["provider"] == "OpenAI-Realtime-compatible agent"
+
+
+@pytest.mark.parametrize("endpoint", ["URL", "localhost:8000/v1", "http://", "ftp://host/v1", "http://host:port/v1"])
+def test_an_endpoint_that_is_not_a_url_is_a_usage_error(tmp_path, endpoint):
+    """The README's ``--endpoint URL`` typed as shown ran 30 cells of 3 failing attempts each (18 minutes)."""
+    result = _run("--condition", "C0", "--model", "chat:MODEL", "--endpoint", endpoint, out=tmp_path)
+    assert result.exit_code == 2, result.output
+    assert _error_line(result) == (f"error: --endpoint {endpoint!r} is not a URL with a scheme and a host (e.g. "
+                                   "http://localhost:8000/v1 for chat:/cascade:, wss://HOST/PATH for a provider)")
+    assert not (tmp_path / "campaign.json").exists()
+
+
+def test_a_missing_agent_image_is_said_once_before_any_sandbox(tmp_path, monkeypatch):
+    """The README's ``--model container:my-agent:latest`` without the image built the task server's
+    image, failed the first cell and listed 29 more as NOT RUN."""
+    import sandbox.agent_container as agent_container
+    from harness.cli import run_cmd
+    from sandbox.errors import AgentImageError
+
+    def missing(image: str, **_: object) -> str:
+        raise AgentImageError(f"agent image {image} is not on this Docker engine (there is no registry here: "
+                              "`docker build` or `docker load` it first)")
+
+    def no_backend(*args: object, **kwargs: object) -> None:
+        raise AssertionError("no sandbox backend is made for a model whose image is missing")
+
+    monkeypatch.setattr(agent_container, "ensure_agent_image", missing)
+    monkeypatch.setattr(run_cmd, "_backend_or_exit", no_backend)
+    result = _run("--model", "container:my-agent:latest", "--sandbox", "docker", out=tmp_path)
+    assert result.exit_code == 1, result.output
+    assert _error_line(result) == ("error: agent image my-agent:latest is not on this Docker engine (there is no "
+                                   "registry here: `docker build` or `docker load` it first)")
+    assert not (tmp_path / "campaign.json").exists() and "NOT RUN" not in result.output

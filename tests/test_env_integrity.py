@@ -347,6 +347,16 @@ def test_get_entity_reads_dot_paths_and_a_bound_path_wins(toy_form):
     env = TaskEnvironment(fixture_bundle(toy_form, extra_tools=[lookup, cap]))
 
     assert env.call_tool("lookup", {"path": "expense_policy"}).result == {"entity": {"meal_cap": 100}}
-    assert env.call_tool("lookup", {"path": "expense_policy.nope.deeper"}).result == {"entity": None}
     assert env.call_tool("meal_cap", {}).result == {"entity": 100}
     assert_refused(env, env.call_tool("lookup", {"path": ""}), "no entity given")
+
+
+def test_a_lookup_of_an_unknown_id_is_a_not_found_error_the_agent_can_act_on(toy_form):
+    """Issue 23 item 18: the reference answers ``ok`` with ``{"entity": null}``, which an agent takes
+    for a lookup that worked (and ``tool_called`` counted as a successful call)."""
+    lookup = {"name": "lookup", "handler": "get_entity", "params": [{"name": "entity_id", "type": "string"}]}
+    env = TaskEnvironment(fixture_bundle(toy_form, extra_tools=[lookup]))
+    assert_refused(env, env.call_tool("lookup", {"entity_id": "QH-000000"}),
+                   "lookup: no entity \"QH-000000\"", "nothing is recorded under that id")
+    assert_refused(env, env.call_tool("lookup", {"entity_id": "expense_policy.nope.deeper"}), "no entity")
+    assert env.call_tool("lookup", {"entity_id": "expense_policy"}).result == {"entity": {"meal_cap": 100}}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import io
 import os
 import tarfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -12,12 +14,41 @@ import pytest
 from sandbox.base_image import PythonTarget
 from sandbox.build_context import BuildContext
 from sandbox.debian_rootfs import DebianMirrors, mirrors_from_deb822, mmdebstrap_command
-from sandbox.image_build import IMAGE_SPECS, LABEL_BUILD_HASH, build_images
+from sandbox.image_build import IMAGE_SPECS, LABEL_BUILD_HASH, build_images, build_lock
 from sandbox.project_sources import ProjectSources, SourceSnapshot
 from sandbox.wheelhouse import PythonMismatchError, require_same_python
+from tests.waiting import eventually
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 HOST = PythonTarget(3, 11, "x86_64")
+
+
+async def test_a_build_waiting_for_another_says_so_before_it_waits(tmp_path: Path) -> None:
+    """Issue 23 walk: a run waited 91 s in silence on the lock of another process's build."""
+    said: list[str] = []
+    entered = threading.Event()
+
+    def second_build() -> None:
+        with build_lock(tmp_path, said.append):
+            entered.set()
+
+    with open(tmp_path / ".build.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # the other build
+        waiter = threading.Thread(target=second_build)
+        waiter.start()
+        await eventually(lambda: said)
+        assert not entered.is_set()
+        assert said == [f"waiting for another apex-voice process to finish building images (it holds "
+                        f"{tmp_path / '.build.lock'})"]
+    waiter.join(10)
+    assert entered.is_set() and said[-1].startswith("the other build finished; waited ")
+
+
+def test_a_build_with_the_lock_free_says_nothing_about_it(tmp_path: Path) -> None:
+    said: list[str] = []
+    with build_lock(tmp_path, said.append):
+        pass
+    assert said == []
 
 
 def test_python_mismatch_names_both_interpreters_and_the_image() -> None:

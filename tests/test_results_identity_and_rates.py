@@ -137,3 +137,48 @@ async def test_plots_show_n_wrap_long_names_and_never_repeat_a_legend_entry(tmp_
     assert all(len(line) <= plots.TITLE_WIDTH for line in ax.get_title().splitlines())
     latency = dict(figures)["latency.png"]
     assert all("runs=" in tick.get_text() for tick in latency.axes[0].get_xticklabels())
+
+
+def test_at_80_columns_a_long_key_leaves_the_status_word_whole(tmp_path):
+    """The walk through the README: ``INCOMPLET`` / ``E`` on two lines beside ``container:my-agent:latest``."""
+    campaign = _campaign(tmp_path / "agent", condition="C2", recorded="C2", tasks=TASKS, passes={},
+                         manifest={"model": "container:my-agent:latest"})
+    (campaign / TASKS[0] / "rep0" / "result.json").unlink()
+    result = CliRunner().invoke(app, ["results", str(campaign), "--out", str(tmp_path / "r"), "--no-plots"],
+                                catch_exceptions=False, env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    (row,) = [line for line in result.output.splitlines() if line.startswith("│ container:my-agent:latest")]
+    assert row.rstrip(" │").endswith("INCOMPLETE")
+
+
+def test_compare_gives_each_difference_in_the_unit_of_its_interval(tmp_path):
+    """It printed ``pass@1 difference +10 tasks (CI [100.0, 100.0] pp)``: a count beside an interval in pp."""
+    a = _campaign(tmp_path / "a", condition="C2", recorded="C2", tasks=TASKS, passes={},
+                  manifest={"model": "model_a"})
+    b = _campaign(tmp_path / "b", condition="C2", recorded="C2", tasks=TASKS,
+                  passes={(TASKS[0], 0): 0, (TASKS[1], 0): 0, (TASKS[2], 0): 0}, manifest={"model": "model_b"})
+    result = _results(str(a), str(b), "--out", str(tmp_path / "r"), "--compare", "model_a", "model_b")
+    assert result.exit_code == 0, result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith("compare:")]
+    assert "difference +50.0 pp (95 % CI [" in line
+    assert "pass@1 difference +50.0 pp (+3 of 6 tasks, 95 % CI [" in line
+    assert "tasks (CI" not in line
+
+
+def test_a_folder_of_campaigns_is_read_as_its_campaigns_and_says_so(tmp_path):
+    """README: ``results runs/* --out results`` after the compose stack wrote ``runs/compose/oracle``
+    stopped with 'no result.json under runs/compose'."""
+    _campaign(tmp_path / "runs" / "oracle", condition="C2", recorded="C2", tasks=TASKS, passes={})
+    _campaign(tmp_path / "runs" / "compose" / "oracle", condition="C2", recorded="C2", tasks=TASKS[:1], passes={})
+    runs = sorted((tmp_path / "runs").iterdir())
+    result = _results(*map(str, runs), "--out", str(tmp_path / "r"))
+    assert result.exit_code == 0, result.output
+    models = json.loads((tmp_path / "r" / "results.json").read_text())["models"]
+    assert {key: m["n"] for key, m in models.items()} == {"oracle[tasks=6]": 6, "oracle[tasks=1]": 1}
+    (note,) = [line for line in result.output.splitlines() if "holds campaigns" in line]
+    assert note == f"note: {tmp_path / 'runs' / 'compose'} holds campaigns, each reported: " \
+                   f"{tmp_path / 'runs' / 'compose' / 'oracle'}"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refused = _results(str(empty), "--out", str(tmp_path / "r2"))
+    assert refused.exit_code == 2 and "no result.json under" in refused.output

@@ -25,9 +25,19 @@ def test_json_output_has_one_report_per_task():
     require_reference_fixtures()
     result = runner.invoke(app, ["validate", "--data", str(REFERENCE_FIXTURES), "--json"])
     assert result.exit_code == 0
-    reports = [json.loads(line) for line in result.output.splitlines() if line.strip()]
+    reports = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]  # progress: on stderr
     assert [r["task_id"] for r in reports] == ["toy_form_001", "toy_interview_001"]
     assert all(r["ok"] and r["oracle_pass"] and r["noop_fail"] for r in reports)
+
+
+def test_piped_validation_prints_a_line_per_task_as_it_finishes():
+    """Piped or in a CI log the live bar showed nothing: 11 s of silence for two tasks in docker."""
+    result = runner.invoke(app, ["validate", "--only", "demo_warranty_advice_001", "--only", "demo_hvac_inspection_001"])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
+    assert [line.rsplit(", ", 1)[0] for line in lines] == [
+        "[1/2] demo_hvac_inspection_001: valid", "[2/2] demo_warranty_advice_001: valid"]
+    assert all(line.endswith(" s") for line in lines)
 
 
 def test_only_selects_one_task():

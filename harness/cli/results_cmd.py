@@ -16,7 +16,7 @@ from harness.results.analysis import Analysis, ModelSummary, analyse
 from harness.results.bootstrap import MIN_CI_TASKS
 from harness.results.denominator import has_plan
 from harness.results.identity import keep_apart
-from harness.results.run_tree import Campaign, find_campaigns, load_campaign
+from harness.results.run_tree import Campaign, find_campaigns, is_campaign, load_campaign
 from harness.results.tables import comparison_sentence, scope_line, write_tables
 from harness.results.task_facts import TaskFacts, load_task_facts
 from harness.tasks.dataset import BUNDLED_DATA, DATA_ENV_VAR, resolve_data
@@ -124,10 +124,14 @@ def _campaigns(runs_dirs: list[Path], runs_root: Path | None, named: list[str]) 
             _usage(f"--runs-root {runs_root} is not a directory")
         paths += find_campaigns(runs_root)
     campaigns: list[Campaign] = []
+    expanded: list[str] = []
     for path in paths:
         if not path.is_dir():
             _usage(f"{path} is not a directory")
-        campaigns.append(load_campaign(path))
+        inner = [] if is_campaign(path) else find_campaigns(path)
+        if inner:  # a folder of campaigns (the compose stack's runs/compose beside runs/<model>): each one
+            expanded.append(f"{path} holds campaigns, each reported: {', '.join(str(p) for p in inner)}")
+        campaigns += [load_campaign(p) for p in inner or [path]]
     for item in named:
         key, sep, value = item.partition("=")
         if not sep or not key or not value:
@@ -141,7 +145,8 @@ def _campaigns(runs_dirs: list[Path], runs_root: Path | None, named: list[str]) 
     if empty:
         _usage(f"no result.json under {', '.join(str(c.path) for c in empty)} "
                "(expected <task>/rep<k>/result.json)")
-    return keep_apart(campaigns)
+    kept, notes = keep_apart(campaigns)
+    return kept, [*expanded, *notes]
 
 
 def _facts(data: Path | None, campaigns: list[Campaign]) -> tuple[dict[str, TaskFacts] | None, str | None]:
@@ -194,7 +199,8 @@ def _print_summary(analysis: Analysis) -> None:
     # The model's key is what --compare takes: whole on one line; the headers fold instead.
     key_width = max((len(m.key) for m in analysis.models), default=5)
     table = Table(Column("model", no_wrap=True, min_width=key_width),
-                  *(Column(h, overflow="fold") for h in [*headers[1:], "status"]))
+                  *(Column(h, overflow="fold") for h in headers[1:]),
+                  Column("status", no_wrap=True, min_width=len("INCOMPLETE")))
     for m in analysis.models:
         r = m.reliability
         row = [m.key, str(r.n), f"{r.n_scored}/{r.n_planned}", _pct(r.pct(r.pass1_mean))]

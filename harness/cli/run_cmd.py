@@ -56,7 +56,7 @@ from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
 from harness.user.llm_act_observer import LlmActClassifier
 from sandbox.backend import SandboxBackend, get_backend
-from sandbox.errors import SandboxUnavailableError, UnknownBackendError
+from sandbox.errors import AgentImageError, SandboxUnavailableError, UnknownBackendError
 from sandbox.external import ExternalBackend
 
 from .console import cli_console
@@ -200,6 +200,7 @@ def run(
     _usage_or_exit(tool_mode=tool_mode, parallel=parallel, retry_failed=retry_failed, repeats=repeats)
     passed_env = _adapter_env_or_exit(adapter_env or [])
     definition = _condition_or_exit(condition)
+    _endpoint_or_exit(endpoint)
     spec = _model_or_exit(model, condition, endpoint=endpoint, provider_model=provider_model,
                           api_key_env=api_key_env, trust_adapter=trust_adapter, adapter_env=passed_env)
     tool_mode = tool_mode or spec.tool_modes[0]
@@ -228,6 +229,8 @@ def run(
             raise typer.Exit(2)
         backend: SandboxBackend = _external_or_exit(mcp_url, token_file)
     else:
+        if executor is ExecutorChoice.local and (sandbox or "auto") in ("auto", "docker"):
+            _agent_image_or_exit(spec)
         # Ray's nodes each prepare their own backend (their engine builds or checks the images).
         backend = _backend_or_exit(sandbox or "auto", prepare=executor is ExecutorChoice.local)
     typer.echo(f"sandbox: {backend.name} ({backend.chosen_because})", err=True)
@@ -339,6 +342,26 @@ def _executor_or_exit(executor: ExecutorChoice, ray_address: str | None, mcp_url
         raise typer.Exit(2)
 
 
+def _endpoint_or_exit(endpoint: str | None) -> None:
+    """``--endpoint`` must be a URL with a scheme and a host: anything else (the README's ``URL``
+    placeholder, a bare ``localhost:8000``) would fail every session's every attempt, slowly."""
+    if endpoint is None:
+        return
+    try:
+        parts = urlsplit(endpoint)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        host = None
+    if parts.scheme not in _ENDPOINT_SCHEMES or not host:
+        typer.echo(f"error: --endpoint {endpoint!r} is not a URL with a scheme and a host (e.g. "
+                   "http://localhost:8000/v1 for chat:/cascade:, wss://HOST/PATH for a provider)", err=True)
+        raise typer.Exit(2)
+
+
+_ENDPOINT_SCHEMES = ("http", "https", "ws", "wss")
+
+
 def _condition_or_exit(name: str) -> ConditionDef:
     try:
         return get_condition(name)
@@ -392,6 +415,30 @@ def _reachable_or_exit(spec: ModelSpec) -> None:
     if problem is not None:
         typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(1)
+
+
+def _agent_image_or_exit(spec: ModelSpec) -> None:
+    """An agent image of the user's own (``container:IMAGE``) that is not on the engine: said once,
+    before any sandbox is built or session started (the campaign found it at its first cell, then
+    listed every other cell as not run). Ours are built when missing; without an engine the
+    backend's own check speaks."""
+    image = spec.agent_image
+    if image is None or spec.hosted_adapter is not None:
+        return
+    import docker.errors
+
+    from sandbox.agent_container import ensure_agent_image
+    from sandbox.image_build import REPOSITORY_PREFIX
+
+    if image.startswith(REPOSITORY_PREFIX):
+        return
+    try:
+        ensure_agent_image(image)
+    except AgentImageError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    except docker.errors.DockerException:
+        return
 
 
 def _retry_plan_or_exit(out_dir: Path, task_dirs: list[Path], root: Path, *, selected: bool) -> list[CampaignCell]:

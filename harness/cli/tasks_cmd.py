@@ -55,15 +55,31 @@ def tasks(
         for row in rows:
             typer.echo(row.model_dump_json())
         return
-    # Ids, versions and domains are whole words a reader types back: never cut; the title gives way.
+    console = Console()
+    table = _table(rows, console.width)
+    console.print(table)
+    left_out = "" if len(table.columns) == 4 else " (domains: --json, or a wider terminal)"
+    console.print(f"{len(rows)} tasks in {source.root}{left_out}", highlight=False, soft_wrap=True, markup=False)
+
+
+#: The narrowest title column worth showing; below it the domain gives way (``--json`` has it).
+MIN_TITLE_WIDTH = 24
+
+
+def _table(rows: list[TaskRow], width: int) -> Table:
+    """Ids and versions are whole words a reader types back: never cut. The title wraps, never cut;
+    the domain column is left out when it would squeeze the title below :data:`MIN_TITLE_WIDTH`."""
     def whole(header: str, values: list[str]) -> Column:
         return Column(header, no_wrap=True, min_width=max(map(len, [header, *values])))
 
-    table = Table(whole("task", [r.task_id for r in rows]), whole("version", [r.version for r in rows]),
-                  whole("domain", [r.domain for r in rows]), Column("title", no_wrap=True, overflow="ellipsis", ratio=1), expand=True,
+    columns = [whole("task", [r.task_id for r in rows]), whole("version", [r.version for r in rows]),
+               whole("domain", [r.domain for r in rows])]
+    gaps = 2 * len(columns)  # the column separators and the title's own padding
+    if sum(c.min_width or 0 for c in columns) + gaps + MIN_TITLE_WIDTH > width:
+        columns.pop()
+    with_domain = len(columns) == 3
+    table = Table(*columns, Column("title", overflow="fold", ratio=1), expand=True,
                   box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     for row in rows:
-        table.add_row(row.task_id, row.version, row.domain, row.title)
-    console = Console()
-    console.print(table)
-    console.print(f"{len(rows)} tasks in {source.root}", highlight=False, soft_wrap=True, markup=False)
+        table.add_row(row.task_id, row.version, *([row.domain] if with_domain else []), row.title)
+    return table

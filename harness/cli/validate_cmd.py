@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -14,6 +16,7 @@ from harness.validate import ValidationReport, validate_task
 from .console import cli_console
 from .data_option import DATA_HELP, ONLY_HELP, open_data
 from .interrupts import run_interruptible
+from .plain_progress import wants_plain_progress
 from .results_table import task_table
 
 if TYPE_CHECKING:
@@ -44,7 +47,9 @@ def validate(
     """
     source, task_dirs = open_data(data, only)
     backend = None if sandbox == "none" else _backend_or_exit(sandbox)
-    reports = run_interruptible(_validate_all(source.checksums, task_dirs, backend, show_progress=not json_output))
+    plain = wants_plain_progress(sys.stdout, sys.stderr)
+    reports = run_interruptible(_validate_all(source.checksums, task_dirs, backend,
+                                              show_progress=not json_output and not plain, plain=plain))
     if json_output:
         for report in reports:
             typer.echo(report.model_dump_json())
@@ -74,15 +79,25 @@ def _backend_or_exit(name: str) -> SandboxBackend:  # imported lazily: `validate
     return backend
 
 
-async def _validate_all(checksums, task_dirs: list[Path], backend, *, show_progress: bool) -> list[ValidationReport]:
+async def _validate_all(
+    checksums, task_dirs: list[Path], backend, *, show_progress: bool, plain: bool = False
+) -> list[ValidationReport]:
+    """Validate each task in turn: a live bar on a terminal; piped or in a CI log (``plain``), a
+    line per task on stderr as it finishes (a bar there shows nothing until the end)."""
     reports: list[ValidationReport] = []
     try:
         with Progress(console=cli_console(stderr=True), transient=True, disable=not show_progress) as progress:
             bar = progress.add_task("validating", total=len(task_dirs))
-            for task_dir in task_dirs:
+            for index, task_dir in enumerate(task_dirs, 1):
                 progress.update(bar, description=f"validating {task_dir.name}")
-                reports.append(await _validate_one(task_dir, checksums, backend))
+                started = time.monotonic()
+                report = await _validate_one(task_dir, checksums, backend)
+                reports.append(report)
                 progress.advance(bar)
+                if plain:
+                    verdict = "valid" if report.ok else "INVALID"
+                    print(f"[{index}/{len(task_dirs)}] {task_dir.name}: {verdict}, {time.monotonic() - started:.1f} s",
+                          file=sys.stderr, flush=True)
     finally:
         if backend is not None:
             await backend.aclose()

@@ -19,7 +19,7 @@ from typing import Any
 from harness.results.campaign_files import MANIFEST_FILE
 from harness.results.result_record import RESULT_FILE, ResultFileError, ResultRecord
 
-__all__ = ["PUBLISHED_ORDER", "Campaign", "Run", "find_campaigns", "load_campaign"]
+__all__ = ["PUBLISHED_ORDER", "Campaign", "Run", "find_campaigns", "is_campaign", "load_campaign"]
 
 #: ``--runs-root`` order of the published analysis (registry order), then anything else sorted.
 PUBLISHED_ORDER = ("gpt-realtime", "grok-voice", "gemini-live", "gpt-live-1", "step-audio3")
@@ -126,12 +126,13 @@ def load_campaign(path: Path, key: str | None = None) -> Campaign:
     return campaign
 
 
-def _is_campaign(path: Path) -> bool:
+def is_campaign(path: Path) -> bool:
+    """A campaign directory: its ``campaign.json``, or results as ``<task>/rep<k>/result.json``."""
     return (path / MANIFEST_FILE).is_file() or any(path.glob(f"*/rep*/{RESULT_FILE}"))
 
 
 def find_campaigns(runs_root: Path) -> list[Path]:
     """Campaign directories directly below ``runs_root``: published keys first (in their order), then sorted."""
-    found = {d.name: d for d in sorted(Path(runs_root).iterdir()) if d.is_dir() and _is_campaign(d)}
+    found = {d.name: d for d in sorted(Path(runs_root).iterdir()) if d.is_dir() and is_campaign(d)}
     ordered = [found.pop(key) for key in PUBLISHED_ORDER if key in found]
     return ordered + list(found.values())

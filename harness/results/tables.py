@@ -181,10 +181,13 @@ def comparison_sentence(a: Analysis) -> str | None:
         intervals = f"no intervals ({c.ci_note})"
         ci, ci_k = "", ""
     else:
-        intervals, ci, ci_k = "", f" (95 % CI {_ci(c.pass1_diff_ci_pp)})", f" (CI {_ci(c.pass_at_k_diff_ci_pp)} pp)"
+        intervals, ci, ci_k = "", f" (95 % CI {_ci(c.pass1_diff_ci_pp)})", f", 95 % CI {_ci(c.pass_at_k_diff_ci_pp)}"
+    # pass@k's difference in the unit of its interval (pp), with the count of tasks beside it.
+    k_pp = 100.0 * c.pass_at_k_diff / c.n_tasks if c.n_tasks else None
     return (f"{c.a} vs {c.b}: on the {c.n_tasks} tasks both completed: pass@1 {_f(c.pass1_a_pct, 1)} % vs "
             f"{_f(c.pass1_b_pct, 1)} %, difference {_f(c.pass1_diff_pp, 1, signed=True)} pp{ci}; "
-            f"pass@{a.k} difference {c.pass_at_k_diff:+d} tasks{ci_k}; per task {c.wins} wins, {c.losses} losses, "
+            f"pass@{a.k} difference {_f(k_pp, 1, signed=True)} pp ({c.pass_at_k_diff:+d} of {c.n_tasks} tasks{ci_k}); "
+            f"per task {c.wins} wins, {c.losses} losses, "
             f"{c.ties} ties; sign test p = {_f(c.sign_test_p, 3)}" + (f"; {intervals}." if intervals else "."))
 
 
