@@ -27,7 +27,7 @@ class FinishedSession:
     reason: str = "flow_done"
     turns: int = 4
     adapter_meta: dict[str, Any] = field(default_factory=dict)
-    infra_errors: list[str] = field(default_factory=list)
+    agent_errors: list[str] = field(default_factory=list)
     usage: list[dict[str, Any]] = field(default_factory=list)
     agent_failure: dict[str, Any] | None = None
 
@@ -62,7 +62,7 @@ def _events() -> EventBus:
 
 def test_record_from_session_has_published_keys_first_and_explains_the_failure(tmp_path):
     session = FinishedSession(run_id="abc123", task_id="toy", grade=_failed_grade(), events=_events(),
-                              adapter_meta={"model_id": "oracle", "model": "oracle-1"}, infra_errors=["x"])
+                              adapter_meta={"model_id": "oracle", "model": "oracle-1"}, agent_errors=["x"])
     record = record_from_session(session, rep=1, model="oracle", wall_s=2.345, sandbox={"backend": "local"})
     assert record.latency["response_start_latency_ms"]["samples"] == [400]
     assert record.latency["tool_calls"] == 1 and record.latency["retrieval_calls"] == 1
@@ -79,7 +79,7 @@ def test_record_from_session_has_published_keys_first_and_explains_the_failure(t
     assert list(stored)[: len(PUBLISHED_KEYS)] == PUBLISHED_KEYS
     assert stored["afa"] == 0.5 and stored["reason"] == "flow_done" and stored["sandbox"] == {"backend": "local"}
     assert stored["fields"][0]["got"] == 210 and stored["failed_predicates"][0]["id"] == "p1"
-    assert stored["infra_errors"] == ["x"]
+    assert stored["agent_errors"] == ["x"] and stored["infra_errors"] == []
     assert ResultRecord.read(tmp_path) == record
 
 
