@@ -52,17 +52,28 @@ def test_a_line_per_finished_cell_with_status_pts_and_wall_time():
     assert stream.getvalue().splitlines() == [
         "[1/3] t_a rep0: ran, SUCCESS, PTS 1, 12.3 s",
         "[2/3] t_a rep1: resumed, SUCCESS, PTS 1, 12.3 s",
-        "[3/3] t_b rep0: INFRA ERROR after 3 attempt(s), PTS –",
+        "[3/3] t_b rep0: INFRA ERROR after 3 attempt(s), unscored: counts as PTS 0",
     ]
+
+
+def test_a_session_starting_is_a_line_and_a_retry_says_its_attempt():
+    stream = io.StringIO()
+    progress = PlainProgress(1, stream)
+    progress.started(CampaignCell(0, "t_a"), 1)
+    progress.started(CampaignCell(0, "t_a"), 2)
+    assert stream.getvalue().splitlines() == ["[ … ] t_a rep0: started", "[ … ] t_a rep0: started (attempt 2)"]
 
 
 def test_a_piped_run_prints_each_cell_as_it_finishes(tmp_path):
     args = ["run", "--data", str(DEMO_DATA), "--only", DEMO_TASK, "--sandbox", "local", "--out", str(tmp_path)]
     first = CliRunner().invoke(app, args)
     assert first.exit_code == 0, first.output
-    assert re.search(rf"^\[1/1\] {DEMO_TASK} rep0: ran, SUCCESS, PTS 1, \d+\.\d s$", first.stderr, re.MULTILINE)
+    lines = first.stderr.splitlines()
+    started = lines.index(f"[ … ] {DEMO_TASK} rep0: started")  # said before the session's minutes, not after
+    assert re.fullmatch(rf"\[1/1\] {DEMO_TASK} rep0: ran, SUCCESS, PTS 1, \d+\.\d s", lines[started + 1]), lines
     again = CliRunner().invoke(app, [*args, "--json"])
     assert re.search(rf"^\[1/1\] {DEMO_TASK} rep0: resumed, SUCCESS, PTS 1", again.stderr, re.MULTILINE)
+    assert "started" not in again.stderr  # a resumed cell runs no session
     assert all(line.startswith("{") for line in again.stdout.splitlines())  # stdout stays JSON
 
 

@@ -83,6 +83,33 @@ def test_a_dead_local_chat_endpoint_fails_fast_naming_the_model(tmp_path, dead_p
     assert "OpenAI" not in result.output
 
 
+def _resolver(errno: int):
+    def getaddrinfo(host, *args, **kwargs):
+        raise socket.gaierror(errno, "Name or service not known" if errno == socket.EAI_NONAME else "try again")
+
+    return getaddrinfo
+
+
+def test_a_remote_endpoint_whose_host_name_is_not_known_fails_fast_naming_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(socket, "getaddrinfo", _resolver(socket.EAI_NONAME))
+    url = "wss://agent.example.invalid/v1/realtime"
+    result = _run("--model", url, "--sandbox", "local", out=tmp_path)
+    assert result.exit_code == 1, result.output
+    assert _error_line(result) == (
+        f"error: {url}: the host name agent.example.invalid is not known (the resolver says: Name or service "
+        "not known); check the URL, or this machine's network and DNS"
+    )
+    assert not (tmp_path / "campaign.json").exists()
+
+
+def test_a_resolver_that_fails_for_a_while_is_left_to_the_sessions_retries(monkeypatch):
+    from harness.agents.registry import get_model
+    from harness.cli.preflight import dead_endpoint_problem
+
+    monkeypatch.setattr(socket, "getaddrinfo", _resolver(socket.EAI_AGAIN))
+    assert dead_endpoint_problem(get_model("wss://agent.example.invalid/v1/realtime")) is None
+
+
 def test_a_chat_model_on_the_default_endpoint_without_a_key_is_refused_up_front(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

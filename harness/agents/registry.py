@@ -145,7 +145,8 @@ MODELS: dict[str, ModelSpec] = {
             adapter="harness.agents.native_oracle:NativeOracleAgent",
             clock="virtual",
             notes="calls the task's tools itself over MCP; its calls are observed at the server; "
-            f"with --sandbox docker it runs in its own container ({NATIVE_ORACLE_IMAGE})",
+            f"with --sandbox docker it runs in its own container ({NATIVE_ORACLE_IMAGE}), on the "
+            "realtime clock there (a session lasts its media time, 2-5 min on the demo tasks)",
             privileged=True,
             tool_modes=("native",),
             agent_image=NATIVE_ORACLE_IMAGE,

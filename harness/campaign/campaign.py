@@ -200,11 +200,13 @@ async def run_campaign(
     run_cell: CellRunner,
     *,
     on_cell: Callable[[CellOutcome], None] | None = None,
+    on_start: Callable[[CampaignCell, int], None] | None = None,
     task_versions: dict[str, str] | None = None,
     regrade: PendingRegrader | None = None,
     cells: list[CampaignCell] | None = None,
 ) -> CampaignResult:
-    """Run (or resume) the campaign; ``on_cell`` hears about every cell as it is settled.
+    """Run (or resume) the campaign; ``on_cell`` hears about every cell as it is settled, and
+    ``on_start`` about every attempt at a session as it begins (with the attempt's number).
 
     ``cells`` plans exactly those cells (``run --retry-failed``: a campaign's recorded plan) instead
     of every task of ``task_ids`` times ``settings.repeats``.
@@ -252,7 +254,7 @@ async def run_campaign(
         async with _executor(settings, run_cell, needed=to_run) as runner:
 
             async def settle(cell: CampaignCell) -> CellOutcome:
-                outcome = await _settle(settings, cell, reuses[cell], runner, regrade, limit, stop, versions)
+                outcome = await _settle(settings, cell, reuses[cell], runner, regrade, limit, stop, versions, on_start)
                 if outcome.stop_reason:
                     stop.set()
                 if on_cell is not None:
@@ -298,6 +300,7 @@ async def _settle(
     limit: asyncio.Semaphore,
     stop: asyncio.Event,
     versions: dict[str, str],
+    on_start: Callable[[CampaignCell, int], None] | None,
 ) -> CellOutcome:
     rep_dir = cell.rep_dir(settings.out_dir)
     if reuse.record is not None:
@@ -310,7 +313,7 @@ async def _settle(
     async with limit:
         if stop.is_set():
             return CellOutcome(cell, "stopped", set_aside=reuse.problem)
-        outcome = await _run_cell(settings, cell, run_cell, versions.get(cell.task_id))
+        outcome = await _run_cell(settings, cell, run_cell, versions.get(cell.task_id), on_start)
     outcome.set_aside = reuse.problem
     return outcome
 
@@ -344,7 +347,8 @@ def _write_harness_error(rep_dir: Path, cell: CampaignCell, exc: BaseException, 
 
 
 async def _run_cell(
-    settings: CampaignSettings, cell: CampaignCell, run_cell: CellRunner, task_version: str | None
+    settings: CampaignSettings, cell: CampaignCell, run_cell: CellRunner, task_version: str | None,
+    on_start: Callable[[CampaignCell, int], None] | None = None,
 ) -> CellOutcome:
     """Up to ``max_attempts`` sessions: persist a record, or leave the cell empty with the reason."""
     rep_dir = cell.rep_dir(settings.out_dir)
@@ -352,6 +356,8 @@ async def _run_cell(
     attempt = 0
     while True:
         attempt += 1
+        if on_start is not None:
+            on_start(cell, attempt)
         try:
             record = _stamped(await run_cell(cell, rep_dir), infra_errors, task_version)
             record.write(rep_dir)  # a full disk here is blamed like one during the session

@@ -1,8 +1,9 @@
-"""Progress for logs and pipes: one line per finished cell, printed as it finishes.
+"""Progress for logs and pipes: a line when a cell's session starts, and one when the cell settles.
 
 A live progress bar draws on a terminal; written to a CI log or through ``| cat`` it shows nothing
 until the campaign ends (minutes of silence). When stdout or stderr is not a terminal, ``run``
-prints this instead, on stderr: the cell, what became of it, its PTS and its wall time.
+prints this instead, on stderr: each session as it starts (a session on the realtime clock lasts
+minutes), then the cell, what became of it, its PTS and its wall time.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from harness.campaign.campaign import CellOutcome
+    from harness.campaign.campaign import CampaignCell, CellOutcome
 
 __all__ = ["PlainProgress", "wants_plain_progress"]
 
@@ -37,7 +38,14 @@ class PlainProgress:
 
     def __call__(self, outcome: CellOutcome) -> None:
         self.done += 1
-        self.stream.write(f"[{self.done}/{self.total}] {outcome.cell}: {self.describe(outcome)}\n")
+        self._line(f"[{self.done}/{self.total}] {outcome.cell}: {self.describe(outcome)}")
+
+    def started(self, cell: CampaignCell, attempt: int) -> None:
+        """``on_start``: a session begins (its cell is not counted until it settles)."""
+        self._line(f"[ … ] {cell}: started" + (f" (attempt {attempt})" if attempt > 1 else ""))
+
+    def _line(self, text: str) -> None:
+        self.stream.write(text + "\n")
         self.stream.flush()
 
     @staticmethod
@@ -47,7 +55,7 @@ class PlainProgress:
             what = _EMPTY.get(outcome.status, outcome.status)
             if outcome.status != "stopped":
                 what += f" after {outcome.attempts} attempt(s)"
-            return f"{what}, PTS –"
+            return f"{what}, unscored: counts as PTS 0"  # as the run table and `results` count it
         verdict = "PENDING JUDGE" if record.pending else ("ERROR" if record.error else (record.outcome or "?"))
         pts = "–" if record.pts is None else str(record.pts)
         return f"{_DONE.get(outcome.status, outcome.status)}, {verdict}, PTS {pts}, {record.wall_s:.1f} s"
