@@ -111,6 +111,8 @@ def test_tasks_lists_the_suite_with_versions(tmp_path, monkeypatch):
     for value in (TASK_A, warranty["version"], warranty["domain"]):
         assert value in table.output
     assert "10 tasks" in table.output
+    one = _invoke("tasks", "--data", str(DEMO_DATA), "--only", TASK_A)
+    assert "1 task in" in one.output  # not "1 tasks"
 
 
 @pytest.mark.parametrize("columns", [80, 120])

@@ -191,7 +191,7 @@ def _print_summary(analysis: Analysis) -> None:
     shows its brackets."""
     k = analysis.k
     scored_only = not analysis.complete
-    headers = ["model", "n", "scored/planned", "pass@1 %"]
+    headers = ["model", "n", "scored / planned", "pass@1 %"]  # spaces: a narrow column wraps, never folds a word
     if k > 1:
         headers += [f"pass@{k} %", f"Reliable@{k} %"]
     if scored_only:

@@ -59,7 +59,8 @@ def tasks(
     table = _table(rows, console.width)
     console.print(table)
     left_out = "" if len(table.columns) == 4 else " (domains: --json, or a wider terminal)"
-    console.print(f"{len(rows)} tasks in {source.root}{left_out}", highlight=False, soft_wrap=True, markup=False)
+    count = f"{len(rows)} task" + ("" if len(rows) == 1 else "s")
+    console.print(f"{count} in {source.root}{left_out}", highlight=False, soft_wrap=True, markup=False)
 
 
 #: The narrowest title column worth showing; below it the domain gives way (``--json`` has it).
