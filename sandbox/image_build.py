@@ -15,10 +15,12 @@ import fcntl
 import os
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import docker
@@ -160,6 +162,10 @@ def connect_docker() -> docker.DockerClient:
     return docker.from_env(use_context=False)
 
 
+#: Images built at once (each build's ``pip install`` keeps about one core busy).
+PARALLEL_BUILDS = 2
+
+
 @dataclass
 class _ImageBuilder:
     client: docker.DockerClient
@@ -169,23 +175,30 @@ class _ImageBuilder:
     report: Callable[[str], None]
 
     python_checked: bool = False
+    _python_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def require_compatible_python(self) -> None:
         """Probe the base once, and only when something has to be built."""
-        if not self.python_checked:
-            require_same_python(
-                host_python(), probe_python(self.client, self.base.reference), self.base.reference
-            )
-            self.python_checked = True
+        with self._python_lock:
+            if not self.python_checked:
+                require_same_python(
+                    host_python(), probe_python(self.client, self.base.reference), self.base.reference
+                )
+                self.python_checked = True
 
-    def ensure(self, spec: ImageSpec) -> ImageResult:
-        started = time.monotonic()
+    def wheelhouse(self, spec: ImageSpec) -> Wheelhouse:
+        """The spec's wheels, downloaded and built first when missing (two specs may share a set)."""
         wheelhouse = Wheelhouse.for_requirements(
             self.project.requirements(spec.requirement_names), self.cache_dir
         )
         if not wheelhouse.complete:
             self.require_compatible_python()
             wheelhouse.build(self.report)
+        return wheelhouse
+
+    def ensure(self, spec: ImageSpec) -> ImageResult:
+        started = time.monotonic()
+        wheelhouse = self.wheelhouse(spec)
         sources = self.project.snapshot(spec.source_packages)
         wheel_sources = self.project.snapshot(self.project.build_inputs if spec.installs_project else ())
         context = BuildContext(
@@ -307,7 +320,12 @@ def build_images(
     with build_lock(cache_dir, report):
         base = ensure_base_image(client, requested_base, cache_dir, report)
         builder = _ImageBuilder(client, ProjectSources.load(project_root), base, cache_dir, report)
-        results = tuple(builder.ensure(IMAGE_SPECS[name]) for name in selected)
+        specs = [IMAGE_SPECS[name] for name in selected]
+        for spec in specs:  # one at a time: two specs may share a wheelhouse directory
+            builder.wheelhouse(spec)
+        # Then the images side by side: a build is mostly one pip install, on one core.
+        with ThreadPoolExecutor(max_workers=PARALLEL_BUILDS, thread_name_prefix="image-build") as pool:
+            results = tuple(pool.map(builder.ensure, specs))
     for result in results:
         report(
             f"{result.name}: {'cached' if result.cached else 'built'} {result.reference} in {result.seconds:.1f} s"

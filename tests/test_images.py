@@ -51,6 +51,33 @@ def test_a_build_with_the_lock_free_says_nothing_about_it(tmp_path: Path) -> Non
     assert said == []
 
 
+def test_wheelhouses_are_prepared_one_at_a_time_then_images_build_two_at_a_time(tmp_path, monkeypatch) -> None:
+    """Two specs may share a wheelhouse directory, so wheels come first, in turn; the builds, each
+    mostly one pip install on one core, then run side by side."""
+    import sandbox.image_build as image_build
+
+    events: list[str] = []
+    both_building = threading.Barrier(image_build.PARALLEL_BUILDS, timeout=10)
+
+    def wheelhouse(self, spec):
+        events.append(f"wheels {spec.name}")
+
+    def ensure(self, spec):
+        events.append(f"build {spec.name}")
+        if spec.name in ("mcp-server", "native-oracle"):  # the first two are in flight together
+            both_building.wait()
+        return image_build.ImageResult(spec.name, f"apex-voice/{spec.name}:x", "sha256:x", "x", True, 0.0)
+
+    monkeypatch.setattr(image_build._ImageBuilder, "wheelhouse", wheelhouse)
+    monkeypatch.setattr(image_build._ImageBuilder, "ensure", ensure)
+    monkeypatch.setattr(image_build, "ensure_base_image", lambda *args: object())
+    monkeypatch.setattr(image_build.ProjectSources, "load", staticmethod(lambda root: object()))
+    summary = build_images(client=object(), cache_dir=tmp_path, report=lambda line: None)  # type: ignore[arg-type]
+    assert [r.name for r in summary.images] == list(IMAGE_SPECS)  # in the specs' order, however they finished
+    assert events[: len(IMAGE_SPECS)] == [f"wheels {name}" for name in IMAGE_SPECS]
+    assert sorted(events[len(IMAGE_SPECS):]) == sorted(f"build {name}" for name in IMAGE_SPECS)
+
+
 def test_python_mismatch_names_both_interpreters_and_the_image() -> None:
     with pytest.raises(PythonMismatchError) as caught:
         require_same_python(HOST, PythonTarget(3, 12, "x86_64"), "python:3.12-slim")
