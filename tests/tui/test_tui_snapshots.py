@@ -63,14 +63,19 @@ def test_campaign_view(snap_compare, recorded_runs, size):
 @pytest.mark.parametrize("size", SIZES)
 def test_live_session_view(snap_compare, recorded_runs, tmp_path, size):
     """Mid-session, before any result: the provisional gates and the ``failing:`` line."""
-    app = WatchApp(live_campaign(recorded_runs["oracle"], tmp_path, until_ms=100_000))
+    out = live_campaign(recorded_runs["oracle"], tmp_path, until_ms=100_000)
+    written = len((out / DEMO_TASK / "rep0" / "live0001" / "events.jsonl").read_text(encoding="utf-8").splitlines())
+    app = WatchApp(out)
 
     async def opened(pilot):
         key = (DEMO_TASK, 0)
-        await until(pilot, lambda: key in app.campaign.sessions and app.campaign.sessions[key].clock_ms >= 99_000)
+        # Every written event read (the tail reads in pieces: a clock past 99 s may still lack the last results).
+        await until(pilot, lambda: key in app.campaign.sessions and app.campaign.sessions[key].events == written)
         await until(pilot, lambda: "running" in shown(app.screen.query_one("#cells")))
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, SessionScreen) and "failing" in shown(app.screen.query_one("#gates")))
+        tools = app.screen.query_one("#tools")
+        await until(pilot, lambda: tools.scroll_y >= tools.max_scroll_y)  # it follows the end
         await _settled(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=opened)
