@@ -24,7 +24,7 @@ from harness.tasks.checksums import ChecksumManifest
 from harness.tasks.dataset import resolve_data
 from harness.tasks.lint import lint_task
 from harness.tasks.loader import load_task
-from harness.validate import _pristine_copy, validate_task
+from harness.validate import validate_task
 
 
 def _ms(samples: list[float]) -> str:
@@ -40,7 +40,7 @@ async def main() -> None:
     args = parser.parse_args()
     source = resolve_data(args.data)
     task_dirs = source.select(None)
-    phases: dict[str, list[float]] = {"load": [], "copy": [], "lint": [], "oracle C0": [], "no-op C0": []}
+    phases: dict[str, list[float]] = {"load": [], "lint": [], "oracle C0": [], "no-op C0": []}
 
     start_cpu, start_wall = time.process_time(), time.perf_counter()
     for _ in range(args.repeats):
@@ -78,9 +78,6 @@ async def _one_task_by_phase(task_dir: Path, checksums: ChecksumManifest | None,
     bundle = load_task(task_dir, checksums=checksums)
     phases["load"].append(time.process_time() - t)
     t = time.process_time()
-    pristine = _pristine_copy(bundle)
-    phases["copy"].append(time.process_time() - t)
-    t = time.process_time()
     lint_task(bundle)
     phases["lint"].append(time.process_time() - t)
     if bundle.policy is not None:
@@ -88,7 +85,7 @@ async def _one_task_by_phase(task_dir: Path, checksums: ChecksumManifest | None,
         await run_text_session(bundle, ScriptedAgent.oracle(bundle.policy), InProcessEnvironment(bundle.public_bundle()))
         phases["oracle C0"].append(time.process_time() - t)
     t = time.process_time()
-    await run_text_session(pristine, NoOpAgent(), InProcessEnvironment(pristine.public_bundle()))
+    await run_text_session(bundle, NoOpAgent(), InProcessEnvironment(bundle.public_bundle()))
     phases["no-op C0"].append(time.process_time() - t)
 
 

@@ -106,11 +106,13 @@ class _DuplicateKey(Exception):
 
 
 def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKey(key)
-        result[key] = value
+    result = dict(pairs)  # this hook sees every object of a file: the loop only runs on a duplicate
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
     return result
 
 
@@ -132,7 +134,8 @@ def parse_json(text: str, limits: ReadLimits = JSON_LIMITS) -> Any:
         raise
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
         raise ParseRefused(f"invalid JSON: {_first_clause(exc)}") from None
-    if _depth(value) > limits.max_depth:
+    # Each level opens with a bracket, so a text with few brackets cannot nest deep (most JSONL lines).
+    if text.count("[") + text.count("{") > limits.max_depth and _depth(value) > limits.max_depth:
         raise ParseRefused(f"nested deeper than {limits.max_depth} levels")
     return value
 
@@ -176,10 +179,16 @@ class _UniqueKeyLoader(_SAFE_LOADER):  # type: ignore[misc, valid-type]
 
 
 def parse_yaml(text: str, limits: ReadLimits = YAML_LIMITS) -> Any:
-    """One YAML document with the safe loader's types, within ``limits``; no duplicate keys."""
+    """One YAML document with the safe loader's types, within ``limits``; no duplicate keys.
+
+    The limits are checked on the event stream, which also builds the value when the document is
+    plain data (untagged scalars, mappings and sequences: every file of the demo suite and the
+    reference fixtures); anything else (anchors, aliases, merges, explicit tags, more than one
+    document) is built by the safe loader in a second pass.
+    """
     try:
-        _check_events(text, limits)
-        return yaml.load(text, Loader=_UniqueKeyLoader)
+        scan = _scan(text, limits)
+        return scan.value if scan.built else yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.reader.ReaderError as exc:  # a character YAML forbids (NUL, other controls)
         raise ParseRefused(f"invalid YAML: {str(exc).splitlines()[0]}", line=text.count("\n", 0, exc.position) + 1) from None
     except yaml.YAMLError as exc:
@@ -197,35 +206,68 @@ def _first_clause(exc: Exception) -> str:
     return str(exc).split(":")[0]
 
 
+_NO_KEY = object()
+_RESOLVER = yaml.resolver.Resolver()
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+#: The implicit scalar types built on the event stream, with the safe loader's own constructors.
+_SCALAR_TYPES = {
+    tag: yaml.constructor.SafeConstructor.yaml_constructors[tag]
+    for tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool",
+                "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp")
+}
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
 @dataclass
 class _Open:
-    """A collection being scanned: its anchor and the expanded node count when it opened."""
+    """A collection being scanned: its anchor, the expanded node count when it opened, and while
+    the document is still being built, the list or dict and a mapping's key awaiting its value."""
 
     anchor: str | None
     nodes_before: int
+    value: Any = None
+    key: Any = _NO_KEY
 
 
-def _check_events(text: str, limits: ReadLimits) -> None:
-    """Walk the event stream once; refuse excess nesting, alias uses, expanded size, recursive aliases."""
+@dataclass
+class _Scan:
+    built: bool = True  # False once something the event stream does not build was seen
+    value: Any = None
+
+
+def _scan(text: str, limits: ReadLimits) -> _Scan:
+    """Walk the event stream once; refuse excess nesting, alias uses, expanded size, recursive aliases
+    and (in what it builds) duplicate keys."""
+    scan = _Scan()
     sizes: dict[str, int] = {}  # expanded node count of each finished anchored node
     stack: list[_Open] = []
-    aliases = nodes = 0
+    aliases = nodes = documents = 0
     for event in yaml.parse(text, Loader=_SAFE_LOADER):
         kind = type(event)  # by exact type, most frequent first: this loop sees every node
         if kind is yaml.ScalarEvent:
             nodes += 1
             if event.anchor is not None:
                 sizes[event.anchor] = 1
+            if scan.built:
+                _scalar(scan, stack, event)
         elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
-            stack.append(_Open(event.anchor, nodes))
+            opened = _Open(event.anchor, nodes)
+            stack.append(opened)
             nodes += 1
             if len(stack) > limits.max_depth:
                 raise ParseRefused(f"nested deeper than {limits.max_depth} levels", line=_line(event))
+            if scan.built and (event.anchor is not None or event.tag is not None):
+                scan.built = False
+            if scan.built:
+                opened.value = {} if kind is yaml.MappingStartEvent else []
         elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
             closed = stack.pop()
             if closed.anchor is not None:
                 sizes[closed.anchor] = nodes - closed.nodes_before
+            if scan.built:
+                _add(scan, stack, closed.value, event)
         elif kind is yaml.AliasEvent:
+            scan.built = False
             aliases += 1
             if aliases > limits.max_aliases:
                 raise ParseRefused(f"more than {limits.max_aliases} aliases in one document", line=_line(event))
@@ -233,9 +275,47 @@ def _check_events(text: str, limits: ReadLimits) -> None:
                 raise ParseRefused(f"alias *{event.anchor} refers to a node that contains it", line=_line(event))
             nodes += sizes.get(event.anchor, 1)  # an undefined alias is the loader's error
         elif kind is yaml.DocumentStartEvent:
+            documents += 1
+            scan.built = scan.built and documents == 1  # the loader says what is wrong with two
             sizes, aliases, nodes = {}, 0, 0
         if nodes > limits.max_nodes:
             raise ParseRefused(f"more than {limits.max_nodes} nodes once aliases are expanded", line=_line(event))
+    return scan
+
+
+def _scalar(scan: _Scan, stack: list[_Open], event: Any) -> None:
+    """Build an untagged scalar as the safe loader types it (YAML 1.1: ``yes`` is True)."""
+    if event.anchor is not None or event.tag is not None:
+        scan.built = False
+        return
+    tag = _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit)
+    if tag == _STR_TAG:
+        value = event.value
+    elif tag in _SCALAR_TYPES:
+        value = _SCALAR_TYPES[tag](_CONSTRUCTOR, yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark))
+    else:  # ``<<`` (merge) or ``=`` (value): the loader's rules
+        scan.built = False
+        return
+    _add(scan, stack, value, event)
+
+
+def _add(scan: _Scan, stack: list[_Open], value: Any, event: Any) -> None:
+    """Put a finished value where it belongs: the document, a list, or a mapping's key or value."""
+    if not stack:
+        scan.value = value
+        return
+    parent = stack[-1]
+    if isinstance(parent.value, list):
+        parent.value.append(value)
+    elif parent.key is not _NO_KEY:
+        parent.value[parent.key] = value
+        parent.key = _NO_KEY
+    elif isinstance(value, (dict, list)):  # a complex key: the loader refuses it as unhashable
+        scan.built = False
+    elif value in parent.value:
+        raise ParseRefused(f"duplicate key {value!r}", line=_line(event))
+    else:
+        parent.key = value
 
 
 def _line(event: Any) -> int | None:

@@ -6,9 +6,13 @@ Format (published): one line per file under ``tasks/`` and ``data/``, sorted by 
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import itertools
+import os
 import posixpath
-from collections.abc import Iterable
+import stat
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -71,9 +75,10 @@ class ChecksumManifest:
             p for sub in _COVERED_DIRS if (root / sub).is_dir() for p in (root / sub).rglob("*") if p.is_file()
         )
         manifest = cls(root=root)
+        contained = manifest._contained_root.fresh()
         for path in files:
             rel = path.relative_to(root).as_posix()
-            manifest.digests[rel] = _sha256(manifest._inside(rel))
+            manifest.digests[rel] = _sha256(manifest._inside(rel, contained))
         lines = "".join(f"{digest}  {rel}\n" for rel, digest in sorted(manifest.digests.items()))
         atomic_write_text(root / CHECKSUM_FILE, lines)
         return manifest
@@ -85,23 +90,45 @@ class ChecksumManifest:
         listed path that leads out of the dataset (through a symlink) is refused before it is
         opened, with one message whether or not something exists out there.
         """
-        prefixes = [self._relative(Path(p)) for p in paths]
-        for rel, expected in sorted(self.digests.items()):
-            if not any(rel == prefix or rel.startswith(prefix + "/") for prefix in prefixes):
-                continue
-            target = self._inside(rel)
-            if not target.is_file():
+        root = self._contained_root.fresh()  # folders are remembered for this check only
+        wanted = {rel for prefix in (self._relative(Path(p)) for p in paths) for rel in self._under(prefix)}
+        for rel in sorted(wanted):
+            self._check(root, rel)
+
+    def _under(self, prefix: str) -> Iterator[str]:
+        """The listed paths ``prefix`` and ``prefix/...``: all within the sorted run of paths that
+        start with ``prefix`` (which also holds siblings such as ``prefix-b``)."""
+        listed = self._sorted_paths
+        for rel in itertools.islice(listed, bisect.bisect_left(listed, prefix), None):
+            if not rel.startswith(prefix):
+                return
+            if rel == prefix or rel.startswith(prefix + "/"):
+                yield rel
+
+    def _check(self, root: ContainedRoot, rel: str) -> None:
+        target = self._inside(rel, root)
+        try:
+            fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the check
+        except (FileNotFoundError, NotADirectoryError):
+            raise self._error(rel, f"SHA256SUMS lists {rel} but the file is missing") from None
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise self._error(rel, f"SHA256SUMS lists {rel} but the file is missing")
-            if _sha256(target) != expected:
-                raise self._error(rel, f"SHA256SUMS mismatch for {rel} (file changed after publication)")
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        if digest != self.digests[rel]:
+            raise self._error(rel, f"SHA256SUMS mismatch for {rel} (file changed after publication)")
+
+    @cached_property
+    def _sorted_paths(self) -> list[str]:
+        return sorted(self.digests)
 
     @cached_property
     def _contained_root(self) -> ContainedRoot:
         return ContainedRoot.of(self.root)
 
-    def _inside(self, rel: str) -> Path:
+    def _inside(self, rel: str, root: ContainedRoot) -> Path:
         try:
-            return self._contained_root.resolve(rel, where="the dataset")
+            return root.resolve(rel, where="the dataset")
         except PathEscape as exc:
             raise self._error(exc.culprit or rel, f"SHA256SUMS lists {rel}: {exc.reason}") from None
 
@@ -120,8 +147,5 @@ class ChecksumManifest:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
-from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from dataclasses import dataclass, field
+from pathlib import Path
 
 __all__ = ["ContainedRoot", "PathEscape", "resolve_inside"]
 
@@ -47,37 +47,53 @@ class ContainedRoot:
     """A directory resolved once, for the many paths a loader resolves inside it.
 
     Resolving the root is the costly part (one ``lstat`` per component of an absolute path); a
-    package reader pays it once per load instead of once per file.
+    package reader pays it once per load instead of once per file. The folders walked on the way
+    are remembered too (a package's forty files sit in a handful of folders), so one instance must
+    not outlive the load or check it serves: a folder swapped for a symlink afterwards would go
+    unseen. Make a fresh one per use (:meth:`fresh`).
     """
 
     real: Path
+    #: Root-relative folder (``"user/audio"``) → its real path, for folders already checked.
+    _folders: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, root: Path) -> ContainedRoot:
         return cls(root.resolve())
 
+    def fresh(self) -> ContainedRoot:
+        """The same root with nothing remembered."""
+        return ContainedRoot(self.real)
+
     def resolve(self, rel: str, *, where: str = "the task package") -> Path:
         """As :func:`resolve_inside`, for ``rel`` under this root."""
-        normalized = _normalized(rel, where)
-        current = self.real
-        walked: list[str] = []
-        for part in PurePosixPath(normalized).parts:
-            if part == ".":
-                continue
-            walked.append(part)
-            candidate = current / part
-            if not _is_symlink(candidate):
-                # ``current`` is real (or already missing), so ``candidate`` needs no resolving.
-                current = candidate
-                continue
-            culprit = "/".join(walked)
-            try:
-                current = candidate.resolve()
-            except (RuntimeError, OSError):  # a symlink loop (RuntimeError before Python 3.13)
-                raise PathEscape("symlink loop", culprit) from None
-            if not current.is_relative_to(self.real):
-                raise PathEscape(f"symlink points outside {where}", culprit)
-        return current
+        parts = [part for part in _normalized(rel, where).split("/") if part != "."]
+        if not parts:
+            return self.real
+        folder = "/".join(parts[:-1])
+        current = self._folders.get(folder) if folder else str(self.real)
+        if current is not None:
+            return Path(self._step(current, parts, len(parts) - 1, where))
+        current = str(self.real)
+        for index in range(len(parts)):
+            current = self._step(current, parts, index, where)
+            if index < len(parts) - 1:
+                self._folders["/".join(parts[: index + 1])] = current
+        return Path(current)
+
+    def _step(self, current: str, parts: list[str], index: int, where: str) -> str:
+        """``current`` (real, or already missing) joined with ``parts[index]``, resolved if a symlink."""
+        candidate = os.path.join(current, parts[index])
+        if not _is_symlink(candidate):
+            return candidate  # ``current`` is real, so ``candidate`` needs no resolving
+        culprit = "/".join(parts[: index + 1])
+        try:
+            resolved = Path(candidate).resolve()
+        except (RuntimeError, OSError):  # a symlink loop (RuntimeError before Python 3.13)
+            raise PathEscape("symlink loop", culprit) from None
+        if not resolved.is_relative_to(self.real):
+            raise PathEscape(f"symlink points outside {where}", culprit)
+        return str(resolved)
 
 
 def _normalized(rel: str, where: str) -> str:
@@ -91,12 +107,12 @@ def _normalized(rel: str, where: str) -> str:
     if len(encoded) > _MAX_PATH_BYTES or any(len(part) > _MAX_NAME_BYTES for part in encoded.split(b"/")):
         raise PathEscape("path or file name too long")
     normalized = posixpath.normpath(rel) if rel else "."
-    if PurePosixPath(normalized).is_absolute() or normalized == ".." or normalized.startswith("../"):
+    if normalized.startswith("/") or normalized == ".." or normalized.startswith("../"):
         raise PathEscape(f"path leaves {where}")
     return normalized
 
 
-def _is_symlink(path: Path) -> bool:
+def _is_symlink(path: str) -> bool:
     """Whether ``path`` is a symlink; a name that cannot be looked up is taken as written, as the
     non-strict :meth:`Path.resolve` takes it."""
     try:
