@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from docker.types import Ulimit
-
 __all__ = ["ContainerLimits", "hardened_create_options"]
 
 
@@ -30,6 +28,8 @@ class ContainerLimits:
 
 def hardened_create_options(limits: ContainerLimits, *, extra_tmpfs: dict[str, str] | None = None) -> dict[str, Any]:
     """Keyword arguments for ``client.containers.create`` shared by every sandbox container."""
+    from docker.types import Ulimit  # only where a container is created: the local path never loads docker
+
     return {
         "user": limits.user,
         "read_only": True,

@@ -1,8 +1,8 @@
 """A session leaves the task bundle it was given exactly as loaded.
 
-Campaigns run every repetition of a task from one loaded bundle, and ``validate`` runs the oracle and
-then the no-op on the same one: a session that wrote into its bundle (a policy step consumed, a
-workspace file filled in, a gold field normalised) would hand the next session a different task.
+``validate`` runs the oracle and then the no-op on one loaded bundle (copying it cost a tenth of a
+validation): a session that wrote into its bundle (a policy step consumed, a workspace file filled
+in, a gold field normalised) would hand the no-op a different task than the package holds.
 """
 
 from __future__ import annotations

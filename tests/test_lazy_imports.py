@@ -54,3 +54,17 @@ def test_a_forked_task_server_imports_nothing_its_forkserver_did_not():
     )
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
     assert done.stdout.split() == []
+
+
+def test_a_c0_run_on_the_local_sandbox_loads_no_docker_sdk_and_no_voice_session():
+    """The Docker SDK (agent containers), the voice session and its websocket clients load only for
+    cells that use them: about 0.3 CPU-s a C0 campaign process paid before."""
+    loaded = _imports_after(
+        "import harness.cli.run_cmd\n"
+        "from harness.campaign.text_cell import TextCellRunner\n"
+        "from sandbox.local import LocalBackend\n"
+    )
+    assert "harness.campaign.sandboxed_cell" in loaded and "harness.campaign.ray_executor" in loaded
+    unwanted = {"docker", "websockets", "harness.session.duplex_runner", "harness.audio.acoustics",
+                "harness.audio.speech_bank", "harness.agents.container_agent"}
+    assert not unwanted & loaded

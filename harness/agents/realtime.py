@@ -17,9 +17,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from harness.audio.frames import AudioFrame
-
 if TYPE_CHECKING:
+    from harness.audio.frames import AudioFrame  # numpy: not loaded for a text campaign
     from harness.tasks.models import ReferencePolicy
 
 __all__ = [

@@ -12,7 +12,6 @@ import asyncio
 import importlib.util
 import logging
 from collections.abc import Awaitable, Callable
-from enum import Enum
 from functools import partial
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from .audio_files import read_pcm16
 from .clip import Clip, WordTiming
 from .frames import SAMPLE_RATE
 from .pcm import pcm16_sha256
+from .user_audio_mode import UserAudioMode
 
 __all__ = [
     "Clip",
@@ -62,13 +62,6 @@ class ClipIntegrityError(ValueError):
 
 class SpeechSourceError(RuntimeError):
     """The requested ``--user-audio`` mode cannot serve this task."""
-
-
-class UserAudioMode(str, Enum):
-    AUTO = "auto"
-    PRERENDERED = "prerendered"
-    ESPEAK = "espeak"
-    KOKORO = "kokoro"
 
 
 class PrerenderedBank:

@@ -29,12 +29,10 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.agents.registry import ModelSpec
 from harness.atomic_write import atomic_write_bytes
-from harness.audio.espeak import user_voice
-from harness.audio.speech_bank import SpeechSource, open_speech_source
 from harness.errors import HarnessBug
 from harness.grading.judge import SemanticJudge
 from harness.results.result_record import ResultRecord
@@ -47,6 +45,9 @@ from sandbox.session_files import owned_temp_dir
 from .campaign import CampaignCell
 from .carried_error import pack_exception, unpack_exception
 from .sandboxed_cell import SandboxedCellRunner
+
+if TYPE_CHECKING:  # audio loads on a node only for a cell that speaks
+    from harness.audio.speech_bank import SpeechSource
 
 __all__ = ["CellRecipe", "CellReturn", "TaskPackage", "run_cell_here"]
 
@@ -146,6 +147,9 @@ class CellRecipe:
         mode = self.user_audio
 
         def speech(bundle: TaskBundle) -> SpeechSource:
+            from harness.audio.espeak import user_voice
+            from harness.audio.speech_bank import open_speech_source
+
             voice = user_voice(bundle.persona.get("voice_id"))
             return open_speech_source(bundle.task_dir, mode, voice=voice, task_id=bundle.task_id)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from harness.agents.adapter_process import AdapterLoadError
 from harness.agents.adapter_source import AdapterSourceError, adapter_source
 from harness.agents.registry import ModelSpec
-from sandbox.agent_container import AGENT_PORT, AgentContainerConfig
+from sandbox.agent_container_config import AGENT_PORT, AgentContainerConfig
 
 __all__ = ["ADAPTER_HOST_IMAGE", "agent_isolation", "hosted_container_config"]
 

@@ -7,7 +7,7 @@ never from runner internals, so a replayed or published run is measured the same
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.agents.pricing import session_cost
 from harness.agents.realtime import Usage
@@ -17,7 +17,9 @@ from harness.metrics.latency import latency_metrics
 from harness.metrics.speech_agreement import speech_agreement
 from harness.metrics.timeline import build_timeline
 from harness.results.result_record import ResultRecord
-from harness.session.duplex_runner import DuplexSessionResult
+
+if TYPE_CHECKING:  # the voice session loads only with a voice cell
+    from harness.session.duplex_runner import DuplexSessionResult
 
 __all__ = ["record_from_session"]
 

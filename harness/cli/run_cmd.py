@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import replace
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 from urllib.parse import urlsplit
 
 import typer
@@ -24,9 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from harness.agents.adapter_process import AdapterLoadError, probe_adapter
 from harness.agents.env_file import EnvFileError, load_env_file
 from harness.agents.registry import PREFIXES, ModelSpec, UnknownModelError, get_model
-from harness.audio.acoustics import PRESETS, AcousticChain, AcousticsError
-from harness.audio.espeak import user_voice
-from harness.audio.speech_bank import SpeechSource, SpeechSourceError, UserAudioMode, open_speech_source
+from harness.audio.user_audio_mode import UserAudioMode
 from harness.campaign.campaign import (
     CampaignCell,
     CampaignResult,
@@ -66,6 +64,10 @@ from .main import verbose_requested
 from .plain_progress import PlainProgress, wants_plain_progress
 from .preflight import dead_endpoint_problem, missing_key_problem
 from .results_table import task_table
+
+if TYPE_CHECKING:  # audio and numpy load only for a run that speaks
+    from harness.audio.acoustics import AcousticChain
+    from harness.audio.speech_bank import SpeechSource
 
 __all__ = ["run"]
 
@@ -395,6 +397,8 @@ def _acoustics_or_exit(condition: ConditionDef, text: str | None) -> AcousticCha
                        f"{condition.name}: {condition.title})", err=True)
             raise typer.Exit(2)
         return None
+    from harness.audio.acoustics import PRESETS, AcousticChain, AcousticsError
+
     try:
         return AcousticChain.parse(text or "moderate")
     except AcousticsError as exc:
@@ -566,6 +570,9 @@ def _load_or_exit(task_dirs: list[Path], checksums) -> list[TaskBundle]:
 
 def _speech_or_exit(mode: str, bundles: list[TaskBundle]) -> dict[str, SpeechSource]:
     """Each task's speech source, resolved up front so a mode that cannot serve a task is a usage error."""
+    from harness.audio.espeak import user_voice
+    from harness.audio.speech_bank import SpeechSourceError, open_speech_source
+
     try:
         return {
             bundle.task_id: open_speech_source(

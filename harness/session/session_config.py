@@ -6,20 +6,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness.agents.limits import AGENT_LIMITS, AgentLimits
 from harness.agents.realtime import McpEndpoint
-from harness.audio.acoustics import AcousticChain
-from harness.audio.speech_bank import SpeechSource
 from harness.errors import AgentFailure
 from harness.events import EventBus
 from harness.grading.judge import FieldJudge
 from harness.user.llm_act_observer import LlmActClassifier
 
 from .agent_blame import AgentKind
-from .clocks import MediaClock
 from .turn_policy import TURN_POLICIES
+
+if TYPE_CHECKING:  # annotations only: a text session's config loads no audio
+    from harness.audio.acoustics import AcousticChain
+    from harness.audio.speech_bank import SpeechSource
+
+    from .clocks import MediaClock
 
 __all__ = ["TOOL_MODES", "VOICE_CONDITIONS", "DuplexConfig", "ToolMode"]
 

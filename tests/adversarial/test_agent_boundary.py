@@ -328,15 +328,16 @@ class _ContainerCapableLocal(LocalBackend):
 
 def _container_runner(monkeypatch, failure: BaseException, model_key="container:hostile:1"):
     from harness.agents.registry import get_model
-    from harness.campaign import sandboxed_cell
+    from sandbox import agent_container
 
     @__import__("contextlib").asynccontextmanager
     async def start_agent_container(sandbox_env, config):
         raise failure
         yield  # pragma: no cover
 
-    monkeypatch.setattr(sandboxed_cell, "ensure_agent_image", lambda image: image)
-    monkeypatch.setattr(sandboxed_cell, "start_agent_container", start_agent_container)
+    # The runner imports these where it starts a container (the local path never loads docker).
+    monkeypatch.setattr(agent_container, "ensure_agent_image", lambda image: image)
+    monkeypatch.setattr(agent_container, "start_agent_container", start_agent_container)
     bundle = load_task(BENEFITS)
     voice = user_voice(bundle.persona.get("voice_id"))
     return SandboxedCellRunner(
