@@ -61,3 +61,42 @@ async def test_aclose_twice_and_close_after_are_harmless(tmp_path: Path) -> None
     await writer.aclose()
     writer.close()
     assert (tmp_path / "events.jsonl").read_text() == ""
+
+
+class _GatedFile:
+    """Stands in for the log file: counts writes, and holds the first until the test opens the gate."""
+
+    def __init__(self, real) -> None:
+        self.real, self.writes, self.gate, self.blocked = real, 0, threading.Event(), threading.Event()
+
+    def write(self, text: str) -> int:
+        self.writes += 1
+        if self.writes == 1:
+            self.blocked.set()
+            self.gate.wait()
+        return self.real.write(text)
+
+    def flush(self) -> None:
+        self.real.flush()
+
+    def close(self) -> None:
+        self.real.close()
+
+
+async def test_lines_queued_while_the_thread_writes_go_out_in_one_write_and_are_flushed(tmp_path: Path) -> None:
+    from tests.waiting import eventually
+
+    path = tmp_path / "events.jsonl"
+    writer = await JsonlEventWriter.open(path)
+    gated = writer._file = _GatedFile(writer._file)  # type: ignore[assignment]
+    bus = _bus()
+    writer.attach(bus)
+    _emit_some(bus, 1)
+    await eventually(gated.blocked.is_set)
+    _emit_some(bus, 300)  # queued behind the first write
+    gated.gate.set()
+    # Flushed as soon as the batch is written, before any close: a crash now would lose nothing.
+    await eventually(lambda: path.read_text(encoding="utf-8").count("\n") == 301)
+    assert gated.writes == 2
+    await writer.aclose()
+    assert len(read_events(path)) == 301
