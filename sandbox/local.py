@@ -9,6 +9,9 @@ Servers are forked from one warm process (:mod:`sandbox.forkserver`, :mod:`mcp_s
 that imported the server once, so a server is up in milliseconds instead of a second of CPU, and
 started ahead of need (:class:`~sandbox.warm_pool.WarmPool`): a spare boots while the previous
 session runs, empty, and gets its task through ``POST /control/load`` when a session takes it.
+With :attr:`~sandbox.backend.SandboxBackend.expects_mcp_clients` off (a campaign that only bridges:
+the harness calls tools on the control plane) neither the forkserver nor its servers import the MCP
+SDK (``--lazy-mcp``: a server imports it on the first ``/mcp`` request, if one comes).
 Each server serves exactly one session and is stopped when that session ends. Servers die with the
 harness: the forkserver's stdin is a pipe from it; at end of file the forkserver stops every server
 and exits, and each server dies with the forkserver (``PR_SET_PDEATHSIG``), even after a SIGKILL of

@@ -269,19 +269,22 @@ async def test_a_bridging_backend_leaves_the_mcp_sdk_out_and_still_serves_mcp_on
     assert [(r.index, r.media_time_ms) for r in snapshot.call_log] == [(0, 1000), (1, 1000)]
 
 
-def test_the_server_starts_without_importing_the_mcp_sdk():
-    probe = "import sys, mcp_servers.__main__, mcp_servers.forkserver; print('mcp' in sys.modules)"
-    imported = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[1],
-    )
-    assert imported.stdout.strip() == "False"
-
-
 def test_registry_names_and_refuses_unknown_backends():
     assert get_backend("local").name == "local"
     with pytest.raises(ValueError, match="unknown sandbox backend 'nope'"):
         get_backend("nope")
+
+
+@pytest.mark.parametrize(("tool_mode", "expected"), [("bridge", False), ("native", True)])
+async def test_only_a_native_campaign_expects_mcp_clients_on_its_sandboxes(tool_mode: str, expected: bool):
+    from harness.agents.registry import get_model
+    from harness.campaign.sandboxed_cell import SandboxedCellRunner
+    from harness.session.mcp_environment import SandboxedEnvironments
+
+    backend = LocalBackend()
+    SandboxedCellRunner(get_model("oracle"), backend, {}, speech=lambda bundle: None, tool_mode=tool_mode)
+    validating = LocalBackend()
+    async with SandboxedEnvironments(validating):
+        pass
+    assert backend.expects_mcp_clients is expected
+    assert validating.expects_mcp_clients is False and LocalBackend().expects_mcp_clients is True
