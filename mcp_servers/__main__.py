@@ -10,7 +10,9 @@ agent, a provider's MCP client) can call tools and nothing else.
 from a task package and never includes grading, reference or user-simulator files. Without it the
 server boots empty and waits for ``POST /control/load`` (a warm pool's server, started ahead of
 need). ``--exit-with-stdin`` ties the server's life to its parent: it shuts down when its stdin
-closes, so a harness that dies (even by SIGKILL) leaves no pooled server behind.
+closes, so a harness that dies (even by SIGKILL) leaves no pooled server behind. ``--lazy-mcp``
+imports the MCP SDK (about a CPU-second) only when ``/mcp`` is first used: for a server whose tools
+only the harness calls, through the control plane.
 """
 
 from __future__ import annotations
@@ -69,6 +71,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--control-socket", type=Path, required=True, help="unix socket to serve the control API on")
     parser.add_argument("--state-file", type=Path, default=None, help="append the environment's changes to this journal")
     parser.add_argument("--exit-with-stdin", action="store_true", help="shut down when stdin reaches end of file")
+    parser.add_argument(
+        "--lazy-mcp", action="store_true", help="import the MCP SDK on the first /mcp request, not at start",
+    )
     return parser
 
 
@@ -104,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     listeners = [
         uvicorn.Server(
             uvicorn.Config(
-                build_app(server, host=args.host, agent_token=agent_token), host=args.host, port=args.port,
+                build_app(server, host=args.host, agent_token=agent_token, lazy=args.lazy_mcp), host=args.host, port=args.port,
                 limit_concurrency=MAX_MCP_CONNECTIONS, **_LISTENER_OPTIONS,
             )
         ),

@@ -2,7 +2,9 @@
 
 Never listed as tools, never reachable without the bearer token (except a health probe that
 reveals nothing but the task id). Request bodies are validated; a bad body is a 400 naming the
-field. ``POST /control/load`` gives an empty (pooled) server its task, once; every other route
+field. ``GET /control/tools`` and ``POST /control/call`` are how the harness lists and calls the
+tools for an agent it bridges: one request per call, carrying the call's media time, which no MCP
+caller can set (the agent reaches ``/mcp`` only, never this listener). ``POST /control/load`` gives an empty (pooled) server its task, once; every other route
 answers 409 until a task is loaded.
 """
 
@@ -16,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from .argument_validation import ArgumentsProblem, safe_text
 from .bearer import bearer_matches
 from .bundle_upload import TaskAlreadyLoadedError, bundle_from_files
 from .public_bundle import PublicBundleError
@@ -56,6 +59,25 @@ class MediaTimeBody(BaseModel):
     media_time_ms: MediaTimeMs
 
 
+class RefusedArguments(BaseModel):
+    """Arguments the harness could not send (a lone surrogate, NaN, too deep, too large): the
+    ``message`` and ``logged`` of its ``ArgumentsProblem``, logged as that call's refusal."""
+
+    message: str
+    logged: str | None = None
+
+
+class CallBody(BaseModel):
+    """One tool call the harness makes for the agent it bridges, with the media time it happened at."""
+
+    name: str
+    #: Any JSON value: what the model sent, an object or not (the environment refuses a non-object
+    #: exactly as in process).
+    arguments: Any = None
+    refused: RefusedArguments | None = None
+    media_time_ms: MediaTimeMs
+
+
 class SnapshotSinceBody(BaseModel):
     #: Records of each log the caller already holds (``EnvironmentSnapshot.cursor()``).
     cursor: dict[str, Annotated[int, Field(ge=0)]]
@@ -67,6 +89,9 @@ class LoadBody(BaseModel):
 
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
+
+#: Forwarded refusal texts are cut to this: they can only make the harness's own call fail.
+_MAX_FORWARDED_CHARS = 500
 
 
 def _bad_request(message: str) -> JSONResponse:
@@ -172,6 +197,25 @@ def control_routes(server: TaskServer, token: str) -> list[Route]:
         # The call count lets a harness wait until its call stream has caught up (native agents).
         return JSONResponse({"media_time_ms": server.media_time_ms, "calls": server.loaded_env().call_count})
 
+    async def tools(request: Request) -> Response:
+        return JSONResponse(server.loaded_env().tool_schemas())
+
+    async def call_tool(request: Request) -> Response:
+        body = await _body(request, CallBody)
+        if isinstance(body, JSONResponse):
+            return body
+        args: Any = body.arguments
+        if body.refused is not None:
+            logged = body.refused.logged
+            args = ArgumentsProblem(
+                safe_text(body.refused.message)[:_MAX_FORWARDED_CHARS],
+                safe_text(logged)[:_MAX_FORWARDED_CHARS] if logged is not None else None,
+            )
+        # A call our handler failed on comes back with its ``server_fault`` set: the harness raises
+        # it as its own bug (``harness.session.tool_faults``), so it is answered like any record.
+        _, record_json = await server.call_tool(body.name, args, media_time_ms=body.media_time_ms)
+        return JSONResponse(record_json)
+
     async def call(request: Request) -> Response:
         index = int(request.path_params["index"])
         env = server.loaded_env()
@@ -203,6 +247,8 @@ def control_routes(server: TaskServer, token: str) -> list[Route]:
         Route("/control/approvals/revoke", guarded(revoke), methods=["POST"]),
         Route("/control/events/apply", guarded(apply_event), methods=["POST"]),
         Route("/control/media_time", guarded(media_time), methods=["POST"]),
+        Route("/control/tools", guarded(tools), methods=["GET"]),
+        Route("/control/call", guarded(call_tool), methods=["POST"]),
         Route("/control/calls/{index:int}", guarded(call), methods=["GET"]),
         Route("/control/stream", guarded(stream), methods=["GET"]),
     ]

@@ -1,11 +1,13 @@
-"""``python -m mcp_servers.forkserver``: fork task servers from one process that has imported them.
+"""``python -m mcp_servers.forkserver [--lazy-mcp]``: fork task servers from one process that has imported them.
 
 Booting a task server is mostly Python and ``import mcp`` (about a CPU-second on the 2-core
 machine); a session then uses it for a few seconds. The local backend therefore starts this process
 once: it imports the server modules, then forks one child per request, which runs
 ``python -m mcp_servers``'s ``main`` with the given arguments — a separate process with its own
 private directory, as before, ready in milliseconds and costing little CPU (the pages it imported
-are shared copy-on-write).
+are shared copy-on-write). With ``--lazy-mcp`` it leaves the MCP SDK out (its children are
+started with ``--lazy-mcp`` too: their tools are called through the control plane only, and a
+child imports the SDK itself if ``/mcp`` is used after all).
 
 Protocol, one JSON object per line (lines stay under ``PIPE_BUF``, so each write is whole):
 
@@ -117,8 +119,11 @@ def _stop_all(children: set[int]) -> None:
         children.discard(pid)
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
     import mcp_servers.__main__  # noqa: F401  the point: every child finds the server imported
+
+    if "--lazy-mcp" not in argv:
+        import mcp_servers.mcp_app  # noqa: F401  and the MCP SDK, for the agents that connect to /mcp
 
     children: set[int] = set()
     wake_read, wake_write = os.pipe()
@@ -169,4 +174,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -16,55 +16,39 @@ session. Until a task is loaded ``/mcp`` answers 503 and nothing can be called.
 from __future__ import annotations
 
 import asyncio
-import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import mcp.types as mcp_types
-from mcp.server import Server, ServerRequestContext
-from mcp.server.transport_security import TransportSecuritySettings
-from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .argument_validation import ArgumentsProblem, safe_text
+from .argument_validation import ArgumentsProblem
 from .bearer import bearer_matches
 from .bundle_upload import TaskAlreadyLoadedError
 from .call_stream import CallStream
 from .control_api import control_routes
 from .environment import TaskEnvironment
 from .public_bundle import PublicBundle
+from .records import ToolCallRecord
 from .state_file import StateJournal
 
 __all__ = [
     "CALL_INDEX_META_KEY",
     "CALL_RECORD_META_KEY",
-    "RAW_ARGUMENTS_META_KEY",
-    "REFUSED_ARGUMENTS_META_KEY",
     "TaskAlreadyLoadedError",
     "TaskServer",
     "build_app",
     "build_control_app",
 ]
 
-#: ``_meta`` key a bridging harness uses to forward arguments that are not a JSON object (a model
-#: emitted a list or a string). MCP's ``arguments`` must be an object, so they travel here and the
-#: environment refuses them exactly as it would in process: same call log, same grade.
-RAW_ARGUMENTS_META_KEY = "apex_voice/raw_arguments"
-
-#: ``_meta`` key a bridging harness uses instead of arguments it cannot send (a lone surrogate,
-#: NaN, too deep, too large): ``{"message", "logged"}`` of an ``ArgumentsProblem``. The call is
-#: refused and logged with that message, as in process. It can only make the caller's own call fail.
-REFUSED_ARGUMENTS_META_KEY = "apex_voice/refused_arguments"
-_MAX_FORWARDED_CHARS = 500
-
 #: ``_meta`` key on every tool result: the call's index in the call log (``/control/calls/{index}``).
 CALL_INDEX_META_KEY = "apex_voice/call_index"
 
-#: ``_meta`` key on every tool result: the whole ``ToolCallRecord`` as JSON, so a bridging harness
-#: needs one request per call. It holds nothing the caller does not already know (its own call,
-#: the output it was shown, the fields it changed).
+#: ``_meta`` key on every tool result: the whole ``ToolCallRecord`` as JSON, so an MCP client needs
+#: one request per call to know what it did. It holds nothing the caller does not already know (its
+#: own call, the output it was shown, the fields it changed).
 CALL_RECORD_META_KEY = "apex_voice/call_record"
 
 #: Tool arguments larger than this are refused by the environment; the HTTP body cap sits above it.
@@ -86,7 +70,6 @@ class TaskServer:
         self.media_time_ms = 0
         self.calls = CallStream()
         self.state_file = StateJournal(state_file) if state_file else None
-        self._tools: list[mcp_types.Tool] = []
         # Calls are applied one at a time so the log order is the execution order.
         self._lock = asyncio.Lock()
         if bundle is not None:
@@ -107,10 +90,6 @@ class TaskServer:
         """Serve ``bundle`` from now on; refused when a task is already loaded."""
         self.refuse_second_load()
         env = TaskEnvironment(bundle)
-        self._tools = [
-            mcp_types.Tool(name=s["name"], description=s.get("description", ""), input_schema=s["parameters"])
-            for s in env.tool_schemas()
-        ]
         self.bundle, self.env = bundle, env
         if self.state_file is not None:
             self.state_file.start(env.journal_base())
@@ -120,29 +99,25 @@ class TaskServer:
             raise RuntimeError("no task is loaded on this server yet (POST /control/load)")
         return self.env
 
-    async def call_tool(self, name: str, args: Any) -> mcp_types.CallToolResult:
-        """Run one call, stamped with the media time the harness last set (never the caller's).
+    async def call_tool(
+        self, name: str, args: Any | ArgumentsProblem, *, media_time_ms: int | None = None
+    ) -> tuple[ToolCallRecord, dict[str, Any]]:
+        """Run one call; returns its record and that record as JSON (as published and persisted).
 
-        A call the server itself failed on (``server_fault``: a bug in our handler) is logged and
-        published like any other, then answered with a JSON-RPC internal error instead of a tool
-        result: it is not a tool error the caller could be scored on.
+        The call is stamped with the server's media time, which only the harness sets: through the
+        control plane beforehand (``/control/media_time``, for an MCP caller), or as
+        ``media_time_ms`` with the call itself (the harness's own calls, ``/control/call``), which
+        sets the media time for the calls that follow too.
         """
         env = self.loaded_env()
         async with self._lock:
+            if media_time_ms is not None:
+                self.media_time_ms = media_time_ms
             record = env.call_tool(name, args, self.media_time_ms)
             await self.persist()
             record_json = record.model_dump(mode="json")
             self.calls.publish(record_json)
-        if record.server_fault is not None:
-            raise MCPError(mcp_types.INTERNAL_ERROR, record.error or "task server fault", {CALL_INDEX_META_KEY: record.index})
-        output = record.output
-        text = json.dumps(output, ensure_ascii=False, default=str)
-        return mcp_types.CallToolResult(
-            content=[mcp_types.TextContent(type="text", text=text)],
-            structured_content=output if isinstance(output, dict) else None,
-            is_error=not record.ok,
-            _meta={CALL_INDEX_META_KEY: record.index, CALL_RECORD_META_KEY: record_json},
-        )
+        return record, record_json
 
     async def persist(self) -> None:
         """Append what the last operation changed to the state journal (nothing when unchanged)."""
@@ -150,23 +125,6 @@ class TaskServer:
             changes = self.loaded_env().journal_changes()
             if changes is not None:
                 self.state_file.append(changes)
-
-    def mcp_server(self) -> Server[Any]:
-        async def list_tools(
-            ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
-        ) -> mcp_types.ListToolsResult:
-            return mcp_types.ListToolsResult(tools=self._tools)
-
-        async def call_tool(
-            ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
-        ) -> mcp_types.CallToolResult:
-            return await self.call_tool(params.name, _arguments(params))
-
-        server: Server[Any] = Server("apex-voice-task", on_list_tools=list_tools, on_call_tool=call_tool)
-        # The SDK's only default middleware opens an OpenTelemetry span per message; nothing here
-        # exports traces, so it is pure per-call overhead.
-        server.middleware.clear()
-        return server
 
 
 class _McpGate:
@@ -224,52 +182,78 @@ class _McpGate:
         return None
 
 
-def _meta_dict(params: mcp_types.CallToolRequestParams) -> dict[str, Any]:
-    meta = params.meta
-    if meta is None:
-        return {}
-    return dict(meta) if isinstance(meta, dict) else meta.model_dump(by_alias=True)
+class _BuiltOnFirstRequest:
+    """An ASGI app built on the first request that reaches it (the MCP SDK is imported then).
 
-
-def _arguments(params: mcp_types.CallToolRequestParams) -> Any:
-    """The call's arguments: MCP ``arguments``, else what a bridging harness forwarded in ``_meta``.
-
-    Any media time in ``_meta`` is ignored: only the harness sets it, through the control plane.
+    Its lifespan (the SDK's session manager, an anyio task group that must be entered and left in
+    one task) runs in a task of its own from that first request until this app's lifespan ends.
     """
-    if params.arguments is not None:
-        return params.arguments
-    meta = _meta_dict(params)
-    refused = meta.get(REFUSED_ARGUMENTS_META_KEY)
-    if isinstance(refused, dict) and isinstance(refused.get("message"), str):
-        logged = refused.get("logged")
-        return ArgumentsProblem(
-            safe_text(refused["message"])[:_MAX_FORWARDED_CHARS],
-            safe_text(logged)[:_MAX_FORWARDED_CHARS] if isinstance(logged, str) else None,
-        )
-    return meta.get(RAW_ARGUMENTS_META_KEY)
+
+    def __init__(self, build: Callable[[], Starlette]) -> None:
+        self._build = build
+        self._app: Starlette | None = None
+        self._building = asyncio.Lock()
+        self._stop = asyncio.Event()
+        self._running: asyncio.Task[None] | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        app = self._app or await self._start()
+        await app(scope, receive, send)
+
+    async def _start(self) -> Starlette:
+        async with self._building:
+            if self._app is None:
+                app = self._build()
+                started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                self._running = asyncio.create_task(self._run(app, started))
+                await started
+                self._app = app
+            return self._app
+
+    async def _run(self, app: Starlette, started: asyncio.Future[None]) -> None:
+        try:
+            async with app.router.lifespan_context(app):
+                started.set_result(None)
+                await self._stop.wait()
+        except BaseException as exc:
+            if not started.done():
+                started.set_exception(exc)
+                return
+            raise
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                self._stop.set()
+                if self._running is not None:
+                    await self._running
+                await send({"type": "lifespan.shutdown.complete"})
+                return
 
 
-def build_app(server: TaskServer, *, host: str = "127.0.0.1", agent_token: str | None = None) -> Starlette:
+def build_app(
+    server: TaskServer, *, host: str = "127.0.0.1", agent_token: str | None = None, lazy: bool = False
+) -> ASGIApp:
     """The agent's ASGI app: ``/mcp`` only (``/control/...`` is a 404 here, see :func:`build_control_app`).
 
     With ``agent_token`` every ``/mcp`` request needs ``Authorization: Bearer <agent_token>`` (else 401).
+    ``lazy`` builds the SDK's app, and imports the SDK, on the first ``/mcp`` request that passes
+    the gate: for a server whose tools only the harness calls (through the control plane), which
+    then never pays the import. The gate itself answers from the start either way.
     """
-    if host in ("127.0.0.1", "localhost", "::1"):
-        security = None  # the SDK's DNS-rebinding protection for loopback binds
-    else:
-        # Inside the sandbox the harness reaches us by container address; the network itself is
-        # internal, and the control plane is not on this listener at all.
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    app = server.mcp_server().streamable_http_app(
-        streamable_http_path="/mcp",
-        stateless_http=True,
-        json_response=True,
-        host=host,
-        transport_security=security,
-        max_request_body_size=MAX_REQUEST_BODY,
-    )
-    app.add_middleware(_McpGate, server=server, agent_token=agent_token)
-    return app
+
+    def sdk_app() -> Starlette:
+        from .mcp_app import build_mcp_app
+
+        return build_mcp_app(server, host=host)
+
+    return _McpGate(_BuiltOnFirstRequest(sdk_app) if lazy else sdk_app(), server, agent_token=agent_token)
 
 
 def build_control_app(server: TaskServer, *, token: str) -> Starlette:

@@ -77,6 +77,11 @@ class SandboxBackend(ABC):
     runs_agent_containers: ClassVar[bool] = False
     #: Why this backend serves the run, for the user (``get_backend`` sets it).
     chosen_because: str = "asked for by name"
+    #: Whether an MCP client besides the harness will call the sessions' tools (a native agent, a
+    #: provider's client). The harness's bridge lists and calls them through the control plane, so
+    #: a campaign that only bridges sets ``False`` before its first session, and a backend may then
+    #: start servers that import the MCP SDK only if ``/mcp`` is used after all (``local`` does).
+    expects_mcp_clients: bool = True
 
     @abstractmethod
     def start(

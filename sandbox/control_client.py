@@ -103,6 +103,25 @@ class ControlClient:
         body = {"media_time_ms": media_time_ms}
         return int((await self._request("POST", "/control/media_time", body))["calls"])
 
+    async def tools(self, *, timeout_s: float | None = None) -> list[dict[str, Any]]:
+        """The task's tool schemas (``name``, ``description``, ``parameters``), as ``/mcp`` lists them."""
+        return list(await self._request("GET", "/control/tools", timeout_s=timeout_s))
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Any,
+        media_time_ms: int,
+        *,
+        refused: dict[str, str | None] | None = None,
+        timeout_s: float | None = None,
+    ) -> dict[str, Any]:
+        """Call a tool for the agent the harness bridges, at ``media_time_ms``; returns the call's
+        ``ToolCallRecord`` as JSON. ``refused`` (``message``, ``logged``) replaces arguments that
+        cannot be sent: the server logs the call as refused with that message."""
+        body = {"name": name, "arguments": arguments, "refused": refused, "media_time_ms": media_time_ms}
+        return await self._request("POST", "/control/call", body, timeout_s=timeout_s)
+
     async def call(self, index: int) -> dict[str, Any]:
         """One call-log record (``ToolCallRecord`` as JSON) by its index."""
         return await self._request("GET", f"/control/calls/{index}")
@@ -123,9 +142,13 @@ class ControlClient:
         except httpx.TransportError as exc:
             raise SandboxUnavailableError(f"control API {self.base_url}{route}: {exc!r}") from exc
 
-    async def _request(self, method: str, route: str, body: dict[str, Any] | None = None) -> Any:
+    async def _request(
+        self, method: str, route: str, body: dict[str, Any] | None = None, *, timeout_s: float | None = None
+    ) -> Any:
+        """``timeout_s`` replaces the client's timeout for this request."""
+        timeout = httpx.Timeout(timeout_s) if timeout_s is not None else httpx.USE_CLIENT_DEFAULT
         try:
-            response = await self._http.request(method, route, json=body)
+            response = await self._http.request(method, route, json=body, timeout=timeout)
         except httpx.TransportError as exc:
             raise SandboxUnavailableError(f"control API {self.base_url}{route}: {exc!r}") from exc
         self._raise_for_status(route, response)

@@ -153,9 +153,11 @@ class Forkserver:
     """Forks task servers from one ``python -m mcp_servers.forkserver`` (started on first use)."""
 
     def __init__(self, python: str, environment: Callable[[], tuple[dict[str, str], Path]], *,
-                 reply_timeout_s: float) -> None:
+                 reply_timeout_s: float, arguments: Callable[[], list[str]] = list) -> None:
+        """``environment`` and ``arguments`` (the forkserver's own flags) are asked for at each start."""
         self.python = python
         self._environment = environment
+        self._arguments = arguments
         self.reply_timeout_s = reply_timeout_s
         self._lock = threading.Lock()
         self._process: _Process | None = None
@@ -167,7 +169,7 @@ class Forkserver:
                 self._process.close()
             env, cwd = self._environment()
             try:
-                self._process = _Process([self.python, "-m", "mcp_servers.forkserver"], env, cwd)
+                self._process = _Process([self.python, "-m", "mcp_servers.forkserver", *self._arguments()], env, cwd)
             except OSError as exc:
                 raise SandboxUnavailableError(f"cannot start {self.python} -m mcp_servers.forkserver: {exc}") from exc
         return self._process

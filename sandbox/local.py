@@ -9,6 +9,9 @@ Servers are forked from one warm process (:mod:`sandbox.forkserver`, :mod:`mcp_s
 that imported the server once, so a server is up in milliseconds instead of a second of CPU, and
 started ahead of need (:class:`~sandbox.warm_pool.WarmPool`): a spare boots while the previous
 session runs, empty, and gets its task through ``POST /control/load`` when a session takes it.
+With :attr:`~sandbox.backend.SandboxBackend.expects_mcp_clients` off (a campaign that only bridges:
+the harness calls tools on the control plane) neither the forkserver nor its servers import the MCP
+SDK (``--lazy-mcp``: a server imports it on the first ``/mcp`` request, if one comes).
 Each server serves exactly one session and is stopped when that session ends. Servers die with the
 harness: the forkserver's stdin is a pipe from it; at end of file the forkserver stops every server
 and exits, and each server dies with the forkserver (``PR_SET_PDEATHSIG``), even after a SIGKILL of
@@ -102,7 +105,9 @@ class LocalBackend(SandboxBackend):
         self._pool: WarmPool[_LocalServer] = WarmPool(_LocalServer.stop, size=pool_size)
         self._swept = False
         self._forkserver_home: Path | None = None
-        self._forkserver = Forkserver(python, self._forkserver_environment, reply_timeout_s=ready_timeout_s)
+        self._forkserver = Forkserver(
+            python, self._forkserver_environment, reply_timeout_s=ready_timeout_s, arguments=self._lazy_mcp
+        )
         # A backend dropped without aclose() must not leave its forkserver running until we exit.
         weakref.finalize(self, self._forkserver.abandon)
 
@@ -116,6 +121,11 @@ class LocalBackend(SandboxBackend):
         if self._forkserver_home is not None:
             shutil.rmtree(self._forkserver_home, ignore_errors=True)
             self._forkserver_home = None
+
+    def _lazy_mcp(self) -> list[str]:
+        """The flag that leaves the MCP SDK out of the forkserver and its servers, when no MCP client
+        but the harness (which calls through the control plane) is expected."""
+        return [] if self.expects_mcp_clients else ["--lazy-mcp"]
 
     def _forkserver_environment(self) -> tuple[dict[str, str], Path]:
         if self._forkserver_home is None or not self._forkserver_home.is_dir():
@@ -202,6 +212,7 @@ class LocalBackend(SandboxBackend):
                     "--agent-token-file", str(files.agent_token_file),
                     "--control-socket", str(files.control_socket),
                     "--state-file", str(files.state_file),
+                    *self._lazy_mcp(),
                 ],
                 cwd=files.root, home=files.root, log=files.root / "server.log",
             )  # fmt: skip

@@ -65,6 +65,7 @@ def test_sandbox_probe_names_its_timings_in_the_unit_it_prints():
     assert result.exit_code == 0, result.output
     (timings,) = [line for line in result.output.splitlines() if line.startswith("timings")]
     assert "start_to_ready " in timings and " ms" in timings and "_s " not in timings
+    assert "mcp_list_tools " in timings and "/mcp lists other tools" not in result.output  # the agent's door, too
 
 
 @pytest.mark.slow

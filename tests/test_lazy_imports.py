@@ -68,3 +68,16 @@ def test_a_c0_run_on_the_local_sandbox_loads_no_docker_sdk_and_no_voice_session(
     unwanted = {"docker", "websockets", "harness.session.duplex_runner", "harness.audio.acoustics",
                 "harness.audio.speech_bank", "harness.agents.container_agent"}
     assert not unwanted & loaded
+
+
+def test_a_bridging_harness_and_a_task_server_start_without_the_mcp_sdk():
+    """The SDK's ``import mcp`` costs about a CPU-second: the bridge calls tools on the control plane,
+    and a server imports it only for its ``/mcp`` app (at once, or on first use with ``--lazy-mcp``)."""
+    harness = _imports_after(
+        "import harness.cli.run_cmd, harness.campaign.text_cell, harness.session.mcp_environment\n"
+        "from harness.cli.run_cmd import _model_or_exit\n"
+        "_model_or_exit('oracle', 'C0', endpoint=None, provider_model=None, api_key_env=None)"
+    )
+    server = _imports_after("import mcp_servers.__main__, mcp_servers.forkserver")
+    assert "harness.session.mcp_environment" in harness and "mcp_servers.__main__" in server
+    assert "mcp" not in harness and "mcp" not in server

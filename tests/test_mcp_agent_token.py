@@ -1,8 +1,8 @@
 """The agent token on ``/mcp``: per session, required, compared in constant time; sent by every client.
 
 Both sandbox backends generate one per session and the server refuses ``/mcp`` requests without it
-(401); the harness's bridge (``McpEnvironment``) and a native agent's endpoint (``McpEndpoint``)
-send it. The control token is not an agent token, and the agent token opens no control route.
+(401); a native agent's endpoint (``McpEndpoint``) sends it (the harness's bridge calls tools on
+the control plane instead, which needs the control token). The control token is not an agent token, and the agent token opens no control route.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ async def _check_backend(backend: SandboxBackend, public_dir: Path) -> None:
     async with backend.start(public_dir, "t-agent-token", task_id="toy_form_001") as sandbox:
         assert sandbox.agent_token and sandbox.agent_token != _control_token(sandbox)
         statuses = await _statuses(sandbox)
-        async with McpEnvironment(sandbox) as env:  # the bridge sends the token
+        async with McpEnvironment(sandbox) as env:  # the bridge: on the control plane, with its token
             tools = await env.list_tools()
             record = await env.call_tool("update_expense", {"expense_id": "expense_1", "amount": 12}, 1000)
         agent_on_control = ControlClient("", sandbox.agent_token, uds=sandbox.control.uds)
@@ -83,8 +83,14 @@ async def _check_backend(backend: SandboxBackend, public_dir: Path) -> None:
     assert not private_dir.exists()
 
 
-async def test_local_backend_requires_the_agent_token_on_mcp(public_dir: Path):
-    await _check_backend(LocalBackend(), public_dir)
+@pytest.mark.parametrize("mcp_clients", [True, False], ids=["mcp-preloaded", "mcp-on-first-use"])
+async def test_local_backend_requires_the_agent_token_on_mcp(public_dir: Path, mcp_clients: bool):
+    backend = LocalBackend()
+    backend.expects_mcp_clients = mcp_clients
+    try:
+        await _check_backend(backend, public_dir)
+    finally:
+        await backend.aclose()
 
 
 async def test_the_local_agent_token_file_is_private(public_dir: Path):

@@ -14,7 +14,7 @@ from mcp import Client
 
 from harness.tasks.loader import load_task
 from mcp_servers.environment import TaskEnvironment
-from mcp_servers.server import CALL_INDEX_META_KEY, CALL_RECORD_META_KEY, RAW_ARGUMENTS_META_KEY, TaskServer
+from mcp_servers.server import CALL_INDEX_META_KEY, CALL_RECORD_META_KEY, TaskServer
 from mcp_servers.state_file import fold_journal, journal_lines
 from tests.served_server import TOKEN
 from tests.served_server import serving as _serving
@@ -122,30 +122,82 @@ async def test_bad_arguments_are_an_error_result_the_model_can_act_on(served):
     assert unknown.is_error and "no_such_tool" in unknown.content[0].text
 
 
-async def test_non_object_arguments_forwarded_in_meta_are_refused_like_in_process(served, toy_form):
+async def test_non_object_arguments_on_the_control_plane_are_refused_like_in_process(served, toy_form):
     base, task_server, _ = served
-    async with Client(f"{base}/mcp") as client:
-        await client.list_tools()
-        result = await client.call_tool("update_expense", None, meta={RAW_ARGUMENTS_META_KEY: ["E1042"]})
+    async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+        response = await http.post(
+            "/control/call", json={"name": "update_expense", "arguments": ["E1042"], "media_time_ms": 1500}
+        )
     in_process = TaskEnvironment(load_task(toy_form).public_bundle()).call_tool(
-        "update_expense", ["E1042"], 0
+        "update_expense", ["E1042"], 1500
     )
     served_record = task_server.env.snapshot().call_log[0]
-    assert result.is_error
+    assert response.status_code == 200 and response.json() == served_record.model_dump(mode="json")
     assert served_record.args == ["E1042"] and not served_record.ok
-    assert served_record.error == in_process.error
+    assert served_record.error == in_process.error and served_record.media_time_ms == 1500
+
+
+async def test_an_mcp_callers_meta_cannot_forward_arguments(served):
+    """Only the harness forwards what a model sent instead of an object, and only on the control plane."""
+    base, task_server, _ = served
+    async with Client(f"{base}/mcp") as client:
+        await client.call_tool(
+            "update_expense", None, meta={"apex_voice/raw_arguments": {"fields": {"employee_id": "E1"}}}
+        )
+    (logged,) = task_server.env.snapshot().call_log
+    assert logged.args is None and not logged.ok
 
 
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}])
 @pytest.mark.parametrize(
     ("method", "route"),
-    [("GET", "/control/snapshot"), ("POST", "/control/approvals/grant"), ("GET", "/control/calls/0")],
+    [
+        ("GET", "/control/snapshot"),
+        ("POST", "/control/approvals/grant"),
+        ("GET", "/control/calls/0"),
+        ("GET", "/control/tools"),
+        ("POST", "/control/call"),
+    ],
 )
 async def test_control_api_refuses_a_missing_or_wrong_token(served, headers, method, route):
     base, _, _ = served
     async with httpx.AsyncClient() as http:
         response = await http.request(method, f"{base}{route}", headers=headers, json={})
     assert response.status_code == 401
+
+
+async def test_the_control_plane_lists_the_tools_mcp_lists_and_a_call_carries_its_media_time(served):
+    base, task_server, _ = served
+    async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+        listed = (await http.get("/control/tools")).json()
+        bridged = await http.post(
+            "/control/call",
+            json={
+                "name": "update_expense",
+                "arguments": {"fields": {"employee_id": "E1"}},
+                "media_time_ms": 4200,
+            },
+        )
+        refused = await http.post(
+            "/control/call",
+            json={
+                "name": "update_expense",
+                "refused": {"message": "arguments are not JSON", "logged": "<x>"},
+                "media_time_ms": 4300,
+            },
+        )
+        async with Client(f"{base}/mcp") as client:
+            sdk_listing = await client.list_tools()
+            after = await client.call_tool("update_expense", {"fields": {"cost_center": "CC-330"}})
+    assert [(t["name"], t["parameters"]) for t in listed] == [
+        (t.name, t.input_schema) for t in sdk_listing.tools
+    ]
+    log = task_server.env.snapshot().call_log
+    assert bridged.json() == log[0].model_dump(mode="json") and log[0].ok
+    assert refused.json()["ok"] is False and log[1].error == "update_expense: arguments are not JSON"
+    assert log[1].args == "<x>"
+    # The MCP caller is stamped with the harness's media time, which the bridged calls set.
+    assert [r.media_time_ms for r in log] == [4200, 4300, 4300] and after.meta[CALL_INDEX_META_KEY] == 2
 
 
 async def test_control_routes_are_never_listed_as_tools(served):

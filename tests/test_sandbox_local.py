@@ -10,7 +10,10 @@ import sys
 import time
 from pathlib import Path
 
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from harness.session.mcp_environment import McpEnvironment
 from harness.tasks.loader import load_task
@@ -238,7 +241,50 @@ async def test_follow_streams_call_records_as_they_happen(public_dir: Path):
     assert (second["index"], second["media_time_ms"]) == (1, 2000)
 
 
+def _parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+async def test_a_bridging_backend_leaves_the_mcp_sdk_out_and_still_serves_mcp_on_first_use(public_dir: Path):
+    backend = LocalBackend(pool_size=0)
+    backend.expects_mcp_clients = False
+    try:
+        async with backend.start(public_dir, "run-l", task_id="toy_form_001") as sandbox:
+            forkserver = (
+                Path(f"/proc/{_parent_of(sandbox.metadata['pid'])}/cmdline").read_bytes().split(b"\0")
+            )
+            async with McpEnvironment(sandbox) as env:
+                bridged = await env.call_tool("update_expense", {"fields": {"employee_id": "E1"}}, 1000)
+            http = httpx2.AsyncClient(headers=sandbox.mcp_headers())
+            async with http, Client(streamable_http_client(sandbox.mcp_url, http_client=http)) as client:
+                listed = [tool.name for tool in (await client.list_tools()).tools]  # the SDK is imported now
+                native = await client.call_tool("update_expense", {"fields": {"cost_center": "CC-330"}})
+            snapshot = await env.snapshot()
+    finally:
+        await backend.aclose()
+    assert forkserver[-2:] == [b"--lazy-mcp", b""]
+    assert bridged.ok and not native.is_error
+    assert listed == ["update_expense", "request_approval", "submit_expense"]
+    # The MCP caller is stamped with the media time the bridged call set: the harness's clock.
+    assert [(r.index, r.media_time_ms) for r in snapshot.call_log] == [(0, 1000), (1, 1000)]
+
+
 def test_registry_names_and_refuses_unknown_backends():
     assert get_backend("local").name == "local"
     with pytest.raises(ValueError, match="unknown sandbox backend 'nope'"):
         get_backend("nope")
+
+
+@pytest.mark.parametrize(("tool_mode", "expected"), [("bridge", False), ("native", True)])
+async def test_only_a_native_campaign_expects_mcp_clients_on_its_sandboxes(tool_mode: str, expected: bool):
+    from harness.agents.registry import get_model
+    from harness.campaign.sandboxed_cell import SandboxedCellRunner
+    from harness.session.mcp_environment import SandboxedEnvironments
+
+    backend = LocalBackend()
+    SandboxedCellRunner(get_model("oracle"), backend, {}, speech=lambda bundle: None, tool_mode=tool_mode)
+    validating = LocalBackend()
+    async with SandboxedEnvironments(validating):
+        pass
+    assert backend.expects_mcp_clients is expected
+    assert validating.expects_mcp_clients is False and LocalBackend().expects_mcp_clients is True

@@ -98,6 +98,11 @@ class SandboxedCellRunner:
     _image_checked: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
     _image_ready: bool = field(default=False, init=False, repr=False)
 
+    def __post_init__(self) -> None:
+        # Only a native agent (or a provider's client) calls tools on /mcp; the bridge calls them on
+        # the control plane, so a bridging campaign's servers need not load the MCP SDK.
+        self.backend.expects_mcp_clients = self.tool_mode == "native"
+
     async def __call__(self, cell: CampaignCell, rep_dir: Path) -> ResultRecord:
         try:
             task_dir = self.task_dirs[cell.task_id]

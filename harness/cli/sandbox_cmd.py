@@ -15,7 +15,7 @@ from harness.session.mcp_environment import McpEnvironment
 from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
 from mcp_servers.public_models import ToolClass, ToolSet
-from sandbox.backend import get_backend
+from sandbox.backend import SandboxEnvironment, get_backend
 from sandbox.errors import ControlRequestError, SandboxUnavailableError
 from sandbox.external import ExternalBackend
 
@@ -44,6 +44,24 @@ def _read_tool(tools: list[dict[str, Any]], spec: ToolSet | None) -> tuple[str |
     return None, "no read tool and no tool with required parameters: call skipped"
 
 
+async def _mcp_tool_names(sandbox: SandboxEnvironment) -> list[str]:
+    """The tools ``/mcp`` lists, through the MCP SDK as an agent sees them (the harness's own bridge
+    lists and calls on the control plane, so this is the probe of the agent's door)."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared.exceptions import MCPError
+
+    try:
+        async with (
+            httpx2.AsyncClient(headers=sandbox.mcp_headers(), trust_env=False) as http,
+            Client(streamable_http_client(sandbox.mcp_url, http_client=http)) as client,
+        ):
+            return [tool.name for tool in (await client.list_tools()).tools]
+    except (MCPError, httpx2.HTTPError, OSError) as exc:
+        raise SandboxUnavailableError(f"tools/list at {sandbox.mcp_url}: {exc!r}") from exc
+
+
 async def _probe(
     task: Path | None, backend_name: str, mcp_url: str | None, token_file: Path | None
 ) -> dict[str, Any]:
@@ -67,6 +85,9 @@ async def _probe(
             t1 = time.monotonic()
             tools = await env.list_tools()
             timings["list_tools_s"] = time.monotonic() - t1
+            t1 = time.monotonic()
+            mcp_tools = await _mcp_tool_names(sandbox)
+            timings["mcp_list_tools_s"] = time.monotonic() - t1
             name, why = _read_tool(tools, spec)
             call: dict[str, Any] = {"tool": name, "why": why}
             if name is not None:
@@ -83,6 +104,7 @@ async def _probe(
                 "mcp_url": sandbox.mcp_url,
                 "metadata": sandbox.metadata,
                 "tools": [t["name"] for t in tools],
+                "mcp_tools": mcp_tools,
                 "call": call,
                 "snapshot": {
                     "artifacts": {aid: a.lifecycle for aid, a in snapshot.artifacts.items()},
@@ -102,6 +124,8 @@ async def _probe(
 def _print_summary(summary: dict[str, Any]) -> None:
     typer.echo(f"backend     {summary['backend']}  ({summary['mcp_url']})")
     typer.echo(f"tools       {', '.join(summary['tools'])}")
+    if summary["mcp_tools"] != summary["tools"]:
+        typer.echo(f"warning     /mcp lists other tools: {', '.join(summary['mcp_tools']) or 'none'}")
     call = summary["call"]
     if call["tool"] is None:
         typer.echo(f"read call   {call['why']}")

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
-import httpx2
+import httpx
 import mcp.types as mcp_types
 import pytest
 from mcp.shared.exceptions import MCPError
@@ -29,10 +29,14 @@ from harness.campaign.campaign import CampaignCell, CampaignSettings, run_campai
 from harness.errors import AgentFailure, HarnessBug, ProviderError
 from harness.results.result_record import ResultRecord
 from harness.session.environment_port import InProcessEnvironment
-from harness.session.mcp_environment import _blamed
+from harness.session.mcp_environment import McpEnvironment
+from mcp_servers.mcp_app import call_result
 from mcp_servers.server import TaskServer
-from sandbox.errors import SandboxUnavailableError
+from sandbox.backend import SandboxEnvironment
+from sandbox.control_client import ControlClient
+from sandbox.errors import ControlRequestError, SandboxUnavailableError
 from tests.fakes.fake_chat_server import CONTEXT_LENGTH_EXCEEDED, FakeChatServer, serve_fake_chat
+from tests.served_server import served_sandbox
 
 _BROKEN_TOOL = {  # a commit whose effect our handler cannot apply: a bug of ours, not the caller's
     "name": "submit_broken",
@@ -45,18 +49,21 @@ _BROKEN_TOOL = {  # a commit whose effect our handler cannot apply: a bug of our
 # -- 1. a bug in our tool handler is the server's fault, never a tool error the agent is scored on --
 
 
-async def test_a_tool_handler_bug_is_a_harness_bug_in_process_and_a_json_rpc_fault_over_mcp(toy_form):
+async def test_a_tool_handler_bug_is_a_harness_bug_in_process_and_bridged_and_a_json_rpc_fault_over_mcp(toy_form):
     bundle = fixture_bundle(toy_form, extra_tools=[_BROKEN_TOOL])
     with pytest.raises(HarnessBug, match="AttributeError"):
         await InProcessEnvironment(bundle).call_tool("submit_broken", {"target_id": "expense_1"}, 0)
 
     server = TaskServer(bundle)
     with pytest.raises(MCPError) as answered:
-        await server.call_tool("submit_broken", {"target_id": "expense_1"})
+        await call_result(server, "submit_broken", {"target_id": "expense_1"})
     assert answered.value.code == mcp_types.INTERNAL_ERROR
-    assert isinstance(_blamed("tools/call submit_broken", answered.value), HarnessBug)
-    (logged,) = server.loaded_env().snapshot().call_log
-    assert logged.server_fault and "AttributeError" in logged.server_fault
+    async with served_sandbox(server) as sandbox, McpEnvironment(sandbox) as env:
+        with pytest.raises(HarnessBug, match="AttributeError"):
+            await env.call_tool("submit_broken", {"target_id": "expense_1"}, 0)
+    first, bridged = server.loaded_env().snapshot().call_log
+    assert first.server_fault and "AttributeError" in first.server_fault
+    assert bridged.server_fault and "AttributeError" in bridged.server_fault
 
 
 async def test_hostile_arguments_stay_a_tool_error_the_agent_sees(toy_form):
@@ -64,22 +71,34 @@ async def test_hostile_arguments_stay_a_tool_error_the_agent_sees(toy_form):
     assert not record.ok and record.server_fault is None and record.error
 
 
-# -- 2. the MCP bridge: no answer is the sandbox's, an answer that refused us is our bug ------------
+# -- 2. the bridge: no answer is the sandbox's, an answer that refused us is our bug ------------------
+
+
+def _answering(handler) -> SandboxEnvironment:
+    async def no_state() -> bytes:
+        raise SandboxUnavailableError("no state file here")
+
+    control = ControlClient("http://control", "t", transport=httpx.MockTransport(handler))
+    return SandboxEnvironment("http://127.0.0.1:9/mcp", control, "test", no_state)
+
+
+def _refused(request: httpx.Request) -> httpx.Response:
+    raise httpx.ConnectError("connection refused", request=request)
 
 
 @pytest.mark.parametrize(
-    ("failure", "blamed"),
+    ("answer", "blamed"),
     [
-        (httpx2.ConnectError("connection refused"), SandboxUnavailableError),
-        (ConnectionResetError("reset by peer"), SandboxUnavailableError),
-        (MCPError(mcp_types.REQUEST_TIMEOUT, "Request 'tools/call' timed out"), SandboxUnavailableError),
-        (MCPError(mcp_types.CONNECTION_CLOSED, "Connection closed"), SandboxUnavailableError),
-        (MCPError(mcp_types.INVALID_PARAMS, "Invalid request parameters"), HarnessBug),
-        (MCPError(mcp_types.INTERNAL_ERROR, "Server returned an error response"), HarnessBug),
+        (_refused, SandboxUnavailableError),
+        (lambda request: httpx.Response(503, json={"error": "gone"}), SandboxUnavailableError),
+        (lambda request: httpx.Response(400, json={"error": "name: field required"}), ControlRequestError),
+        (lambda request: httpx.Response(401, json={"error": "missing or wrong bearer token"}), ControlRequestError),
     ],
 )
-def test_mcp_request_failures_are_blamed_where_they_failed(failure, blamed):
-    assert isinstance(_blamed("tools/call x", failure), blamed)
+async def test_bridged_call_failures_are_blamed_where_they_failed(answer, blamed):
+    async with McpEnvironment(_answering(answer)) as env:
+        with pytest.raises(blamed):
+            await env.call_tool("x", {}, 0)
 
 
 # -- 3. a bare TimeoutError (our own wait_for) is never blamed on the provider ------------------------

@@ -96,14 +96,15 @@ async def test_control_plane_refuses_unusable_media_times_with_a_clear_400(task_
     async with serving(task_server) as base:
         async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
             response = await http.post("/control/media_time", content=body)
+            call = await http.post("/control/call", content=body.replace(b"{", b'{"name": "update_expense", ', 1))
             grant = await http.post(
                 "/control/approvals/grant",
                 content=body.replace(b"{", b'{"action_type": "a", "target_id": "t", ', 1),
             )
     assert response.status_code == 400
     assert "media_time_ms" in response.json()["error"] or "not JSON" in response.json()["error"]
-    assert grant.status_code == 400
-    assert task_server.media_time_ms == 0
+    assert grant.status_code == 400 and call.status_code == 400
+    assert task_server.media_time_ms == 0 and task_server.loaded_env().call_count == 0
 
 
 async def test_control_plane_refuses_text_that_cannot_be_persisted(task_server):
