@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import json
 import pstats
 import statistics
@@ -38,6 +39,7 @@ async def main() -> None:
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="Print the N hottest functions.")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     args = parser.parse_args()
+    gc.freeze()  # as the CLI does once a verb's modules are imported (harness/cli/main.py)
     source = resolve_data(args.data)
     task_dirs = source.select(None)
     phases: dict[str, list[float]] = {"load": [], "lint": [], "oracle C0": [], "no-op C0": []}

@@ -81,3 +81,15 @@ def test_a_bridging_harness_and_a_task_server_start_without_the_mcp_sdk():
     server = _imports_after("import mcp_servers.__main__, mcp_servers.forkserver")
     assert "harness.session.mcp_environment" in harness and "mcp_servers.__main__" in server
     assert "mcp" not in harness and "mcp" not in server
+
+
+def test_a_verb_freezes_what_it_imported():
+    """Full collections then skip the imported modules' objects (pydantic schemas, numpy)."""
+    probe = (
+        "import gc\n"
+        "from harness.cli.main import COMMANDS, _load\n"
+        "_load('tasks', COMMANDS['tasks'].target)\n"
+        "print(gc.get_freeze_count())"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
+    assert int(done.stdout) > 10_000
