@@ -112,6 +112,20 @@ def test_resamplers_fed_the_same_frames_share_products_only_where_their_history_
         assert np.allclose(np.concatenate(streamed), upfirdn(taps, x, 2, 3)[: 320 * len(streamed)], atol=1e-9)
 
 
+def test_silence_is_skipped_only_where_the_output_is_silent_and_the_stream_goes_on() -> None:
+    rng = np.random.default_rng(8)
+    sound, silence = rng.standard_normal(480), np.zeros(480)
+    skipping, processing = StreamingResampler(24_000, 16_000), StreamingResampler(24_000, 16_000)
+    out = []
+    for chunk in (silence, sound, silence, silence, sound):
+        expected = processing.process(chunk)
+        skipped = skipping.skip_silence(chunk)
+        # Declined (nothing consumed) for sound, and for the silence right after it (its history rings on).
+        assert (skipped is None) == bool(expected.any())
+        out.append(np.zeros(skipped) if skipped is not None else skipping.filtered(chunk))
+        assert np.array_equal(out[-1], expected)
+
+
 def test_the_returned_frame_is_the_callers_to_keep() -> None:
     resampler = StreamingResampler(24_000, 16_000)
     frame = np.random.default_rng(2).standard_normal(480)

@@ -135,11 +135,29 @@ class StreamingResampler:
         self._plan: _Plan | None = None
         self.delay_samples = half_len / self.down
 
+    def skip_silence(self, samples: np.ndarray) -> int | None:
+        """Silence in, silence out: if ``samples`` and the history are all zeros, consume them without
+        the filter and return how many (zero) outputs they make; otherwise consume nothing (``None``).
+
+        The common case on an idle channel; a caller that only needs to know the output is silent
+        (a VAD) is spared allocating it.
+        """
+        if np.count_nonzero(samples) or np.count_nonzero(self._history):  # cheaper than .any()
+            return None
+        self._consumed += len(samples)
+        end = -(-self._consumed * self.up // self.down)
+        count, self._emitted = end - self._emitted, end
+        return count
+
     def process(self, samples: np.ndarray) -> np.ndarray:
         """Resample the next chunk of input (float64 out, same scale as the input)."""
         x = np.asarray(samples)
-        if not np.count_nonzero(x) and not np.count_nonzero(self._history):  # cheaper than .any()
-            return self._advance_silence(len(x))
+        silent = self.skip_silence(x)
+        return np.zeros(silent) if silent is not None else self.filtered(x)
+
+    def filtered(self, samples: np.ndarray) -> np.ndarray:
+        """The next chunk through the filter: :meth:`process` once :meth:`skip_silence` declined it."""
+        x = np.asarray(samples)
         residue = self._consumed % self.down
         ratio, chunk, history_bytes = (self.up, self.down, residue), x.tobytes(), self._history.tobytes()
         self._consumed += len(x)
@@ -199,13 +217,6 @@ class StreamingResampler:
                 for offset, (first, phase) in enumerate(zip(firsts, phases, strict=True))
             ]
         return _Plan(buffer, out, steps)
-
-    def _advance_silence(self, length: int) -> np.ndarray:
-        """Silence in, silence out: the common case on an idle channel, without the filter."""
-        self._consumed += length
-        end = -(-self._consumed * self.up // self.down)
-        count, self._emitted = end - self._emitted, end
-        return np.zeros(count)
 
     def reset(self) -> None:
         self._history = np.zeros(self._taps_per_phase - 1)

@@ -61,7 +61,9 @@ class FrameVad:
         """webrtcvad's raw decision for one 20 ms 24 kHz frame (advances the resampler)."""
         if len(frame) != FRAME_SAMPLES:
             raise ValueError(f"FrameVad wants {FRAME_SAMPLES}-sample frames, got {len(frame)}")
-        resampled = self._resampler.process(frame)
+        if self._resampler.skip_silence(frame) is not None:
+            return False
+        resampled = self._resampler.filtered(frame)
         if not np.count_nonzero(resampled):
             return False
         # In place (the array is ours): round half to even as np.round does, then clip to int16.
