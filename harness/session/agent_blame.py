@@ -173,7 +173,7 @@ class AgentCalls:
         try:
             suspended = steps.send(None)
         except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+            return done.value
         except BaseException as exc:  # noqa: BLE001 - blamed by origin, never swallowed
             _raise_blamed(self.kind, exc, call)
         timeout = asyncio.timeout_at(self.deadline if deadline is None else deadline)
