@@ -25,6 +25,15 @@ The branch's gain: the VADs' 24k→16k resampler reuses one plan of strided wind
 adapter that reads them. What is left per frame (≈66 µs): three VADs (≈20 µs), the virtual clock's
 yield to the event loop (≈11 % of a session), event emission with payload validation (within noise).
 
+Issue 20, all ten demo tasks, ``--repeat 3``, main / branch interleaved at load ≈ 1 (total media
+over total CPU of each task's best session): main 185 and 168, branch 235 and 242 media-s/CPU-s;
+one offsite session under callgrind, 4.61 → 3.46 G instructions (−25 %). Same outputs to the bit
+(``tests/test_session_golden.py``). The gain: resamplers fed the same frame after the same history
+share one product (the oracle's and the recording's VADs on the user channel, the floor's and the
+speech check's on the agent channel), the speech check reuses its work arrays and sums without
+``np.mean``'s dispatch, an agent call that never suspends skips arming a timeout, the recorder holds
+the time budget from the start, a heard slice's old part reuses the previous window's acts.
+
 Usage: python benchmarks/bench_session.py [--data PATH] [--only ID]... [--repeat N] [--profile TOP]
        [--realtime-seconds N]
 """

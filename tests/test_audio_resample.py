@@ -92,6 +92,40 @@ def test_frames_through_silence_and_odd_chunks_match_the_whole_stream_filter() -
     assert np.allclose(streamed, reference[: len(streamed)], atol=1e-9)
 
 
+def test_resamplers_fed_the_same_frames_share_products_only_where_their_history_agrees() -> None:
+    """Two streams over the same frames, one with other audio before them: each equals its own
+    whole-stream filter; from the second frame on (same history) they are the same bits."""
+    rng = np.random.default_rng(7)
+    frames = [rng.standard_normal(480) for _ in range(4)]
+    lead = rng.standard_normal(480)
+    first, second = StreamingResampler(24_000, 16_000), StreamingResampler(24_000, 16_000)
+    out_first, out_second = [], [second.process(lead)]
+    for frame in frames:
+        out = first.process(frame)
+        out_first.append(out.copy())
+        out[:] = 0  # the caller's to keep: writing it changes nothing shared
+        out_second.append(second.process(frame))
+    assert not np.allclose(out_first[0], out_second[1])  # other history: its own product
+    assert all(np.array_equal(a, b) for a, b in zip(out_first[1:], out_second[2:], strict=True))
+    taps = firwin(61, 1 / 3, window=("kaiser", 5.0)) * 2
+    for x, streamed in ((np.concatenate(frames), out_first), (np.concatenate([lead, *frames]), out_second)):
+        assert np.allclose(np.concatenate(streamed), upfirdn(taps, x, 2, 3)[: 320 * len(streamed)], atol=1e-9)
+
+
+def test_silence_is_skipped_only_where_the_output_is_silent_and_the_stream_goes_on() -> None:
+    rng = np.random.default_rng(8)
+    sound, silence = rng.standard_normal(480), np.zeros(480)
+    skipping, processing = StreamingResampler(24_000, 16_000), StreamingResampler(24_000, 16_000)
+    out = []
+    for chunk in (silence, sound, silence, silence, sound):
+        expected = processing.process(chunk)
+        skipped = skipping.skip_silence(chunk)
+        # Declined (nothing consumed) for sound, and for the silence right after it (its history rings on).
+        assert (skipped is None) == bool(expected.any())
+        out.append(np.zeros(skipped) if skipped is not None else skipping.filtered(chunk))
+        assert np.array_equal(out[-1], expected)
+
+
 def test_the_returned_frame_is_the_callers_to_keep() -> None:
     resampler = StreamingResampler(24_000, 16_000)
     frame = np.random.default_rng(2).standard_normal(480)

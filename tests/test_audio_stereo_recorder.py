@@ -29,6 +29,19 @@ def test_user_click_at_frame_k_lands_at_sample_k_times_480_in_left_only(tmp_path
     assert recorder.duration_ms == 4000
 
 
+def test_a_recorder_sized_for_the_session_never_moves_what_it_recorded() -> None:
+    recorder = StereoRecorder(initial_seconds=1.0)
+    frame = np.arange(FRAME_SAMPLES, dtype=np.int16)
+    recorder.append(frame, -frame)
+    first = recorder.tail(FRAME_SAMPLES)
+    for _ in range(49):
+        recorder.append(frame, frame)
+    assert np.shares_memory(first, recorder.tail(50 * FRAME_SAMPLES))  # one second: no copy
+    recorder.append(frame, frame)
+    assert not np.shares_memory(first, recorder.tail(51 * FRAME_SAMPLES))  # grown
+    assert np.array_equal(recorder.channel("agent")[:FRAME_SAMPLES], -frame)
+
+
 def test_channel_copy_and_mismatched_tick_is_rejected() -> None:
     recorder = StereoRecorder()
     recorder.append(np.ones(480, dtype=np.int16), np.zeros(480, dtype=np.int16))

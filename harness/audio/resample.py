@@ -5,7 +5,9 @@ filter without redesigning it on every call (214 µs per frame) and without disc
 frame boundaries, so :class:`StreamingResampler` designs the filter once and keeps the input
 history between frames. A frame shape's input windows are laid out once too (a plan of strided
 views over one reused buffer), so a 24k→16k frame is a single matrix product (≈9 µs, was ≈35 µs).
-Linear interpolation aliases (−4 dB image) and is never used.
+A product depends only on the ratio, the input's phase, the history and the chunk, so resamplers
+fed the same audio — a session runs several VADs over one channel — compute each chunk once and
+share it (``_RecentProducts``). Linear interpolation aliases (−4 dB image) and is never used.
 """
 
 from __future__ import annotations
@@ -32,6 +34,39 @@ class _Plan:
     buffer: np.ndarray  # history + chunk, refilled on every call
     out: np.ndarray
     steps: list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # (input windows, taps, output view)
+
+
+class _RecentProducts:
+    """The last few chunks filtered in this process, with everything their output depends on.
+
+    An entry answers only a resampler of the same ratio at the same input phase whose history and
+    chunk are byte for byte those it was computed from, so a hit is exactly the product that
+    resampler would have computed. The VADs of one channel filter the same frame within one session
+    frame, so a handful of entries is enough; they are compared as bytes (a hash of the chunk would
+    cost more than the search).
+    """
+
+    def __init__(self, size: int = 4) -> None:
+        self._size = size
+        self._entries: list[tuple[tuple[int, int, int], np.dtype, bytes, bytes, np.ndarray, np.ndarray]] = []
+
+    def get(self, ratio: tuple[int, int, int], dtype: np.dtype, chunk: bytes,
+            history: bytes) -> tuple[np.ndarray, np.ndarray] | None:
+        """(output, history after) of ``chunk`` at ``ratio`` = (up, down, phase) after ``history``, if recent."""
+        for entry in self._entries:
+            if entry[2] == chunk and entry[3] == history and entry[0] == ratio and entry[1] == dtype:
+                return entry[4], entry[5]
+        return None
+
+    def put(self, ratio: tuple[int, int, int], dtype: np.dtype, chunk: bytes, history: bytes,
+            out: np.ndarray, history_after: np.ndarray) -> None:
+        """Keep ``out`` (copied) and ``history_after`` (never written: resamplers replace their history)."""
+        if len(self._entries) >= self._size:
+            self._entries.pop()
+        self._entries.insert(0, (ratio, dtype, chunk, history, out.copy(), history_after))
+
+
+_RECENT = _RecentProducts()
 
 
 def _ratio(from_rate: int, to_rate: int) -> tuple[int, int]:
@@ -100,12 +135,38 @@ class StreamingResampler:
         self._plan: _Plan | None = None
         self.delay_samples = half_len / self.down
 
+    def skip_silence(self, samples: np.ndarray) -> int | None:
+        """Silence in, silence out: if ``samples`` and the history are all zeros, consume them without
+        the filter and return how many (zero) outputs they make; otherwise consume nothing (``None``).
+
+        The common case on an idle channel; a caller that only needs to know the output is silent
+        (a VAD) is spared allocating it.
+        """
+        if np.count_nonzero(samples) or np.count_nonzero(self._history):  # cheaper than .any()
+            return None
+        self._consumed += len(samples)
+        end = -(-self._consumed * self.up // self.down)
+        count, self._emitted = end - self._emitted, end
+        return count
+
     def process(self, samples: np.ndarray) -> np.ndarray:
         """Resample the next chunk of input (float64 out, same scale as the input)."""
         x = np.asarray(samples)
-        if not np.count_nonzero(x) and not np.count_nonzero(self._history):  # cheaper than .any()
-            return self._advance_silence(len(x))
-        key = (len(x), self._consumed % self.down)
+        silent = self.skip_silence(x)
+        return np.zeros(silent) if silent is not None else self.filtered(x)
+
+    def filtered(self, samples: np.ndarray) -> np.ndarray:
+        """The next chunk through the filter: :meth:`process` once :meth:`skip_silence` declined it."""
+        x = np.asarray(samples)
+        residue = self._consumed % self.down
+        ratio, chunk, history_bytes = (self.up, self.down, residue), x.tobytes(), self._history.tobytes()
+        self._consumed += len(x)
+        recent = _RECENT.get(ratio, x.dtype, chunk, history_bytes)
+        if recent is not None:
+            out, self._history = recent
+            self._emitted += len(out)
+            return out.copy()
+        key = (len(x), residue)
         plan = self._plan
         if plan is None or key != self._plan_key:
             plan = self._plan = self._make_plan(*key)
@@ -116,7 +177,7 @@ class StreamingResampler:
         for windows, taps, target in plan.steps:
             np.matmul(windows, taps, out=target)
         self._history = plan.buffer[len(plan.buffer) - history :].copy()
-        self._consumed += len(x)
+        _RECENT.put(ratio, x.dtype, chunk, history_bytes, plan.out, self._history)
         self._emitted += len(plan.out)
         return plan.out.copy()
 
@@ -156,13 +217,6 @@ class StreamingResampler:
                 for offset, (first, phase) in enumerate(zip(firsts, phases, strict=True))
             ]
         return _Plan(buffer, out, steps)
-
-    def _advance_silence(self, length: int) -> np.ndarray:
-        """Silence in, silence out: the common case on an idle channel, without the filter."""
-        self._consumed += length
-        end = -(-self._consumed * self.up // self.down)
-        count, self._emitted = end - self._emitted, end
-        return np.zeros(count)
 
     def reset(self) -> None:
         self._history = np.zeros(self._taps_per_phase - 1)

@@ -58,6 +58,7 @@ MIN_ACTIVE_MS = 200
 
 _HOP = FRAME_SAMPLES // 2  # 10 ms
 _WINDOW = np.hanning(FRAME_SAMPLES)
+_BINS = FRAME_SAMPLES // 2 + 1  # of the real FFT
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +119,15 @@ class SpeechLikeness:
         self._flux_n = 0
         self._flatness_sum = 0.0
         self._previous: np.ndarray | None = None
+        # Work arrays reused by every frame (a frame is a dozen small array operations: allocating
+        # each result cost as much as computing it). Two magnitude spectra alternate: the one just
+        # computed and the previous frame's, which flux compares it with.
+        self._x = np.empty(FRAME_SAMPLES)
+        self._squares = np.empty(FRAME_SAMPLES)
+        self._spectrum = np.empty(_BINS, dtype=np.complex128)
+        self._power = np.empty(_BINS)
+        self._log_power = np.empty(_BINS)
+        self._magnitudes = (np.empty(_BINS), np.empty(_BINS))
 
     def add(self, samples: np.ndarray) -> None:
         """Feed the next samples (int16); whole frames are measured, the rest waits for more."""
@@ -140,23 +150,33 @@ class SpeechLikeness:
         )
 
     def _frame(self, frame: np.ndarray) -> None:
+        """One 20 ms frame. Means are ``np.add.reduce`` divided by the count, which is what
+        ``np.mean`` computes (same sums in the same order) without its dispatch, and the norm is
+        ``np.linalg.norm``'s own ``sqrt(dot)``: the figures are the same to the last bit."""
         self._frames += 1
         if self._vad.voiced(frame):
             self._voiced += 1
-        x = frame.astype(np.float64) / PCM16_SCALE
-        hops = x.reshape(2, _HOP)
-        energies = 10 * np.log10(np.mean(hops * hops, axis=1) + 1e-12)
-        active = 10 * math.log10(float(np.mean(x * x)) + 1e-12) > ACTIVE_DBFS
-        for energy in energies:
-            self._envelope(max(float(energy), ENERGY_FLOOR_DBFS), active)
+        x = np.divide(frame, PCM16_SCALE, out=self._x)
+        squares = np.multiply(x, x, out=self._squares)
+        hop_means = np.add.reduce(squares.reshape(2, _HOP), axis=1)
+        hop_means /= _HOP
+        energies = 10 * np.log10(hop_means + 1e-12)
+        active = 10 * math.log10(float(np.add.reduce(squares)) / FRAME_SAMPLES + 1e-12) > ACTIVE_DBFS
+        for energy in energies.tolist():
+            self._envelope(max(energy, ENERGY_FLOOR_DBFS), active)
         if not active:
             self._previous = None
             return
         self._active += 1
-        power = np.abs(np.fft.rfft(x * _WINDOW)) ** 2 + 1e-20
-        self._flatness_sum += float(np.exp(np.mean(np.log(power))) / np.mean(power))
-        magnitude = np.sqrt(power)
-        magnitude /= np.linalg.norm(magnitude)
+        spectrum = np.fft.rfft(np.multiply(x, _WINDOW, out=squares), out=self._spectrum)
+        power = np.abs(spectrum, out=self._power)
+        np.square(power, out=power)
+        power += 1e-20
+        log_mean = np.add.reduce(np.log(power, out=self._log_power)) / _BINS
+        self._flatness_sum += float(np.exp(log_mean) / (np.add.reduce(power) / _BINS))
+        magnitude = self._magnitudes[0] if self._previous is not self._magnitudes[0] else self._magnitudes[1]
+        np.sqrt(power, out=magnitude)
+        magnitude /= np.sqrt(magnitude.dot(magnitude))
         if self._previous is not None:
             self._flux_sum += 1.0 - float(np.dot(magnitude, self._previous))
             self._flux_n += 1

@@ -2,7 +2,10 @@
 
 One frame per channel per tick goes into a preallocated int16 array that doubles when full (no
 Python list of frames), so an hour-long session costs 2 bytes per sample per channel and appending
-is a slice copy. ``write`` produces ``stereo.wav`` (L user, R agent) and the two mono files.
+is a slice copy. A session allocates its whole time budget up front: the array is left
+uninitialised (only what was appended is ever read), so the pages a short session never reaches
+are never touched, and a long one is not copied at each doubling. ``write`` produces
+``stereo.wav`` (L user, R agent) and the two mono files.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ class StereoRecorder:
     """Appends (user, agent) frame pairs; sample ``k·480`` of each file is the start of tick ``k``."""
 
     def __init__(self, initial_seconds: float = 60.0) -> None:
-        self._samples = np.zeros((max(FRAME_SAMPLES, int(initial_seconds * SAMPLE_RATE)), 2), dtype=np.int16)
+        self._samples = np.empty((max(FRAME_SAMPLES, int(initial_seconds * SAMPLE_RATE)), 2), dtype=np.int16)
         self._length = 0
 
     @property
@@ -40,7 +43,7 @@ class StereoRecorder:
             raise ValueError(f"StereoRecorder.append: user has {len(user)} samples, agent {len(agent)}; one tick needs equal lengths")
         end = self._length + len(user)
         if end > len(self._samples):
-            grown = np.zeros((max(end, 2 * len(self._samples)), 2), dtype=np.int16)
+            grown = np.empty((max(end, 2 * len(self._samples)), 2), dtype=np.int16)
             grown[: self._length] = self._samples[: self._length]
             self._samples = grown
         self._samples[self._length : end, _USER] = user

@@ -44,6 +44,9 @@ class FrameVad:
             raise ValueError(f"FrameVad wants onset_frames ≥ 1 and hangover_ms ≥ {FRAME_MS}, got {onset_frames}, {hangover_ms}")
         self._vad = webrtcvad.Vad(mode)
         self._resampler = StreamingResampler(SAMPLE_RATE, _VAD_RATE)
+        # The 16 kHz PCM16 frame webrtcvad reads, reused; it takes any buffer of bytes.
+        self._pcm16 = np.empty(FRAME_SAMPLES * _VAD_RATE // SAMPLE_RATE, dtype="<i2")
+        self._pcm16_bytes = self._pcm16.view(np.uint8)
         self.onset_frames = onset_frames
         self.hangover_frames = -(-hangover_ms // FRAME_MS)
         self.speaking = False
@@ -58,13 +61,16 @@ class FrameVad:
         """webrtcvad's raw decision for one 20 ms 24 kHz frame (advances the resampler)."""
         if len(frame) != FRAME_SAMPLES:
             raise ValueError(f"FrameVad wants {FRAME_SAMPLES}-sample frames, got {len(frame)}")
-        resampled = self._resampler.process(frame)
+        if self._resampler.skip_silence(frame) is not None:
+            return False
+        resampled = self._resampler.filtered(frame)
         if not np.count_nonzero(resampled):
             return False
         # In place (the array is ours): round half to even as np.round does, then clip to int16.
         np.rint(resampled, out=resampled)
         np.minimum(np.maximum(resampled, -32768.0, out=resampled), 32767.0, out=resampled)
-        return self._vad.is_speech(resampled.astype("<i2").tobytes(), _VAD_RATE)
+        np.copyto(self._pcm16, resampled, casting="unsafe")  # whole numbers in range: exact
+        return self._vad.is_speech(self._pcm16_bytes, _VAD_RATE)
 
     def update(self, frame: np.ndarray) -> bool:
         """Feed the next frame; returns the smoothed state after it."""

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Awaitable, Callable
-from typing import Literal, NoReturn, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from typing import Any, Literal, NoReturn, TypeVar
 
 from harness.agents.limits import AgentLimits
 from harness.errors import AgentFailure, HarnessBug, ProviderError, ProviderTransient
@@ -101,6 +101,41 @@ def _raise_blamed(kind: AgentKind, exc: BaseException, call: str) -> NoReturn:
     raise blamed from exc
 
 
+async def _awaited(run: Callable[[], Awaitable[T]]) -> T:
+    """``await run()`` as a coroutine of our own, so :meth:`AgentCalls.wait` can step it (the
+    ``await`` keeps every error of the language's, a non-awaitable included)."""
+    return await run()
+
+
+class _Resumed:
+    """The rest of a coroutine stepped to its first suspension: awaiting this passes what it awaits
+    to the task and what the task sends or throws (a timeout's cancellation) back into it."""
+
+    __slots__ = ("_coroutine", "_suspended")
+
+    def __init__(self, coroutine: Coroutine[Any, Any, Any], suspended: Any) -> None:
+        self._coroutine, self._suspended = coroutine, suspended
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coroutine, suspended = self._coroutine, self._suspended
+        while True:
+            try:
+                sent = yield suspended
+            except GeneratorExit:
+                coroutine.close()
+                raise
+            except BaseException as exc:  # noqa: BLE001 - thrown in by the task: the coroutine's to handle
+                try:
+                    suspended = coroutine.throw(exc)
+                except StopIteration as done:
+                    return done.value
+            else:
+                try:
+                    suspended = coroutine.send(sent)
+                except StopIteration as done:
+                    return done.value
+
+
 class AgentCalls:
     """Every call into one agent, blamed by origin and bounded by the session's watchdog.
 
@@ -126,10 +161,25 @@ class AgentCalls:
             _raise_blamed(self.kind, exc, call)
 
     async def wait(self, call: str, run: Callable[[], Awaitable[T]], *, deadline: float | None = None) -> T:
+        """Await ``run()`` until the deadline.
+
+        The call runs at once up to its first suspension; only if it suspends does the rest run
+        under an ``asyncio.timeout``. A call that completes without suspending (an in-process
+        agent's ``send_audio``, every frame) is one no watchdog could interrupt anyway — a timeout
+        fires only at a suspension — so it returns as it would under the timeout, without arming
+        and cancelling one (about 6 µs a call, and a cancelled timer left in the loop's heap).
+        """
+        steps = _awaited(run)
+        try:
+            suspended = steps.send(None)
+        except StopIteration as done:
+            return done.value
+        except BaseException as exc:  # noqa: BLE001 - blamed by origin, never swallowed
+            _raise_blamed(self.kind, exc, call)
         timeout = asyncio.timeout_at(self.deadline if deadline is None else deadline)
         try:
             async with timeout:
-                result = await run()
+                result = await _Resumed(steps, suspended)
         except BaseException as exc:  # noqa: BLE001 - blamed by origin, never swallowed
             if timeout.expired():
                 raise self.hung(call) from None

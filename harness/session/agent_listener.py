@@ -33,6 +33,8 @@ class AgentListener:
         self._log = log
         self._observer = observer
         self._transcriber: AgentTranscriber | None = None
+        #: The last window scanned and its act keys: the next slice of the same item starts with it.
+        self._last_scan: tuple[str | None, list[str]] = (None, [])
 
     async def played(self, pcm: np.ndarray, played: list[tuple[str, str | None, int]], t: int) -> None:
         """The agent frame that played: its words become heard."""
@@ -66,14 +68,21 @@ class AgentListener:
         """Acts in words just heard fire their events at once, while the agent is still speaking.
 
         Only the newly heard slice and a bounded window before it are scanned (linear in the
-        transcript): an act is new when it is in the window but not in the window's old part.
+        transcript): an act is new when it is in the window but not in the window's old part. The
+        old part is the previous window whenever that one started at the item's first character
+        (its first 256 characters, all of most items): its acts are those already found.
         """
-        user = self._driver.user
-        seen = Counter(a.key for a in user.acts_in(heard.window))
-        seen.subtract(a.key for a in user.acts_in(heard.window[: heard.before]))
+        old_part = heard.window[: heard.before]
+        last_window, last_keys = self._last_scan
+        seen = Counter(keys := self._act_keys(heard.window))
+        seen.subtract(last_keys if old_part == last_window else self._act_keys(old_part))
+        self._last_scan = (heard.window, keys)
         new = [key for key, count in seen.items() for _ in range(count)]
         if new:
             await self._driver.fire_events(t, act_keys=new)
+
+    def _act_keys(self, text: str) -> list[str]:
+        return [a.key for a in self._driver.user.acts_in(text)]
 
     async def _hear_response(self, response_id: str, source: str, text: str, t: int) -> None:
         if not text:

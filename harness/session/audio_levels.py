@@ -20,7 +20,9 @@ class LevelMeter:
     """Every ``window_ms``, the RMS level (dBFS) of each channel over the window just recorded.
 
     It reads the recorder's samples once per window rather than touching every frame, so a live
-    view's level meter costs next to nothing on the session's hot path.
+    view's level meter costs next to nothing on the session's hot path. A channel's sum of squares
+    over a window shorter than 5 minutes is an integer below 2**53 (an int16 square is at most
+    2**30), so float64 holds every partial sum exactly: one dot product gives it, in any order.
     """
 
     def __init__(self, recorder: StereoRecorder, window_ms: int = LEVEL_WINDOW_MS) -> None:
@@ -36,11 +38,11 @@ class LevelMeter:
         if self._frames < self._frames_per_window:
             return None
         self._frames = 0
-        window = self._recorder.tail(self._window_samples).astype(np.float64)
-        if not window.any():
+        recorded = self._recorder.tail(self._window_samples)
+        if not np.count_nonzero(recorded):
             return _FLOOR_DBFS, _FLOOR_DBFS
-        squares = np.einsum("ij,ij->j", window, window)
-        return _dbfs(squares[0], len(window)), _dbfs(squares[1], len(window))
+        user, agent = recorded.astype(np.float64).T
+        return _dbfs(float(user.dot(user)), len(recorded)), _dbfs(float(agent.dot(agent)), len(recorded))
 
 
 def _dbfs(sum_squares: float, samples: int) -> float:

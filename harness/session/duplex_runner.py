@@ -113,7 +113,7 @@ class _DuplexSession:
         self.agent_channel = AgentChannel()
         self.router = AgentEventRouter(agent, bus, self.ledger, self.agent_channel, self.listener, self.tools,
                                        self.user.deliveries)
-        self.recording = SessionRecording(bus)
+        self.recording = SessionRecording(bus, bundle.task.time_budget_s)
         self.lateness = FrameLateness()
         # ``tool_path`` reads only the adapter class's ``mcp_client``, which the boundary carries.
         self.tool_path = tool_path(config.tool_mode, agent)  # type: ignore[arg-type]

@@ -13,11 +13,15 @@ from .audio_levels import LevelMeter
 
 __all__ = ["SessionRecording"]
 
+_PREALLOCATED_S = 3600.0
+
 
 class SessionRecording:
-    def __init__(self, log: EventBus) -> None:
+    def __init__(self, log: EventBus, seconds: float) -> None:
+        """``seconds``: the longest the session can run; its recorder holds that much from the start
+        (up to an hour: a longer budget grows past it as needed)."""
         self._log = log
-        self.recorder = StereoRecorder()
+        self.recorder = StereoRecorder(initial_seconds=min(seconds, _PREALLOCATED_S))
         self._levels = LevelMeter(self.recorder)
         self._last_levels: tuple[float, float] | None = None
         self._user_vad = FrameVad()
