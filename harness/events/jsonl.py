@@ -1,11 +1,11 @@
-"""``events.jsonl``: the bus's events on disk, one JSON object per line, flushed per event.
+"""``events.jsonl``: the bus's events on disk, one JSON object per line, flushed every tenth of a second.
 
 Lines are written by a background thread so the asyncio loop never blocks on the disk. Woken by a
 line, the thread lets lines gather for ``GATHER_S``, then writes and flushes all of them at once, so
 a crash loses at most that long's lines. A thread woken for every line cost more than the session
 loop it served: a virtual-clock session emits a thousand lines a second, and each wake made the
-loop hand over the GIL (the ten demo sessions in process: 16.5 CPU-s with a wake per line, 11 now). Async code
-creates the writer with :meth:`JsonlEventWriter.open` and ends it with :meth:`JsonlEventWriter.aclose`,
+loop hand over the GIL (the ten demo sessions in process: 16.5 CPU-s with a wake per line, 11 now).
+Async code creates the writer with :meth:`JsonlEventWriter.open` and ends it with :meth:`JsonlEventWriter.aclose`,
 so neither creating the file nor waiting for the last lines to reach the disk happens on the loop.
 """
 
