@@ -50,10 +50,14 @@ def test_session_view_mid_session_after_the_barge_in(snap_compare, recorded_runs
 @pytest.mark.parametrize("size", SIZES)
 def test_campaign_view(snap_compare, recorded_runs, size):
     app = WatchApp(recorded_runs["noop"])
+    written = len((session_dir(recorded_runs["noop"]) / "events.jsonl").read_text(encoding="utf-8").splitlines())
 
     async def settled(pilot):
         key = (DEMO_TASK, 0)
         await until(pilot, lambda: key in app.campaign.results and app.campaign.sessions.get(key) is not None)
+        # Every event read: the tail reads in pieces, and the row's clock comes from the last one (CI
+        # drew "failed 0:00" once, the result read before the events).
+        await until(pilot, lambda: app.campaign.sessions[key].events == written)
         await until(pilot, lambda: "failed" in shown(app.screen.query_one("#cells")))
         await _settled(pilot)
 
