@@ -131,7 +131,7 @@ class MeasuringRunner(SandboxedCellRunner):
 def leftovers(client: Any, pid: int) -> list[str]:
     """Containers, networks and ``apexvoice-*`` folders created by process ``pid`` that still exist."""
     label = {"label": f"{LABEL_OWNER_PID}={pid}"}
-    found = [f"container {c.name}" for c in client.containers.list(all=True, filters=label)]
+    found = [f"container {c.name}" for c in client.containers.list(all=True, filters=label, ignore_removed=True)]
     found += [f"network {n.name}" for n in client.networks.list(filters=label)]
     for folder in Path(tempfile.gettempdir()).glob(f"{PRIVATE_DIR_PREFIX}*"):
         try:

@@ -45,7 +45,9 @@ def sweep(
         selector = f"{LABEL_RUN}={run_id}" if run_id else LABEL_RUN
     orphans_only = run_id is None and owner_pid is None and not everything
     report = SweepReport()
-    for container in client.containers.list(all=True, filters={"label": selector}):
+    # ignore_removed: list() inspects each container it found; one another harness removed in
+    # between (its own teardown) would otherwise raise NotFound out of the sweep.
+    for container in client.containers.list(all=True, filters={"label": selector}, ignore_removed=True):
         if orphans_only and not owner_of(container.labels).is_gone():
             continue
         try:

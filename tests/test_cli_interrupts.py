@@ -18,7 +18,7 @@ pytestmark = pytest.mark.docker  # the images are built before it starts (confte
 def _ours(client, pid: int):
     label = f"apexvoice.owner_pid={pid}"
     return (
-        client.containers.list(all=True, filters={"label": label}),
+        client.containers.list(all=True, filters={"label": label}, ignore_removed=True),
         client.networks.list(filters={"label": label}),
     )
 

@@ -50,7 +50,7 @@ def _exec_python(engine, container_id: str, code: str) -> tuple[int, str]:
 
 def _leftovers(engine, run_id: str) -> tuple[list, list]:
     selector = {"label": f"{LABEL_RUN}={run_id}"}
-    return engine.containers.list(all=True, filters=selector), engine.networks.list(filters=selector)
+    return engine.containers.list(all=True, filters=selector, ignore_removed=True), engine.networks.list(filters=selector)
 
 
 async def test_container_holds_no_grading_reference_or_user_file(engine, public_dir):

@@ -139,6 +139,30 @@ def test_cleanup_without_options_keeps_live_sessions_and_removes_dead_owners(doc
     assert not docker_engine.networks.list(filters={"label": f"{LABEL_RUN}=t-own"})
 
 
+def test_a_sweep_survives_a_container_another_harness_removes_while_it_lists(docker_engine):
+    """The CI failure of stop 27: list() inspects each container it found, and one removed in between
+    (another harness's own teardown) raised NotFound out of the first session's sweep."""
+    image = DockerSandboxConfig().image
+    labels = {**session_labels("t-race", "gone", "x"), "apexvoice.owner_pid": str(_dead_pid())}
+    vanishing = docker_engine.containers.create(image, ["true"], labels=labels)
+    staying = docker_engine.containers.create(image, ["true"], labels={**labels, "apexvoice.session": "left"})
+    inspect = docker_engine.api.inspect_container
+
+    def removed_just_before_inspect(container_id):
+        if container_id == vanishing.id:
+            docker_engine.api.remove_container(container_id, force=True)
+        return inspect(container_id)
+
+    docker_engine.api.inspect_container = removed_just_before_inspect
+    try:
+        report = sweep(client=docker_engine)
+    finally:
+        docker_engine.api.inspect_container = inspect
+        sweep("t-race", client=docker_engine)
+    assert staying.name in report.containers and vanishing.name not in report.containers
+    assert not docker_engine.containers.list(all=True, filters={"label": f"{LABEL_RUN}=t-race"})
+
+
 def _dead_pid() -> int:
     process = subprocess.Popen([sys.executable, "-c", "pass"])
     process.wait()

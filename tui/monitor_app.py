@@ -42,7 +42,8 @@ class MonitorApp(TuiApp):
         self.campaign = CampaignView()
         #: Updates from the sources; ``deque.append``/``popleft`` are thread-safe.
         self.inbox: deque[Update] = deque()
-        self._drawn: tuple[object, float] = (None, 0.0)  # the screen drawn last, and when
+        #: The screen drawn last, when, and the campaign view it was handed.
+        self._drawn: tuple[object, float, CampaignView | None] = (None, 0.0, None)
         #: The cell opened at start (``watch`` of a rep or session directory), over the table.
         self.open_cell: CellKey | None = None
 
@@ -67,16 +68,23 @@ class MonitorApp(TuiApp):
             self.campaign = apply_update(self.campaign, self.inbox.popleft())
         self.draw()
 
+    @property
+    def drawn_up_to_date(self) -> bool:
+        """True once the visible screen shows every update received so far (the table redraws at
+        most once a second, so the state can be ahead of what is on screen)."""
+        screen, _, campaign = self._drawn
+        return not self.inbox and screen is self.screen and campaign is self.campaign
+
     def draw(self) -> None:
         screen, now = self.screen, time.monotonic()
-        last_screen, last_time = self._drawn
+        last_screen, last_time, _ = self._drawn
         if isinstance(screen, CampaignScreen):
             if screen is last_screen and now - last_time < TABLE_REFRESH_S:
                 return
             screen.show(self.campaign)
         elif isinstance(screen, SessionScreen | SessionDetail):
             screen.show(self.campaign.session(screen.key))
-        self._drawn = (screen, now)
+        self._drawn = (screen, now, self.campaign)
 
     def on_campaign_table_cell_chosen(self, message: CampaignTable.CellChosen) -> None:
         self.push_screen(SessionScreen(message.key), callback=None)

@@ -60,7 +60,7 @@ def _run_args(out: Path) -> list[str]:
 
 def _owned(client, pid: int) -> tuple[list, list]:
     label = {"label": f"{LABEL_OWNER_PID}={pid}"}
-    return client.containers.list(all=True, filters=label), client.networks.list(filters=label)
+    return client.containers.list(all=True, filters=label, ignore_removed=True), client.networks.list(filters=label)
 
 
 def _rep_dirs(out: Path) -> list[Path]:

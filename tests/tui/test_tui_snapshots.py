@@ -55,10 +55,12 @@ def test_campaign_view(snap_compare, recorded_runs, size):
     async def settled(pilot):
         key = (DEMO_TASK, 0)
         await until(pilot, lambda: key in app.campaign.results and app.campaign.sessions.get(key) is not None)
-        # Every event read: the tail reads in pieces, and the row's clock comes from the last one (CI
-        # drew "failed 0:00" once, the result read before the events).
+        # Every event read (the tail reads in pieces, and the row's clock comes from the last one),
+        # then drawn: the table redraws at most once a second, so CI once caught "failed 0:00", a
+        # row drawn when the result was in and the events not yet.
         await until(pilot, lambda: app.campaign.sessions[key].events == written)
-        await until(pilot, lambda: "failed" in shown(app.screen.query_one("#cells")))
+        await until(pilot, lambda: app.drawn_up_to_date)
+        assert "failed" in shown(app.screen.query_one("#cells"))
         await _settled(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=settled)
@@ -77,7 +79,8 @@ def test_live_session_view(snap_compare, recorded_runs, tmp_path, size):
         await until(pilot, lambda: key in app.campaign.sessions and app.campaign.sessions[key].events == written)
         await until(pilot, lambda: "running" in shown(app.screen.query_one("#cells")))
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and "failing" in shown(app.screen.query_one("#gates")))
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.drawn_up_to_date)
+        assert "failing" in shown(app.screen.query_one("#gates"))
         tools = app.screen.query_one("#tools")
         await until(pilot, lambda: tools.scroll_y >= tools.max_scroll_y)  # it follows the end
         await _settled(pilot)

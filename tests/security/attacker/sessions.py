@@ -133,7 +133,7 @@ def leftovers(client: Any, owner_pid: int, tmp_dir: Path) -> Leftovers:
     """What a harness process left: labelled containers and networks, private folders in its TMPDIR."""
     selector = {"label": f"{LABEL_OWNER_PID}={owner_pid}"}
     return Leftovers(
-        containers=[c.name for c in client.containers.list(all=True, filters=selector)],
+        containers=[c.name for c in client.containers.list(all=True, filters=selector, ignore_removed=True)],
         networks=[n.name for n in client.networks.list(filters=selector)],
         folders=[p.name for p in tmp_dir.glob(f"{PRIVATE_DIR_PREFIX}*")],
     )
