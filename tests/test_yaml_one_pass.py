@@ -80,6 +80,21 @@ def test_random_documents_build_as_the_loader_builds_them(pairs):
     assert repr(parse_yaml(text)) == repr(reference)
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="yYnNtTfFoO~0123456789.+-_:eE abc<=!&*x", min_size=1, max_size=8))
+def test_a_plain_scalar_skips_the_resolver_only_where_it_would_say_string(token):
+    # Plain scalars whose first character no implicit pattern starts with are taken as strings
+    # without running the patterns: every character here starts some pattern, or none.
+    text = f"k: {token}\n"
+    try:
+        reference = expected(text)
+    except (yaml.YAMLError, ParseRefused, ValueError, TypeError, OverflowError):
+        with pytest.raises(ParseRefused):
+            parse_yaml(text)
+        return
+    assert repr(parse_yaml(text)) == repr(reference)
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=10),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,7 +67,7 @@ _BY_SUFFIX = {".yaml": YAML_LIMITS, ".yml": YAML_LIMITS, ".json": JSON_LIMITS, "
 
 def limits_for(name: str) -> ReadLimits:
     """The limits of a file, by its suffix (knowledge documents and anything else: text)."""
-    return _BY_SUFFIX.get(Path(name).suffix.lower(), TEXT_LIMITS)
+    return _BY_SUFFIX.get(posixpath.splitext(name)[1].lower(), TEXT_LIMITS)
 
 
 class ParseRefused(ValueError):
@@ -78,7 +79,7 @@ class ParseRefused(ValueError):
         self.line = line
 
 
-def read_bounded(path: Path, limits: ReadLimits) -> bytes:
+def read_bounded(path: str | os.PathLike[str], limits: ReadLimits) -> bytes:
     """The bytes of the regular file ``path``, refused above ``limits.max_bytes`` before reading."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the loader
     with os.fdopen(fd, "rb") as handle:
@@ -216,6 +217,9 @@ _SCALAR_TYPES = {
                 "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp")
 }
 _STR_TAG = "tag:yaml.org,2002:str"
+#: First characters of a plain scalar that the resolver may type as something other than a string;
+#: any other plain scalar is a string without running its patterns (most keys and prose).
+_TYPED_FIRST_CHARS = frozenset(char for char in yaml.resolver.Resolver.yaml_implicit_resolvers if char)
 
 
 @dataclass
@@ -288,7 +292,11 @@ def _scalar(scan: _Scan, stack: list[_Open], event: Any) -> None:
     if event.anchor is not None or event.tag is not None:
         scan.built = False
         return
-    tag = _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit)
+    text = event.value
+    if not event.implicit[0] or (text and text[0] not in _TYPED_FIRST_CHARS):
+        tag = _STR_TAG  # quoted, or plain with no pattern that could match (the resolver's answer)
+    else:
+        tag = _RESOLVER.resolve(yaml.ScalarNode, text, event.implicit)
     if tag == _STR_TAG:
         value = event.value
     elif tag in _SCALAR_TYPES:

@@ -129,9 +129,9 @@ class ChecksumManifest:
     def _contained_root(self) -> ContainedRoot:
         return ContainedRoot.of(self.root)
 
-    def _inside(self, rel: str, root: ContainedRoot) -> Path:
+    def _inside(self, rel: str, root: ContainedRoot) -> str:
         try:
-            return root.resolve(rel, where="the dataset")
+            return root.locate(rel, where="the dataset")
         except PathEscape as exc:
             raise self._error(exc.culprit or rel, f"SHA256SUMS lists {rel}: {exc.reason}") from None
 
@@ -149,8 +149,8 @@ class ChecksumManifest:
         return TaskLoadError(task_id, "/".join(parts[2:]) if in_package else rel, reason)
 
 
-def _sha256(path: Path) -> str:
-    with path.open("rb") as handle:
+def _sha256(path: str) -> str:
+    with open(path, "rb") as handle:
         return _digest_of(handle, bytearray(_READ_SIZE))
 
 

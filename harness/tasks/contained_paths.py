@@ -67,19 +67,24 @@ class ContainedRoot:
 
     def resolve(self, rel: str, *, where: str = "the task package") -> Path:
         """As :func:`resolve_inside`, for ``rel`` under this root."""
+        return Path(self.locate(rel, where=where))
+
+    def locate(self, rel: str, *, where: str = "the task package") -> str:
+        """:meth:`resolve` as a string, for callers that only open the file: a loader resolves a
+        hundred paths per package, and building a ``Path`` for each was a tenth of its time."""
         parts = [part for part in _normalized(rel, where).split("/") if part != "."]
         if not parts:
-            return self.real
+            return str(self.real)
         folder = "/".join(parts[:-1])
         current = self._folders.get(folder) if folder else str(self.real)
         if current is not None:
-            return Path(self._step(current, parts, len(parts) - 1, where))
+            return self._step(current, parts, len(parts) - 1, where)
         current = str(self.real)
         for index in range(len(parts)):
             current = self._step(current, parts, index, where)
             if index < len(parts) - 1:
                 self._folders["/".join(parts[: index + 1])] = current
-        return Path(current)
+        return current
 
     def _step(self, current: str, parts: list[str], index: int, where: str) -> str:
         """``current`` (real, or already missing) joined with ``parts[index]``, resolved if a symlink."""

@@ -10,6 +10,8 @@ duplicate keys are bounded by :mod:`.bounded_parse`; paths may not leave the pac
 
 from __future__ import annotations
 
+import os
+import stat
 import types
 import typing
 from collections.abc import Callable
@@ -50,8 +52,12 @@ class PackageReader:
         fault of the field that wrote it (``task.yaml`` when ``key`` names an override); a symlink
         that leads out, or loops, is the fault of the symlink.
         """
+        return Path(self._located(rel, key))
+
+    def _located(self, rel: str, key: str | None = None) -> str:
+        """:meth:`path` as a string, for the reads below (see :meth:`ContainedRoot.locate`)."""
         try:
-            return self.root.resolve(rel)
+            return self.root.locate(rel)
         except PathEscape as exc:
             if exc.culprit is not None:
                 raise TaskLoadError(self.task_id, exc.culprit, exc.reason) from None
@@ -60,16 +66,18 @@ class PackageReader:
             ) from None
 
     def exists(self, rel: str, *, key: str | None = None) -> bool:
-        path = self.path(rel, key=key)
+        path = self._located(rel, key)
         try:
-            return path.is_file()
+            return stat.S_ISREG(os.stat(path).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
         except OSError as exc:  # e.g. a folder on the way that may not be searched
             raise TaskLoadError(self.task_id, rel, f"cannot read: {exc.strerror}") from None
 
     def text(self, rel: str) -> str:
         """The file's text, refused above the size limit of its kind (see :mod:`.bounded_parse`)."""
         try:
-            data = read_bounded(self.path(rel), limits_for(rel))
+            data = read_bounded(self._located(rel), limits_for(rel))
         except ParseRefused as exc:
             raise TaskLoadError(self.task_id, rel, exc.reason) from None
         except OSError as exc:

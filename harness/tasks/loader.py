@@ -149,7 +149,7 @@ def _knowledge(reader: PackageReader, task: TaskSpec) -> list[KnowledgeDocument]
         update: dict[str, Any] = {"title": doc.title or doc.doc_id}
         if doc.path:
             target = _inside(reader, base, doc.path, rel, f"documents[{index}].path", "the knowledge directory")
-            target_rel = target.relative_to(reader.root.real).as_posix()
+            target_rel = Path(target).relative_to(reader.root.real).as_posix()
             if reader.exists(target_rel):
                 update["text"] = reader.text(target_rel)
         documents.append(doc.model_copy(update=update))
@@ -183,10 +183,10 @@ def _audio_index(reader: PackageReader) -> list[AudioIndexRow] | None:
 def _inside(
     reader: PackageReader, base: ContainedRoot, path: str, rel: str, field: str, where: str, *,
     line: int | None = None,
-) -> Path:
+) -> str:
     """``base/path`` resolved inside ``base``; an escape names the field that wrote it or the symlink."""
     try:
-        return base.resolve(path, where=where)
+        return base.locate(path, where=where)
     except PathEscape as exc:
         if exc.culprit is None:
             raise TaskLoadError(reader.task_id, rel, exc.reason, field=field, value=path, line=line) from None
