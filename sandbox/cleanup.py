@@ -18,6 +18,9 @@ from .session_files import sweep_orphaned_files
 
 __all__ = ["SweepReport", "sweep"]
 
+#: How long a sweep waits for a removal another client has in progress.
+_REMOVAL_WAIT_S = 60
+
 
 @dataclass
 class SweepReport:
@@ -56,7 +59,10 @@ def sweep(
         except docker.errors.NotFound:
             pass
         except docker.errors.APIError as exc:
-            report.errors.append(f"container {container.name}: {exc}")
+            if not _removal_in_progress(exc):
+                report.errors.append(f"container {container.name}: {exc}")
+            elif (problem := _wait_removed(container)) is not None:
+                report.errors.append(f"container {container.name}: {problem}")
     for network in client.networks.list(filters={"label": selector}):
         if orphans_only and not owner_of(network.attrs.get("Labels") or {}).is_gone():
             continue
@@ -69,3 +75,23 @@ def sweep(
             report.errors.append(f"network {network.name}: {exc}")
     report.folders = [str(path) for path in sweep_orphaned_files()]
     return report
+
+
+def _removal_in_progress(exc: Any) -> bool:
+    """The engine's 409 when another client is already removing the container: a sweep of another
+    harness (every first session sweeps the orphans of dead harnesses) got there first."""
+    return getattr(exc, "status_code", None) == 409 and "already in progress" in str(exc)
+
+
+def _wait_removed(container: Any) -> str | None:
+    """Wait for the other client's removal to finish (the network cannot go while the container
+    holds it); ``None`` once the container is gone, else what went wrong."""
+    import docker.errors
+
+    try:
+        container.wait(condition="removed", timeout=_REMOVAL_WAIT_S)
+    except docker.errors.NotFound:
+        pass
+    except Exception as exc:  # the engine's error, or the wait's timeout
+        return f"another client's removal did not finish: {exc}"
+    return None

@@ -136,6 +136,7 @@ def sweep_orphaned_files(parent: Path | None = None) -> list[Path]:
     for directory in Path(parent or tempfile.gettempdir()).glob(f"{PRIVATE_DIR_PREFIX}*"):
         owner = _owner(directory) if directory.is_dir() and not directory.is_symlink() else None
         if owner is not None and owner.is_gone():
-            shutil.rmtree(directory, ignore_errors=True)
-            removed.append(directory)
+            shutil.rmtree(directory, ignore_errors=True)  # another sweep may be removing it too
+            if not directory.exists():
+                removed.append(directory)
     return removed

@@ -11,10 +11,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
+import docker.errors
 import pytest
+import requests
 
 from sandbox.cleanup import sweep
 from sandbox.docker_backend import DockerBackend, DockerSandboxConfig
@@ -118,9 +121,12 @@ def test_after_a_sigkill_the_next_sweep_removes_container_network_and_private_fo
     selector = {"label": f"{LABEL_RUN}=t-sigkill"}
     assert docker_engine.containers.list(all=True, filters=selector)  # left behind by the kill
     report = sweep()
+    # Gone, whoever removed it: a session starting on another worker sweeps dead harnesses' leftovers
+    # too, and may get to some of them first (the CI failure of stop 29: its removal was under way).
+    assert report.errors == []
     assert not docker_engine.containers.list(all=True, filters=selector)
     assert not docker_engine.networks.list(filters=selector)
-    assert not private_dir.exists() and str(private_dir) in report.folders
+    assert not private_dir.exists()
 
 
 def test_cleanup_without_options_keeps_live_sessions_and_removes_dead_owners(docker_engine):
@@ -161,6 +167,40 @@ def test_a_sweep_survives_a_container_another_harness_removes_while_it_lists(doc
         sweep("t-race", client=docker_engine)
     assert staying.name in report.containers and vanishing.name not in report.containers
     assert not docker_engine.containers.list(all=True, filters={"label": f"{LABEL_RUN}=t-race"})
+
+
+def test_a_sweep_waits_for_a_removal_another_sweep_has_under_way_and_then_removes_the_network(docker_engine):
+    """The engine answers 409 "removal ... already in progress" to the second of two sweeps removing one
+    container: not an error. The sweep waits for the removal to finish (the network cannot be removed
+    while the container holds it), then removes the network."""
+    image = DockerSandboxConfig().image
+    labels = {**session_labels("t-inflight", "gone", "x"), "apexvoice.owner_pid": str(_dead_pid())}
+    network = docker_engine.networks.create("apexvoice-t-inflight", labels=labels)
+    victim = docker_engine.containers.create(image, ["true"], labels=labels, network=network.name)
+    remove = docker_engine.api.remove_container
+
+    def another_sweep_is_removing_it(container_id, **kwargs):
+        if container_id != victim.id:
+            return remove(container_id, **kwargs)
+        # The other sweep's removal finishes a moment after the engine refuses ours.
+        threading.Timer(0.5, remove, (container_id,), {"force": True, "v": True}).start()
+        refusal = requests.Response()
+        refusal.status_code = 409
+        raise docker.errors.APIError(
+            "409 Client Error: Conflict", response=refusal,
+            explanation=f"removal of container {container_id} is already in progress",
+        )
+
+    docker_engine.api.remove_container = another_sweep_is_removing_it
+    try:
+        report = sweep(client=docker_engine)
+    finally:
+        docker_engine.api.remove_container = remove
+        sweep("t-inflight", client=docker_engine)
+    assert report.errors == []
+    assert victim.name not in report.containers  # the other sweep removed it
+    assert network.name in report.networks
+    assert not docker_engine.containers.list(all=True, filters={"label": f"{LABEL_RUN}=t-inflight"})
 
 
 def _dead_pid() -> int:
