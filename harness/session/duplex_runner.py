@@ -245,7 +245,13 @@ class _DuplexSession:
                           self.agent_channel.queued_samples)
 
     def _agent_busy(self) -> bool:
-        """The agent is speaking, mid-response, running a tool, or owes the answer to a tool result."""
+        """The agent is speaking, mid-response, running a tool, or owes the answer to a tool result.
+
+        Once it has hung up (or failed) it sends nothing more: only its queued audio and calls in
+        flight can still land, and a response it left open must not hold the call to the time budget.
+        """
+        if self.ledger.agent_hung_up:
+            return self.agent_channel.queued_samples > 0 or self.tools.pending
         return (self.agent_channel.queued_samples > 0 or self.router.mid_response or self.tools.pending
                 or self.ledger.answer_owed_since is not None)
 
