@@ -141,7 +141,9 @@ def test_cleanup_without_options_keeps_live_sessions_and_removes_dead_owners(doc
     finally:
         sweep("t-own")
     assert remaining == {live.name}
-    assert {dead.name, rebooted.name} <= set(report.networks)
+    # The dead owners' networks are gone, by this sweep or by a session starting on another worker
+    # (each sweeps dead harnesses' leftovers: the CI failure of stop 29); none live is named.
+    assert report.errors == [] and live.name not in report.networks
     assert not docker_engine.networks.list(filters={"label": f"{LABEL_RUN}=t-own"})
 
 
@@ -164,9 +166,11 @@ def test_a_sweep_survives_a_container_another_harness_removes_while_it_lists(doc
         report = sweep(client=docker_engine)
     finally:
         docker_engine.api.inspect_container = inspect
-        sweep("t-race", client=docker_engine)
-    assert staying.name in report.containers and vanishing.name not in report.containers
-    assert not docker_engine.containers.list(all=True, filters={"label": f"{LABEL_RUN}=t-race"})
+    left = docker_engine.containers.list(all=True, filters={"label": f"{LABEL_RUN}=t-race"})
+    sweep("t-race", client=docker_engine)
+    # ``staying`` is gone whoever removed it (another worker's session may sweep it first).
+    assert report.errors == [] and vanishing.name not in report.containers
+    assert left == []
 
 
 def test_a_sweep_waits_for_a_removal_another_sweep_has_under_way_and_then_removes_the_network(docker_engine):
@@ -196,10 +200,11 @@ def test_a_sweep_waits_for_a_removal_another_sweep_has_under_way_and_then_remove
         report = sweep(client=docker_engine)
     finally:
         docker_engine.api.remove_container = remove
-        sweep("t-inflight", client=docker_engine)
+    networks_left = docker_engine.networks.list(filters={"label": f"{LABEL_RUN}=t-inflight"})
+    sweep("t-inflight", client=docker_engine)
     assert report.errors == []
     assert victim.name not in report.containers  # the other sweep removed it
-    assert network.name in report.networks
+    assert networks_left == []
     assert not docker_engine.containers.list(all=True, filters={"label": f"{LABEL_RUN}=t-inflight"})
 
 
