@@ -21,10 +21,13 @@ from harness.tasks.checksums import ChecksumManifest
 from harness.tasks.errors import TaskLoadError
 from harness.tasks.lint import lint_task
 from harness.tasks.loader import load_task
+from mcp_servers.public_bundle import PublicBundle
 
 __all__ = ["ValidationReport", "validate_task"]
 
-EnvironmentFactory = Callable[[TaskBundle], object]
+#: A session's environment, from the public part of the task (both sessions of a validation share it:
+#: an environment copies what it changes, tests/test_bundle_unchanged.py).
+EnvironmentFactory = Callable[[PublicBundle], object]
 
 
 class ValidationReport(BaseModel):
@@ -40,12 +43,14 @@ class ValidationReport(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
-def _in_process(bundle: TaskBundle) -> InProcessEnvironment:
-    return InProcessEnvironment(bundle.public_bundle())
+def _in_process(public: PublicBundle) -> InProcessEnvironment:
+    return InProcessEnvironment(public)
 
 
-async def _session(bundle: TaskBundle, agent: TextAgent, make_env: EnvironmentFactory) -> TextSessionResult:
-    return await run_text_session(bundle, agent, make_env(bundle))  # type: ignore[arg-type]
+async def _session(
+    bundle: TaskBundle, public: PublicBundle, agent: TextAgent, make_env: EnvironmentFactory
+) -> TextSessionResult:
+    return await run_text_session(bundle, agent, make_env(public))  # type: ignore[arg-type]
 
 
 def _why_failed(result: TextSessionResult) -> str:
@@ -75,18 +80,19 @@ async def validate_task(
     report.warnings += [str(issue) for issue in issues if issue.level == "warning"]
     report.lint_ok = not report.problems
 
+    public = bundle.public_bundle()
     if bundle.policy is None:
         report.problems.append("oracle: task has no reference/policy.yaml")
     else:
-        oracle = await _session(bundle, ScriptedAgent.oracle(bundle.policy), make_env)
+        oracle = await _session(bundle, public, ScriptedAgent.oracle(bundle.policy), make_env)
         report.oracle_pass = oracle.pts == 1 and not oracle.leakage_violations
         if oracle.pts != 1:
             report.problems.append(f"oracle: did not pass ({oracle.outcome}): {_why_failed(oracle)}")
         if oracle.leakage_violations:
             report.problems.append(f"oracle: leakage {oracle.leakage_violations}")
 
-    # A session leaves its bundle as loaded (tests/test_bundle_unchanged.py), so both share it.
-    noop = await _session(bundle, NoOpAgent(), make_env)
+    # A session leaves its bundles as loaded (tests/test_bundle_unchanged.py), so both share them.
+    noop = await _session(bundle, public, NoOpAgent(), make_env)
     report.noop_fail = noop.pts == 0
     if not report.noop_fail:
         report.problems.append("no-op: an inactive agent passes the task")

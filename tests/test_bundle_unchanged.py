@@ -1,8 +1,9 @@
-"""A session leaves the task bundle it was given exactly as loaded.
+"""A session leaves the task bundle it was given exactly as loaded, and its public bundle too.
 
-``validate`` runs the oracle and then the no-op on one loaded bundle (copying it cost a tenth of a
-validation): a session that wrote into its bundle (a policy step consumed, a workspace file filled
-in, a gold field normalised) would hand the no-op a different task than the package holds.
+``validate`` runs the oracle and then the no-op on one loaded bundle and one public bundle (copying
+them cost a tenth of a validation): a session that wrote into either (a policy step consumed, a
+workspace file filled in, a state field set, a gold field normalised) would hand the no-op a
+different task than the package holds.
 """
 
 from __future__ import annotations
@@ -31,10 +32,13 @@ async def test_lint_and_text_sessions_leave_the_bundle_as_loaded(task_dir):
     loaded = copy.deepcopy(bundle)
     assert bundle.policy is not None
     lint_task(bundle)
-    oracle = await run_text_session(bundle, ScriptedAgent.oracle(bundle.policy), InProcessEnvironment(bundle.public_bundle()))
-    noop = await run_text_session(bundle, NoOpAgent(), InProcessEnvironment(bundle.public_bundle()))
+    public = bundle.public_bundle()
+    public_loaded = copy.deepcopy(public)
+    oracle = await run_text_session(bundle, ScriptedAgent.oracle(bundle.policy), InProcessEnvironment(public))
+    assert public == public_loaded  # the oracle filled its artifact and committed in its own copy
+    noop = await run_text_session(bundle, NoOpAgent(), InProcessEnvironment(public))
     assert (oracle.pts, noop.pts) == (1, 0)
-    assert bundle == loaded
+    assert bundle == loaded and public == public_loaded
 
 
 async def test_a_voice_session_leaves_the_bundle_as_loaded():

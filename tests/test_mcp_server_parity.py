@@ -43,7 +43,7 @@ async def test_c0_through_the_local_sandbox_matches_in_process(task_dir: Path, a
     in_process = await run_text_session(bundle, agent(), InProcessEnvironment(bundle.public_bundle()), run_id="p")
     async with SandboxedEnvironments(get_backend("local")) as make_env:
         sandboxed_bundle = load_task(task_dir)
-        env = make_env(sandboxed_bundle)
+        env = make_env(sandboxed_bundle.public_bundle())
         sandboxed = await run_text_session(sandboxed_bundle, agent(), env, run_id="s")
         assert not env.snapshot_recovered
     assert sandboxed.pts == in_process.pts == (1 if agent_kind == "oracle" else 0)

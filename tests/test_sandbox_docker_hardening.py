@@ -133,9 +133,9 @@ def test_after_a_sigkill_the_next_sweep_removes_container_network_and_private_fo
 def test_cleanup_without_options_keeps_live_sessions_and_removes_dead_owners(docker_engine):
     live = docker_engine.networks.create("apexvoice-test-live", labels=session_labels("t-own", "live", "x"))
     dead_labels = {**session_labels("t-own", "dead", "x"), "apexvoice.owner_pid": str(_dead_pid())}
-    dead = docker_engine.networks.create("apexvoice-test-dead", labels=dead_labels)
+    docker_engine.networks.create("apexvoice-test-dead", labels=dead_labels)
     rebooted_labels = {**session_labels("t-own", "boot", "x"), "apexvoice.boot_id": "an-earlier-boot"}
-    rebooted = docker_engine.networks.create("apexvoice-test-boot", labels=rebooted_labels)
+    docker_engine.networks.create("apexvoice-test-boot", labels=rebooted_labels)
     try:
         report = sweep()
         remaining = {n.name for n in docker_engine.networks.list(filters={"label": f"{LABEL_RUN}=t-own"})}
@@ -154,7 +154,7 @@ def test_a_sweep_survives_a_container_another_harness_removes_while_it_lists(doc
     image = DockerSandboxConfig().image
     labels = {**session_labels("t-race", "gone", "x"), "apexvoice.owner_pid": str(_dead_pid())}
     vanishing = docker_engine.containers.create(image, ["true"], labels=labels)
-    staying = docker_engine.containers.create(image, ["true"], labels={**labels, "apexvoice.session": "left"})
+    docker_engine.containers.create(image, ["true"], labels={**labels, "apexvoice.session": "left"})  # must go too
     inspect = docker_engine.api.inspect_container
 
     def removed_just_before_inspect(container_id):

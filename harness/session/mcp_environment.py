@@ -32,8 +32,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, ExitStack
 from typing import Any
 
-from harness.tasks.bundle import TaskBundle
 from mcp_servers.argument_validation import arguments_problem, loggable_name
+from mcp_servers.public_bundle import PublicBundle
 from mcp_servers.records import ApprovalToken, EnvironmentSnapshot, SnapshotDelta, ToolCallRecord
 from mcp_servers.state_file import fold_journal, journal_lines
 from sandbox.backend import SandboxBackend, SandboxEnvironment
@@ -190,12 +190,12 @@ class SandboxedEnvironments:
         self._public_root = self._files.enter_context(owned_temp_dir("apexvoice-public-"))
         self._environments: list[McpEnvironment] = []
 
-    def __call__(self, bundle: TaskBundle) -> McpEnvironment:
-        public_dir = self._public_root / f"{bundle.task_id}-{len(self._environments)}"
-        bundle.public_bundle().write(public_dir)
+    def __call__(self, public: PublicBundle) -> McpEnvironment:
+        public_dir = self._public_root / f"{public.task_id}-{len(self._environments)}"
+        public.write(public_dir)
 
         def start() -> AbstractAsyncContextManager[SandboxEnvironment]:
-            return self.backend.start(public_dir, self.run_id, task_id=bundle.task_id)
+            return self.backend.start(public_dir, self.run_id, task_id=public.task_id)
 
         environment = McpEnvironment(start)
         self._environments.append(environment)

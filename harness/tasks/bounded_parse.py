@@ -20,7 +20,6 @@ import os
 import posixpath
 import stat
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import yaml
