@@ -68,3 +68,54 @@ def test_too_little_sound_is_not_judged():
     measure = measure_speech(_pcm(_HARMONIC[: SAMPLE_RATE // 10] * 4000))
     assert not measure.judgeable and not measure.speech_like
     assert measure_speech(np.zeros(SAMPLE_RATE, dtype=np.int16)).active_ms == 0
+
+
+def _clip(index: int) -> np.ndarray:
+    clips = sorted(DEMO_DATA.glob("tasks/demo_benefits_enrollment_001/user/audio/*.flac"))
+    return read_pcm16(clips[index])
+
+
+def test_audio_analysed_ahead_measures_as_if_measured_as_it_played():
+    pcm = _clip(0)
+    ahead, as_played = SpeechLikeness(), SpeechLikeness()
+    for start in range(0, len(pcm), 2400):  # received in 100 ms deltas, long before it plays
+        ahead.received(pcm[start : start + 2400])
+    for start in range(0, len(pcm), 317):
+        ahead.played(pcm[start : start + 317])
+        as_played.add(pcm[start : start + 317])
+        assert ahead.measure() == as_played.measure()
+
+
+def test_audio_dropped_before_it_played_is_not_measured_and_what_follows_is():
+    first, second = _clip(0), _clip(1)
+    played = 37 * 480 + 123  # mid-frame: the frame is finished by the audio received after the drop
+    meter = SpeechLikeness()
+    meter.received(first)
+    meter.played(first[:played])
+    meter.dropped()
+    meter.received(second)
+    meter.played(second)
+    assert meter.measure() == measure_speech(np.concatenate([first[:played], second]))
+
+
+def test_audio_that_plays_other_than_it_was_received_is_measured_as_it_played():
+    received, played = _clip(0), _clip(1)
+    meter = SpeechLikeness()
+    meter.received(received)
+    meter.played(played)  # nothing told the meter: each frame is checked against the one analysed
+    assert meter.measure() == measure_speech(played)
+
+
+def test_frames_that_play_as_received_are_not_analysed_again(monkeypatch):
+    import harness.audio.speech_likeness as module
+
+    analysed: list[int] = []
+    analyse = module._analyse
+    monkeypatch.setattr(module, "_analyse", lambda pcm: analysed.append(len(pcm)) or analyse(pcm))
+    pcm = _clip(0)
+    meter = SpeechLikeness()
+    meter.received(pcm)
+    before = len(analysed)
+    for start in range(0, len(pcm), 480):
+        meter.played(pcm[start : start + 480])
+    assert before == -(-(len(pcm) // 480) // 100) and len(analysed) == before  # blocks of 100 frames, once

@@ -34,7 +34,7 @@ def test_words_are_heard_as_the_audio_plays_and_all_once_it_has_played():
     hearing = HeardSpeech()
     pcm = _speech(4000)
     hearing.words("r0", None, TEXT)
-    hearing.audio("r0", None, len(pcm))
+    hearing.audio("r0", None, pcm)
     _play(hearing, pcm, frames=10)  # 200 ms: too little to judge, nothing heard
     assert hearing.heard_text("r0") == ""
     _play(hearing, pcm[10 * FRAME_SAMPLES :], frames=90)  # 2 s of 4 s: about half, to a word boundary
@@ -62,7 +62,7 @@ def test_words_over_a_tone_are_never_heard():
     hearing = HeardSpeech()
     pcm = _tone(5000)
     hearing.words("r0", None, TEXT)
-    hearing.audio("r0", None, len(pcm))
+    hearing.audio("r0", None, pcm)
     assert _play(hearing, pcm) == []
     hearing.done("r0")
     hearing.over()
@@ -74,7 +74,7 @@ def test_audio_the_agent_cleared_leaves_its_words_unheard():
     hearing = HeardSpeech()
     pcm = _speech(4000)
     hearing.words("r0", None, TEXT)
-    hearing.audio("r0", None, len(pcm))
+    hearing.audio("r0", None, pcm)
     _play(hearing, pcm, frames=50)  # 1 s of 4 s
     hearing.cleared(["r0"])
     hearing.done("r0")
@@ -90,7 +90,7 @@ def test_word_timings_release_exactly_the_words_whose_end_has_played():
     pcm = _speech(3000)
     words = (("Could", 0, 300), ("you", 300, 500), ("tell", 500, 900), ("me", 900, 1100), ("more", 1100, 2900))
     hearing.words("r0", "i0", "Could you tell me more", words)
-    hearing.audio("r0", "i0", len(pcm))
+    hearing.audio("r0", "i0", pcm)
     _play(hearing, pcm, response="r0", item="i0", frames=50)  # 1000 ms played
     assert hearing.heard_text("r0") == "Could you tell"
 
@@ -100,7 +100,7 @@ def test_never_more_words_than_the_voiced_audio_could_carry():
     pcm = _speech(1000)
     text = "word " * 400  # 2,000 characters over one second of voice
     hearing.words("r0", None, text)
-    hearing.audio("r0", None, len(pcm))
+    hearing.audio("r0", None, pcm)
     _play(hearing, pcm)
     hearing.done("r0")
     hearing.over()
@@ -114,7 +114,7 @@ def test_what_act_patterns_rescan_is_bounded_however_long_the_transcript():
     pcm = _speech(60_000)
     for index in range(1000):
         hearing.words("r0", None, f"chunk {index} " + "x" * 1000 + " ")
-    hearing.audio("r0", None, len(pcm))
+    hearing.audio("r0", None, pcm)
     slices = _play(hearing, pcm)
     assert slices and all(s.before <= SCAN_WINDOW_CHARS for s in slices)
     assert sum(len(s.window) - s.before for s in slices) == len(hearing.heard_text("r0"))
@@ -124,7 +124,7 @@ def test_a_final_transcript_replaces_the_deltas_and_hearing_goes_on_in_it():
     hearing = HeardSpeech()
     pcm = _speech(4000)
     hearing.words("r0", "i0", "Could you tell me your")
-    hearing.audio("r0", "i0", len(pcm))
+    hearing.audio("r0", "i0", pcm)
     _play(hearing, pcm, item="i0", frames=100)
     hearing.words_done("r0", "i0", TEXT)
     _play(hearing, pcm[100 * FRAME_SAMPLES :], item="i0")
@@ -137,7 +137,7 @@ def test_a_final_transcript_replaces_the_deltas_and_hearing_goes_on_in_it():
 def test_audio_without_words_is_kept_for_local_asr_only_as_far_as_it_played():
     hearing = HeardSpeech()
     pcm = _speech(2000)
-    hearing.audio("r0", None, len(pcm))
+    hearing.audio("r0", None, pcm)
     _play(hearing, pcm, frames=50)
     hearing.cleared(["r0"])
     hearing.done("r0")

@@ -23,6 +23,7 @@ on the demo suite's clips, espeak speech and synthetic signals.
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +60,8 @@ MIN_ACTIVE_MS = 200
 _HOP = FRAME_SAMPLES // 2  # 10 ms
 _WINDOW = np.hanning(FRAME_SAMPLES)
 _BINS = FRAME_SAMPLES // 2 + 1  # of the real FFT
+#: Frames analysed by one set of array operations (2 s: the arrays stay in cache).
+_BLOCK_SAMPLES = 100 * FRAME_SAMPLES
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,16 +100,34 @@ class SpeechMeasure:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class _Figures:
+    """What one 20 ms frame contributes, computed before it plays (``magnitude``: unit-norm
+    magnitude spectrum of an active frame, ``None`` for an inactive one)."""
+
+    samples: np.ndarray
+    energies: tuple[float, float]  # of its two 10 ms hops, floored
+    flatness: float
+    magnitude: np.ndarray | None
+
+
 class SpeechLikeness:
     """Accumulates the figures of a stream of PCM16 24 kHz samples, fed in pieces of any length.
 
-    Each whole 20 ms frame costs one 480-point FFT and one webrtcvad decision; the figures are
-    running sums, so :meth:`measure` is O(1) however long the audio.
+    The figures are running sums, so :meth:`measure` is O(1) however long the audio. A frame's
+    spectral figures depend on its samples alone, so they are computed ahead, many frames to one
+    array operation, when the audio arrives (:meth:`received`); when a frame plays
+    (:meth:`played`) its figures are added and webrtcvad, whose decisions depend on what it heard
+    before, hears it. Audio that never plays is forgotten (:meth:`dropped`); a played frame that is
+    not the one analysed ahead is analysed on the spot, so the figures are always those of what
+    played, whichever way it was fed. :meth:`add` is both at once (a clip, or audio as it plays).
     """
 
     def __init__(self) -> None:
         self._vad = FrameVad(mode=3)
-        self._pending = np.zeros(0, dtype=np.int16)
+        self._ahead = np.zeros(0, dtype=np.int16)  # received, less than a frame: not analysed yet
+        self._analysed: deque[_Figures] = deque()  # received whole frames, in order, not yet played
+        self._playing = np.zeros(0, dtype=np.int16)  # played, less than a frame
         self._frames = 0
         self._active = 0
         self._voiced = 0
@@ -119,24 +140,34 @@ class SpeechLikeness:
         self._flux_n = 0
         self._flatness_sum = 0.0
         self._previous: np.ndarray | None = None
-        # Work arrays reused by every frame (a frame is a dozen small array operations: allocating
-        # each result cost as much as computing it). Two magnitude spectra alternate: the one just
-        # computed and the previous frame's, which flux compares it with.
-        self._x = np.empty(FRAME_SAMPLES)
-        self._squares = np.empty(FRAME_SAMPLES)
-        self._spectrum = np.empty(_BINS, dtype=np.complex128)
-        self._power = np.empty(_BINS)
-        self._log_power = np.empty(_BINS)
-        self._magnitudes = (np.empty(_BINS), np.empty(_BINS))
 
     def add(self, samples: np.ndarray) -> None:
-        """Feed the next samples (int16); whole frames are measured, the rest waits for more."""
-        if len(self._pending):
-            samples = np.concatenate([self._pending, samples])
+        """Feed the next samples (int16) that played; whole frames are measured, the rest waits for more."""
+        self.received(samples)
+        self.played(samples)
+
+    def received(self, samples: np.ndarray) -> None:
+        """Samples that will play next, after those received before: their whole frames are analysed."""
+        if len(self._ahead):
+            samples = np.concatenate([self._ahead, samples])
+        whole = len(samples) // FRAME_SAMPLES * FRAME_SAMPLES
+        for start in range(0, whole, _BLOCK_SAMPLES):
+            self._analysed.extend(_analyse(samples[start : min(whole, start + _BLOCK_SAMPLES)]))
+        self._ahead = samples[whole:].copy()
+
+    def played(self, samples: np.ndarray) -> None:
+        """The next samples that played; each frame they complete is measured."""
+        if len(self._playing):
+            samples = np.concatenate([self._playing, samples])
         whole = len(samples) // FRAME_SAMPLES * FRAME_SAMPLES
         for start in range(0, whole, FRAME_SAMPLES):
             self._frame(samples[start : start + FRAME_SAMPLES])
-        self._pending = samples[whole:].copy()
+        self._playing = samples[whole:].copy()
+
+    def dropped(self) -> None:
+        """What was received and has not played never will: later audio follows what played."""
+        self._analysed.clear()
+        self._ahead = self._playing.copy()
 
     def measure(self) -> SpeechMeasure:
         std = math.sqrt(self._m2 / self._n) if self._n else 0.0
@@ -150,37 +181,27 @@ class SpeechLikeness:
         )
 
     def _frame(self, frame: np.ndarray) -> None:
-        """One 20 ms frame. Means are ``np.add.reduce`` divided by the count, which is what
-        ``np.mean`` computes (same sums in the same order) without its dispatch, and the norm is
-        ``np.linalg.norm``'s own ``sqrt(dot)``: the figures are the same to the last bit."""
+        """One 20 ms frame that played."""
+        figures = self._analysed.popleft() if self._analysed else None
+        if figures is None or not np.array_equal(figures.samples, frame):
+            # Not the audio analysed ahead (it was fed only as it played): the rest ahead is not next either.
+            self._analysed.clear()
+            figures = _analyse(frame)[0]
         self._frames += 1
         if self._vad.voiced(frame):
             self._voiced += 1
-        x = np.divide(frame, PCM16_SCALE, out=self._x)
-        squares = np.multiply(x, x, out=self._squares)
-        hop_means = np.add.reduce(squares.reshape(2, _HOP), axis=1)
-        hop_means /= _HOP
-        energies = 10 * np.log10(hop_means + 1e-12)
-        active = 10 * math.log10(float(np.add.reduce(squares)) / FRAME_SAMPLES + 1e-12) > ACTIVE_DBFS
-        for energy in energies.tolist():
-            self._envelope(max(energy, ENERGY_FLOOR_DBFS), active)
-        if not active:
+        active = figures.magnitude is not None
+        for energy in figures.energies:
+            self._envelope(energy, active)
+        if figures.magnitude is None:
             self._previous = None
             return
         self._active += 1
-        spectrum = np.fft.rfft(np.multiply(x, _WINDOW, out=squares), out=self._spectrum)
-        power = np.abs(spectrum, out=self._power)
-        np.square(power, out=power)
-        power += 1e-20
-        log_mean = np.add.reduce(np.log(power, out=self._log_power)) / _BINS
-        self._flatness_sum += float(np.exp(log_mean) / (np.add.reduce(power) / _BINS))
-        magnitude = self._magnitudes[0] if self._previous is not self._magnitudes[0] else self._magnitudes[1]
-        np.sqrt(power, out=magnitude)
-        magnitude /= np.sqrt(magnitude.dot(magnitude))
+        self._flatness_sum += figures.flatness
         if self._previous is not None:
-            self._flux_sum += 1.0 - float(np.dot(magnitude, self._previous))
+            self._flux_sum += 1.0 - float(np.dot(figures.magnitude, self._previous))
             self._flux_n += 1
-        self._previous = magnitude
+        self._previous = figures.magnitude
 
     def _envelope(self, energy_db: float, active: bool) -> None:
         if not active:
@@ -197,6 +218,40 @@ class SpeechLikeness:
         delta = value - self._mean
         self._mean += delta / self._n
         self._m2 += delta * (value - self._mean)
+
+
+def _analyse(pcm: np.ndarray) -> list[_Figures]:
+    """The figures of whole frames, a few array operations for all of them.
+
+    Each frame's figures are to the last bit those of the frame computed alone (``rfft`` and the
+    sums along a row run as they would on the row by itself; the level and the norm are taken per
+    frame with ``math.log10`` and ``dot``): how the audio was fed never changes a measure.
+    """
+    count = len(pcm) // FRAME_SAMPLES
+    x = np.divide(pcm[: count * FRAME_SAMPLES].reshape(count, FRAME_SAMPLES), PCM16_SCALE)
+    squares = x * x
+    hop_means = np.add.reduce(squares.reshape(count, 2, _HOP), axis=2)
+    hop_means /= _HOP
+    energies = np.maximum(10 * np.log10(hop_means + 1e-12), ENERGY_FLOOR_DBFS).tolist()
+    levels = (np.add.reduce(squares, axis=1) / FRAME_SAMPLES).tolist()
+    active = [10 * math.log10(level + 1e-12) > ACTIVE_DBFS for level in levels]
+    rows = [i for i, is_active in enumerate(active) if is_active]
+    flatness: list[float] = [0.0] * count
+    magnitudes: list[np.ndarray | None] = [None] * count
+    if rows:
+        power = np.abs(np.fft.rfft(x[rows] * _WINDOW, axis=1))
+        np.square(power, out=power)
+        power += 1e-20
+        geometric = np.exp(np.add.reduce(np.log(power), axis=1) / _BINS)
+        for i, value in zip(rows, (geometric / (np.add.reduce(power, axis=1) / _BINS)).tolist(), strict=True):
+            flatness[i] = value
+        magnitude = np.sqrt(power, out=power)
+        magnitude /= np.array([math.sqrt(row.dot(row)) for row in magnitude])[:, None]
+        for i, row in zip(rows, magnitude, strict=True):
+            magnitudes[i] = row
+    # Copied: the samples are kept to check, when a frame plays, that it is the frame analysed.
+    frames = np.array(pcm[: count * FRAME_SAMPLES], dtype=np.int16).reshape(count, FRAME_SAMPLES)
+    return [_Figures(frames[i], (energies[i][0], energies[i][1]), flatness[i], magnitudes[i]) for i in range(count)]
 
 
 def measure_speech(pcm: np.ndarray) -> SpeechMeasure:

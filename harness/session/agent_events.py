@@ -85,8 +85,8 @@ class AgentEventRouter:
     async def _on_audio(self, event: AudioDelta, t: int) -> None:
         self._ledger.agent_acted = True
         response = self._response(event.response_id)
-        self._channel.enqueue(response, event.item_id, event.pcm)
-        self._listener.hearing.audio(response.response_id, event.item_id, len(event.pcm) // 2)
+        samples = self._channel.enqueue(response, event.item_id, event.pcm)
+        self._listener.hearing.audio(response.response_id, event.item_id, samples)
 
     async def _on_transcript(self, event: TranscriptDelta, t: int) -> None:
         response = self._response(event.response_id)

@@ -117,10 +117,11 @@ class AgentChannel:
         """The response whose audio plays next (``None`` when the queue is empty)."""
         return self._owners[0][0] if self._owners else None
 
-    def enqueue(self, response: AgentResponse, item_id: str | None, pcm: bytes) -> None:
+    def enqueue(self, response: AgentResponse, item_id: str | None, pcm: bytes) -> np.ndarray:
+        """Queue ``pcm`` (PCM16 little-endian) to play after what is queued; returns its samples."""
         samples = np.frombuffer(pcm, dtype="<i2").astype(np.int16)
         if not len(samples):
-            return
+            return samples
         if self._queued + len(samples) > self.max_queued_samples:
             raise AgentFailure(
                 "over_limit",
@@ -134,6 +135,7 @@ class AgentChannel:
             self._owners[-1][2] += len(samples)
         else:
             self._owners.append([response, item_id, len(samples)])
+        return samples
 
     def clear(self) -> list[AgentResponse]:
         """Drop every queued sample (the agent stopped itself); returns the responses cut short."""

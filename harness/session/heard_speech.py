@@ -173,10 +173,12 @@ class HeardSpeech:
         if text:
             response.played_pcm = None
 
-    def audio(self, response_id: str, item_id: str | None, samples: int) -> None:
+    def audio(self, response_id: str, item_id: str | None, pcm: np.ndarray) -> None:
+        """Audio the agent queued for the response (int16): it plays after what it queued before."""
         response = self._response(response_id)
-        response.item(item_id).received += samples
-        response.received += samples
+        response.item(item_id).received += len(pcm)
+        response.received += len(pcm)
+        response.meter.received(pcm)  # analysed ahead, a few array operations for many frames
 
     def cleared(self, response_ids: list[str]) -> None:
         """The agent dropped its queued audio: what had not played never will."""
@@ -184,6 +186,7 @@ class HeardSpeech:
             response = self._response(response_id)
             response.dropped += response.left_to_play
             response.cut = True
+            response.meter.dropped()
 
     def done(self, response_id: str) -> None:
         response = self._response(response_id)
@@ -201,7 +204,7 @@ class HeardSpeech:
             response = self._response(response_id)
             pcm = frame[offset : offset + samples]
             offset += samples
-            response.meter.add(pcm)
+            response.meter.played(pcm)
             if response.played_pcm is not None:
                 response.played_pcm.append(pcm.copy())
             response.played += samples
