@@ -102,13 +102,17 @@ async def test_a_failing_cell_is_blamed_as_the_local_executor_blames_it(cluster,
 
 
 async def test_a_provider_limit_holds_across_the_nodes(cluster, tmp_path):
-    # Each node hosts two sessions: three at once must span both nodes, a fourth would break the limit.
+    # Each node hosts two sessions and four are asked for at once: three at once must span both
+    # nodes, the fourth would break the limit.
     spec = recording_model(tmp_path / "spans", limit=3, hold_s=1.0)
     (tmp_path / "spans").mkdir()
-    result = await run_demo_campaign(spec, TASKS[1:], tmp_path / "out", cluster, repeats=6, parallel=6)
-    assert result.complete and result.passed == 6, result.summary()
+    result = await run_demo_campaign(spec, TASKS[1:], tmp_path / "out", cluster, repeats=4, parallel=4)
+    assert result.complete and result.passed == 4, result.summary()
     spans = read_spans(tmp_path / "spans")
-    assert len(spans) == 6 and all(span.closed is not None for span in spans)
+    # An attempt that failed for the infrastructure (a loaded CI machine) is retried: its session counts too.
+    attempts = sum(outcome.attempts for outcome in result.outcomes)
+    assert len(spans) == attempts and all(span.closed is not None for span in spans), [
+        outcome.infra_errors for outcome in result.outcomes]
     assert max_overlap(spans) <= 3
     assert len({span.node for span in spans}) == 2
     assert {row.sandbox["node_id"] for row in result.rows} == {span.node for span in spans}
