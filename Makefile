@@ -33,16 +33,17 @@ test: $(STAMP)
 
 # Every tier (what CI runs). The sandbox images build in the background (build/images.log: most of a
 # fresh build waits on downloads and the engine) while the tests that need no Docker run; the Docker
-# tests run once the images are ready. Each run prints its 10 slowest tests.
+# tests run once the images are ready. Each run prints its 10 slowest tests; `--dist loadgroup` keeps
+# a module that shares one expensive setup on one worker (tests/conftest.py schedules the longest first).
 test-all: $(STAMP)
 	@mkdir -p build
 	@$(BIN)/apex-voice images build > build/images.log 2>&1 & images=$$!; \
 	status=0; \
-	$(BIN)/python -m pytest -q -n auto --durations=10 -m "not docker" $(PYTEST_ARGS) || status=$$?; \
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup --durations=10 -m "not docker" $(PYTEST_ARGS) || status=$$?; \
 	echo "test-all: the Docker tier waits for the images (build/images.log)"; \
 	if ! wait $$images; then tail -n 40 build/images.log; echo "test-all: building the images failed"; exit 1; fi; \
 	tail -n 1 build/images.log; \
-	$(BIN)/python -m pytest -q -n auto --durations=10 -m docker $(PYTEST_ARGS) || status=$$?; \
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup --durations=10 -m docker $(PYTEST_ARGS) || status=$$?; \
 	exit $$status
 
 # The type checker over the four packages ([tool.mypy] in pyproject.toml); CI runs it before the tests.

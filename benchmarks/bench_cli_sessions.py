@@ -14,8 +14,9 @@ into it. For each condition the script runs a campaign of one task and one of ``
 Media seconds are each session's ``RUN_END`` media time (C0: the text session's clock). A first,
 unmeasured run writes the bytecode caches, as installing the package would.
 
-Usage: python benchmarks/bench_cli_sessions.py [--tasks N] [--repeat N] [--conditions C0,C2] [--json FILE]
-(``--json`` also writes the figures per condition, for ``bench_speed.py``.)
+Usage: python benchmarks/bench_cli_sessions.py [--tasks N] [--repeat N] [--conditions C0,C2] [--repo DIR] [--json FILE]
+(``--json`` also writes the figures per condition, for ``bench_speed.py``; ``--repo`` measures another
+checkout of this project, e.g. an earlier commit, with this script's method.)
 """
 
 from __future__ import annotations
@@ -34,8 +35,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 # A user's install has its bytecode cached; a shell with PYTHONDONTWRITEBYTECODE would have every run
 # compile ~200 modules again (~0.3 CPU-s) and call it fixed cost.
-_ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"} | {"PYTHONPATH": str(REPO)}
-DEMO_TASKS = sorted(p.name for p in (REPO / "harness" / "demo_data" / "tasks").iterdir() if p.is_dir())
+_ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+
+
+def _demo_tasks(repo: Path) -> list[str]:
+    return sorted(p.name for p in (repo / "harness" / "demo_data" / "tasks").iterdir() if p.is_dir())
 
 
 @dataclass
@@ -46,13 +50,14 @@ class Run:
     media_s: list[float]
 
 
-def _run(condition: str, tasks: list[str], out: Path) -> Run:
+def _run(repo: Path, condition: str, tasks: list[str], out: Path) -> Run:
     command = [sys.executable, "-m", "harness.cli.main", "run", "--condition", condition, "--model", "oracle",
                "--sandbox", "local", "--out", str(out)]
     for task in tasks:
         command += ["--only", task]
     started = time.monotonic()
-    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_ENV)
+    process = subprocess.Popen(command, cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               env=_ENV | {"PYTHONPATH": str(repo)})
     assert process.stderr is not None
     stderr = process.stderr.read()
     _, status, usage = os.wait4(process.pid, 0)
@@ -66,11 +71,11 @@ def _run(condition: str, tasks: list[str], out: Path) -> Run:
     return Run(usage.ru_utime + usage.ru_stime, wall, len(media), media)
 
 
-def _best(condition: str, tasks: list[str], repeat: int, scratch: Path) -> Run:
+def _best(repo: Path, condition: str, tasks: list[str], repeat: int, scratch: Path) -> Run:
     runs = []
     for attempt in range(repeat):
         out = scratch / f"{condition}-{len(tasks)}-{attempt}"
-        runs.append(_run(condition, tasks, out))
+        runs.append(_run(repo, condition, tasks, out))
         shutil.rmtree(out, ignore_errors=True)
     return min(runs, key=lambda r: r.cpu_s)
 
@@ -87,21 +92,23 @@ def _split(one: Run, many: Run) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, default=len(DEMO_TASKS))
+    parser.add_argument("--tasks", type=int, default=None, help="tasks of the N-task campaign (default: every demo task)")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--conditions", default="C0,C2")
+    parser.add_argument("--repo", type=Path, default=REPO, help="the checkout to measure (default: this one)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     args = parser.parse_args()
+    repo = args.repo.resolve()
     figures: dict[str, dict[str, float]] = {}
-    tasks = DEMO_TASKS[: args.tasks]
+    tasks = _demo_tasks(repo)[: args.tasks]
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as scratch_dir:
         scratch = Path(scratch_dir)
-        print(f"oracle through `apex-voice run --sandbox local`, best of {args.repeat}; load {os.getloadavg()[0]:.1f}")
-        _run(args.conditions.split(",")[-1], tasks[:1], scratch / "warm-up")  # writes the bytecode caches
+        print(f"oracle through `apex-voice run --sandbox local` of {repo}, best of {args.repeat}; load {os.getloadavg()[0]:.1f}")
+        _run(repo, args.conditions.split(",")[-1], tasks[:1], scratch / "warm-up")  # writes the bytecode caches
         print(f"{'cond':<5}{'tasks':>6}{'CPU-s':>8}{'wall-s':>8}{'media-s':>9}{'media-s/CPU-s':>15}")
         for condition in args.conditions.split(","):
-            one = _best(condition, tasks[:1], args.repeat, scratch)
-            many = _best(condition, tasks, args.repeat, scratch)
+            one = _best(repo, condition, tasks[:1], args.repeat, scratch)
+            many = _best(repo, condition, tasks, args.repeat, scratch)
             for run in (one, many):
                 media = sum(run.media_s)
                 print(f"{condition:<5}{run.sessions:>6}{run.cpu_s:>8.2f}{run.wall_s:>8.1f}{media:>9.1f}{media / run.cpu_s:>15.1f}")

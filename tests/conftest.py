@@ -24,6 +24,21 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("APEX_VOICE_CLOCK_SPEED", TEST_CLOCK_SPEED)
 
 
+#: Markers of the tests that take longest: true 1x pacing, a Ray cluster, a module that runs whole
+#: sessions once for all its tests (``xdist_group``).
+_LONG_MARKERS = ("wall_clock", "ray", "xdist_group")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Schedule for two workers (``--dist loadgroup`` in ``make test-all``): the Ray tests share one
+    worker (a module's cluster starts once, never on both workers at once), and the longest tests
+    start first, so none of them is the tail that keeps a worker busy after the other is done."""
+    for item in items:
+        if item.get_closest_marker("ray") and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group("ray"))
+    items.sort(key=lambda item: not any(item.get_closest_marker(name) for name in _LONG_MARKERS))
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _wall_clock_module(request):
     """A module marked ``wall_clock`` paces its module-scoped sessions (fixtures) at 1x too."""

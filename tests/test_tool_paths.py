@@ -25,7 +25,8 @@ from tests.conftest import DEMO_DATA
 from tests.fakes.openai_realtime_fake import OpenAIRealtimeFake
 from tests.fakes.threaded import in_thread
 
-pytestmark = pytest.mark.slow
+# One worker runs the module: its three campaigns (``runs``) run once, not once per worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("tool_paths")]
 
 #: The shortest demo task on the realtime clock (about 114 s of media time with the reference policy).
 TASK = "demo_offsite_coordination_001"

@@ -34,7 +34,8 @@ from tests.security.attacker.image import build_attacker, build_plan_image, remo
 from tests.security.attacker.sessions import TASK_ID, gold_needles, native_campaign, report_of, short_task
 
 # Faults and attacks land at wall-clock moments inside a session: pace it at 1x.
-pytestmark = [pytest.mark.docker, pytest.mark.wall_clock]
+# One worker runs the module: the attacker is built and its session run once, not once per worker.
+pytestmark = [pytest.mark.docker, pytest.mark.wall_clock, pytest.mark.xdist_group("attacker")]
 
 PUBLIC_IPS = ["1.1.1.1", "8.8.8.8", "9.9.9.9"]
 PROBE_BUDGET_S = 25  # the probes take ~11 s (a refused name lookup alone takes 10 s)
