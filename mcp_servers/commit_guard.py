@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .record_copy import copy_records
 from .records import ApprovalKind, ApprovalRecord, ApprovalToken, AuthDecision
 
 __all__ = ["Authorization", "CommitGuard"]
@@ -125,8 +126,8 @@ class CommitGuard:
         return [token.model_copy() for token in self._tokens]
 
     def records_since(self, start: int) -> list[ApprovalRecord]:
-        return [record.model_copy(deep=True) for record in self._log[start:]]
+        return copy_records(self._log[start:])
 
     @property
     def log(self) -> list[ApprovalRecord]:
-        return [record.model_copy(deep=True) for record in self._log]
+        return copy_records(self._log)

@@ -20,6 +20,7 @@ from typing import Any
 from .commit_guard import CommitGuard
 from .knowledge_base import KnowledgeBase
 from .public_bundle import PublicBundle
+from .record_copy import copy_record
 from .records import ApprovalToken, EnvironmentSnapshot, SnapshotDelta, ToolCallRecord
 from .state_store import StateStore
 from .tool_handlers import EnvironmentParts
@@ -76,7 +77,7 @@ class TaskEnvironment:
             elif record.auth_decision == "AUTHORIZED" and record.result:
                 if self._pending == (record.result.get("action_type"), record.result.get("target_id")):
                     self._pending = None
-            return record.model_copy(deep=True)
+            return copy_record(record)
 
     def call_record(self, index: int) -> ToolCallRecord | None:
         """One call-log record by index (a copy), without building a whole snapshot."""

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from .public_models import KnowledgeDocument
+from .record_copy import copy_records
 from .records import SearchRecord
 
 __all__ = ["KnowledgeBase", "SearchHit", "tokenize"]
@@ -64,8 +65,8 @@ class KnowledgeBase:
         return hits
 
     def records_since(self, start: int) -> list[SearchRecord]:
-        return [record.model_copy(deep=True) for record in self._log[start:]]
+        return copy_records(self._log[start:])
 
     @property
     def log(self) -> list[SearchRecord]:
-        return [record.model_copy(deep=True) for record in self._log]
+        return copy_records(self._log)

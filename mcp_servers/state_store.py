@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from .record_copy import copy_json, copy_records
 from .records import WorldMutationRecord
 
 __all__ = ["StateStore"]
@@ -41,8 +42,8 @@ class StateStore:
         record = WorldMutationRecord(
             seq=len(self._history),
             path=path,
-            old=copy.deepcopy(node.get(leaf)),
-            new=copy.deepcopy(value),
+            old=copy_json(node.get(leaf)),
+            new=copy_json(value),
             media_time_ms=media_time_ms,
             cause=cause,
         )
@@ -55,11 +56,11 @@ class StateStore:
             self.set(path, value, media_time_ms=media_time_ms, cause=cause)
 
     def as_dict(self) -> dict[str, Any]:
-        return copy.deepcopy(self._state)
+        return copy_json(self._state)
 
     def records_since(self, start: int) -> list[WorldMutationRecord]:
-        return [record.model_copy(deep=True) for record in self._history[start:]]
+        return copy_records(self._history[start:])
 
     @property
     def history(self) -> list[WorldMutationRecord]:
-        return [record.model_copy(deep=True) for record in self._history]
+        return copy_records(self._history)

@@ -36,6 +36,7 @@ from .argument_validation import (
     without_null_optionals,
 )
 from .public_models import ToolSet
+from .record_copy import copy_record, copy_records
 from .records import ToolCallRecord
 from .tool_error import ToolError
 from .tool_handlers import HANDLERS, EnvironmentParts, HandlerOutcome, ToolCall, commit_action_type
@@ -97,17 +98,17 @@ class ToolRuntime:
 
     @property
     def call_log(self) -> list[ToolCallRecord]:
-        return [record.model_copy(deep=True) for record in self._log]
+        return copy_records(self._log)
 
     @property
     def call_count(self) -> int:
         return len(self._log)
 
     def record(self, index: int) -> ToolCallRecord | None:
-        return self._log[index].model_copy(deep=True) if 0 <= index < len(self._log) else None
+        return copy_record(self._log[index]) if 0 <= index < len(self._log) else None
 
     def records_since(self, start: int) -> list[ToolCallRecord]:
-        return [record.model_copy(deep=True) for record in self._log[start:]]
+        return copy_records(self._log[start:])
 
     def call(self, name: Any, args: Any, media_time_ms: int = 0) -> ToolCallRecord:
         """Run and log one call; refusals are ``ok=False`` records, our own failures ``server_fault`` ones."""

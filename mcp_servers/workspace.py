@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .public_models import ArtifactSchema, InitialWorkspace, LifecycleState
+from .record_copy import copy_json, copy_records
 from .records import ArtifactSnapshot, MutationRecord
 
 __all__ = ["Artifact", "Workspace"]
@@ -36,7 +37,7 @@ class Artifact:
             artifact_id=self.artifact_id,
             artifact_type=self.artifact_type,
             lifecycle=self.lifecycle.value,
-            fields=copy.deepcopy(self.fields),
+            fields=copy_json(self.fields),
             stale_fields=sorted(self.stale_fields),
         )
 
@@ -81,8 +82,8 @@ class Workspace:
             seq=len(self._versions),
             artifact_id=artifact_id,
             path=path,
-            old=copy.deepcopy(artifact.fields.get(path)),
-            new=copy.deepcopy(value),
+            old=copy_json(artifact.fields.get(path)),
+            new=copy_json(value),
             media_time_ms=media_time_ms,
             wall_time_ns=wall_time_ns,
             causal_events=list(causal_events or []),
@@ -106,8 +107,8 @@ class Workspace:
         return {artifact_id: artifact.snapshot() for artifact_id, artifact in self._artifacts.items()}
 
     def records_since(self, start: int) -> list[MutationRecord]:
-        return [record.model_copy(deep=True) for record in self._versions[start:]]
+        return copy_records(self._versions[start:])
 
     @property
     def versions(self) -> list[MutationRecord]:
-        return [record.model_copy(deep=True) for record in self._versions]
+        return copy_records(self._versions)
