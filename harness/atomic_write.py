@@ -19,10 +19,37 @@ from typing import Any
 __all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_json", "atomic_write_text"]
 
 
-def _default_mode() -> int:
+def _read_umask() -> int:
+    """The process umask, read once at import. Reading it by setting it (``os.umask``) would, for a
+    moment, give files that other threads create meanwhile mode 0666/0777; /proc shows it without
+    a change, and the swap is the fallback while the import (single-threaded) runs."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     umask = os.umask(0)
     os.umask(umask)
-    return 0o666 & ~umask
+    return umask
+
+
+#: Mode of every written file: what a plain ``open()`` would give under the process umask.
+_FILE_MODE = 0o666 & ~_read_umask()
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make the rename itself durable: without it a crash can bring back the old entry."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems refuse fsync on a directory; the rename is still atomic
+    finally:
+        os.close(fd)
 
 
 @contextmanager
@@ -35,8 +62,9 @@ def atomic_path(path: Path) -> Iterator[Path]:
     tmp = Path(tmp_name)
     try:
         yield tmp
-        os.chmod(tmp, _default_mode())
+        os.chmod(tmp, _FILE_MODE)
         os.replace(tmp, path)
+        _fsync_directory(path.parent)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -65,3 +65,16 @@ def test_endpoint_is_refused_for_a_model_that_takes_none():
     result = _invoke("run", "--model", "oracle", "--endpoint", "ws://127.0.0.1:1/x")
     assert result.exit_code == 2
     assert "model 'oracle' takes no --endpoint" in result.output
+
+
+def test_an_env_value_in_quotes_with_a_comment_is_the_value_alone(monkeypatch, tmp_path):
+    """`KEY="sk-abc" # comment` kept its quotes: a 401 that stopped the campaign (issue 34)."""
+    from harness.agents.env_file import load_env_file
+
+    monkeypatch.setenv("APEX_TEST_QUOTED", "")
+    env_file = tmp_path / ".env"
+    env_file.write_text('APEX_TEST_QUOTED="sk-abc" # the team key\nAPEX_TEST_PLAIN=sk-def # another\n')
+    monkeypatch.delenv("APEX_TEST_PLAIN", raising=False)
+    assert load_env_file(env_file) == ["APEX_TEST_QUOTED", "APEX_TEST_PLAIN"]
+    assert os.environ["APEX_TEST_QUOTED"] == "sk-abc" and os.environ["APEX_TEST_PLAIN"] == "sk-def"
+    monkeypatch.delenv("APEX_TEST_PLAIN")

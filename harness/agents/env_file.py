@@ -1,31 +1,38 @@
 """Provider keys from a ``.env`` file, for ``apex-voice run --env-file`` (default ``./.env``).
 
-Only ``NAME=value`` lines are read (``export`` prefix, quotes and ``#`` comments allowed); a variable
-already set in the environment wins, so a shell export always overrides the file. An empty value
-(``KEY=``, ``KEY=""``) leaves the variable unset, as the reference does: a template's blank line
-never turns into a key that is set but empty.
+The file is read by python-dotenv's parser, so quoting, ``export`` prefixes, escapes and trailing
+``# comments`` mean what they mean to every other tool that reads ``.env`` (a hand-written reader
+kept the quotes of ``KEY="sk-abc" # comment``: a 401 that stopped the campaign). A variable already
+set in the environment wins, so a shell export always overrides the file. An empty value (``KEY=``,
+``KEY=""``) leaves the variable unset, as the reference does: a template's blank line never turns
+into a key that is set but empty. Variables are not expanded (``$OTHER`` stays literal): a key is
+data, not a template.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
-__all__ = ["EnvFileError", "load_env_file"]
+from dotenv.parser import parse_stream
 
-_LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
+__all__ = ["EnvFileError", "load_env_file"]
 
 
 class EnvFileError(ValueError):
     """A line of the file is not ``NAME=value`` (the message names the file and line)."""
 
 
-def _value(raw: str) -> str:
-    raw = raw.strip()
-    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
-        return raw[1:-1]
-    return raw.split(" #", 1)[0].strip()
+def _parse(path: Path) -> dict[str, str]:
+    values: dict[str, str] = {}
+    with path.open(encoding="utf-8") as stream:
+        for binding in parse_stream(stream):
+            if binding.error or (binding.key is not None and binding.value is None):
+                text = binding.original.string.strip()
+                raise EnvFileError(f"{path}:{binding.original.line}: expected NAME=value, got {text[:40]!r}")
+            if binding.key is not None and binding.value:
+                values[binding.key] = binding.value
+    return values
 
 
 def load_env_file(path: Path) -> list[str]:
@@ -33,17 +40,7 @@ def load_env_file(path: Path) -> list[str]:
 
     The whole file is parsed first, so a bad line sets nothing.
     """
-    values: dict[str, str] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        text = line.strip()
-        if not text or text.startswith("#"):
-            continue
-        match = _LINE.match(text)
-        if match is None:
-            raise EnvFileError(f"{path}:{number}: expected NAME=value, got {text[:40]!r}")
-        value = _value(match.group(2))
-        if value:
-            values[match.group(1)] = value
+    values = _parse(path)
     loaded = [name for name in values if not os.environ.get(name, "").strip()]
     for name in loaded:
         os.environ[name] = values[name]
