@@ -151,9 +151,14 @@ class DockerBackend(SandboxBackend):
     @property
     def client(self) -> Any:
         if self._client is None:
-            self._client = docker.from_env(
-                use_context=False, max_pool_size=self.config.max_parallel_engine_calls
-            )
+            try:
+                self._client = docker.from_env(
+                    use_context=False, max_pool_size=self.config.max_parallel_engine_calls
+                )
+            except docker.errors.DockerException as exc:  # the engine did not answer the version probe
+                raise SandboxUnavailableError(
+                    f"no Docker engine answers ({_first_line(exc)}); start it, or run with --sandbox local"
+                ) from None
         return self._client
 
     def available(self) -> str | None:

@@ -24,6 +24,7 @@ from harness.tasks.dataset import BUNDLED_DATA, DATA_ENV_VAR, resolve_data
 from .console import cli_console
 from .data_option import DATA_HELP, open_data
 from .interrupts import run_interruptible
+from .out_dir import writable_dir_or_exit
 
 __all__ = ["results"]
 
@@ -51,6 +52,7 @@ def results(
     if by not in (None, "tool-path"):
         _usage(f"--by {by!r}: the only grouping is tool-path")
     campaigns, apart = _campaigns(runs_dirs or [], runs_root, run or [])
+    writable_dir_or_exit(out, what="the tables and plots")
     if by == "tool-path":
         _tool_paths(campaigns, out)
         return

@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import tempfile
 from collections import Counter
 from dataclasses import replace
 from enum import Enum
@@ -40,6 +39,7 @@ from harness.campaign.resume import ALLOW_VERSION_FLAG, CampaignMismatchError
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
 from harness.campaign.text_cell import TEXT_FORMS, TextCellRunner, condition_problem
 from harness.campaign.unscored import unscored_cells
+from harness.cli.out_dir import writable_dir_or_exit
 from harness.conditions import BUILTIN_CONDITIONS, ConditionDef, UnknownConditionError, get_condition
 from harness.grading.judge import CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache
@@ -243,7 +243,7 @@ def run(
 
     settings = CampaignSettings(
         model=spec,
-        out_dir=_out_dir_or_exit(out_dir),
+        out_dir=writable_dir_or_exit(out_dir, what="the campaign directory"),
         repeats=(max(c.rep for c in retry_cells) + 1 if retry_cells else repeats or (1 if spec.deterministic else 3)),
         max_turns=max_turns,
         user_audio=user_audio.value,
@@ -639,19 +639,6 @@ def _backend_or_exit(name: str, *, prepare: bool = True) -> SandboxBackend:
     except SandboxUnavailableError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
-
-
-def _out_dir_or_exit(out_dir: Path) -> Path:
-    """The campaign directory, created now: a place it cannot be written is a usage error, said
-    before any session starts."""
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        probe = tempfile.NamedTemporaryFile(dir=out_dir, prefix=".write-probe-")
-        probe.close()
-    except OSError as exc:
-        typer.echo(f"error: --out {out_dir}: cannot write the campaign directory: {exc.strerror}", err=True)
-        raise typer.Exit(2) from None
-    return out_dir
 
 
 async def _run_with_progress(

@@ -1,0 +1,47 @@
+"""Issue 36 §2: the surprises of a new user's day, each through the command that met it."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from harness.cli.main import app
+from tests.conftest import DEMO_DATA
+
+DEMO_TASK = "demo_benefits_enrollment_001"
+
+
+def _invoke(*args: str, env: dict[str, str] | None = None):
+    return CliRunner().invoke(app, list(args), env=env)
+
+
+def _error_lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.startswith("error:")]
+
+
+def test_run_with_docker_and_no_engine_is_one_line_not_a_traceback(tmp_path):
+    """Surprise 1: `run --sandbox docker` with no engine answering printed a four-level traceback."""
+    env = {"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"}
+    for extra in ([], ["--model", "native-oracle", "--tool-mode", "native"]):
+        result = _invoke("run", "--sandbox", "docker", "--data", str(DEMO_DATA), "--only", DEMO_TASK,
+                         "--out", str(tmp_path / "runs"), *extra, env=env)
+        assert result.exit_code == 1, result.output
+        assert "Traceback" not in result.output
+        (line,) = _error_lines(result.output)
+        assert "no Docker engine answers" in line and "--sandbox local" in line
+
+
+def test_results_out_an_existing_file_is_a_usage_line(tmp_path):
+    """Surprise 2: `results --out FILE` raised FileExistsError; `run --out FILE` says one line too."""
+    runs = tmp_path / "runs"
+    made = _invoke("run", "--condition", "C0", "--data", str(DEMO_DATA), "--only", DEMO_TASK,
+                   "--sandbox", "local", "--out", str(runs))
+    assert made.exit_code == 0, made.output
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    for verb in (["results", str(runs), "--no-plots"], ["run", "--condition", "C0", "--only", DEMO_TASK,
+                                                        "--sandbox", "local"]):
+        result = _invoke(*verb, "--out", str(a_file))
+        assert result.exit_code == 2, result.output
+        (line,) = _error_lines(result.output)
+        assert f"--out {a_file}: is a file" in line
+        assert a_file.read_text() == "mine\n"
