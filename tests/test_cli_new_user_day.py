@@ -45,3 +45,31 @@ def test_results_out_an_existing_file_is_a_usage_line(tmp_path):
         (line,) = _error_lines(result.output)
         assert f"--out {a_file}: is a file" in line
         assert a_file.read_text() == "mine\n"
+
+
+def test_replay_of_a_plain_file_or_a_folder_of_garbage_is_a_usage_line(tmp_path):
+    """Surprise 5: `replay` opened an empty screen and exited 0 on what is no session."""
+    plain = tmp_path / "notes.txt"
+    plain.write_text("just some notes\nnothing more\n")
+    garbage = tmp_path / "garbage" / "run-1"
+    garbage.mkdir(parents=True)
+    (garbage / "events.jsonl").write_bytes(b"\x00\xff not json\n")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "events.jsonl").write_text("")
+    for path, says in ((plain, "not an event"), (tmp_path / "garbage", "not a session's event log"),
+                       (empty, "holds no event"), (tmp_path / "nothing", "no events.jsonl")):
+        result = _invoke("replay", str(path))
+        assert result.exit_code == 2, (path, result.output)
+        (line,) = _error_lines(result.output)
+        assert says in line, line
+
+
+def test_run_tui_without_a_terminal_runs_with_progress_lines(tmp_path):
+    """Surprise 3: `run --tui` piped printed escape codes into the log, then waited for `q` forever."""
+    result = _invoke("run", "--tui", "--condition", "C0", "--data", str(DEMO_DATA), "--only", DEMO_TASK,
+                     "--sandbox", "local", "--out", str(tmp_path / "runs"))
+    assert result.exit_code == 0, result.output
+    assert "--tui needs a terminal" in result.output
+    assert "\x1b[" not in result.output
+    assert (tmp_path / "runs" / DEMO_TASK / "rep0" / "result.json").is_file()

@@ -32,12 +32,18 @@ def replay(
     time (1:23.4) or an event (#120), Home / End, + / - zoom the timeline, w why it passed or
     failed, Enter on a tool call its full JSON, ? every key, q quit.
     """
+    from harness.events.jsonl import EventLogError, read_events
     from tui.replay_app import ReplayApp
     from tui.sources.replay import find_events_file
 
-    try:
-        find_events_file(session_dir)
-    except FileNotFoundError as exc:
+    try:  # a file or folder that is not a session is a usage line, never an empty screen
+        events_file = find_events_file(session_dir)
+        if not read_events(events_file):
+            raise FileNotFoundError(f"{events_file}: holds no event (give a session directory of a run)")
+    except (FileNotFoundError, EventLogError) as exc:
         typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        typer.echo(f"error: {session_dir}: not a session's event log ({exc})", err=True)
         raise typer.Exit(2) from None
     ReplayApp(session_dir, speed=speed.value, paused=paused).run()

@@ -296,6 +296,9 @@ def run(
         }
         if retry_cells is not None:
             campaign_options["cells"] = retry_cells
+        if tui and wants_plain_progress(sys.stdin, sys.stdout):  # no screen to draw on, no `q` to read
+            typer.echo("warning: --tui needs a terminal on stdin and stdout; showing progress lines instead", err=True)
+            tui = False
         if tui:
             from tui.live import run_campaign_in_tui
 
