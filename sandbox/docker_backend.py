@@ -157,7 +157,7 @@ class DockerBackend(SandboxBackend):
                 )
             except docker.errors.DockerException as exc:  # the engine did not answer the version probe
                 raise SandboxUnavailableError(
-                    f"no Docker engine answers ({_first_line(exc)}); start it, or run with --sandbox local"
+                    f"no Docker engine answers ({_first_line(exc)}); start it, or use the local sandbox (--sandbox local)"
                 ) from None
         return self._client
 

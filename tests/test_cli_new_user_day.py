@@ -73,3 +73,16 @@ def test_run_tui_without_a_terminal_runs_with_progress_lines(tmp_path):
     assert "--tui needs a terminal" in result.output
     assert "\x1b[" not in result.output
     assert (tmp_path / "runs" / DEMO_TASK / "rep0" / "result.json").is_file()
+
+
+def test_sandbox_probe_takes_a_task_id_like_every_other_verb(tmp_path):
+    """Surprise 11: `sandbox probe --task` wanted a path where every other verb takes a task id, and
+    with Docker down its message named an empty task id."""
+    result = _invoke("sandbox", "probe", "--task", DEMO_TASK, "--backend", "local", "--json")
+    assert result.exit_code == 0, result.output
+    assert '"get_enrollment_window"' in result.output
+    down = _invoke("sandbox", "probe", "--task", DEMO_TASK, "--backend", "docker",
+                   env={"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"})
+    assert down.exit_code == 1 and "no Docker engine answers" in down.output, down.output
+    unknown = _invoke("sandbox", "probe", "--task", "no_such_task", "--backend", "local")
+    assert unknown.exit_code == 2 and "unknown task id(s) no_such_task" in unknown.output

@@ -19,6 +19,7 @@ from sandbox.backend import SandboxEnvironment, get_backend
 from sandbox.errors import ControlRequestError, SandboxUnavailableError
 from sandbox.external import ExternalBackend
 
+from .data_option import DATA_HELP, open_data
 from .interrupts import run_interruptible
 
 __all__ = ["app", "cleanup", "export", "probe"]
@@ -142,9 +143,19 @@ def _print_summary(summary: dict[str, Any]) -> None:
     typer.echo("timings     " + ", ".join(steps))
 
 
+def _task_package(task: str, data: Path | None) -> Path:
+    """A package directory given as such, else the task id looked up as every other verb does."""
+    if data is None and Path(task).is_dir():
+        return Path(task)
+    _, (package,) = open_data(data, [task])
+    return package
+
+
 @app.command("probe")
 def probe(
-    task: Annotated[Path | None, typer.Option("--task", help="Task package directory to serve.")] = None,
+    task: Annotated[str | None, typer.Option("--task", help="The task to serve: its id (as `--only` names it, "
+                                            "from --data) or its package directory.")] = None,
+    data: Annotated[Path | None, typer.Option("--data", "-d", help=DATA_HELP)] = None,
     backend: Annotated[str, typer.Option("--backend", help="auto, docker, local, an installed backend or package.module:Class.")] = "auto",
     mcp_url: Annotated[
         str | None, typer.Option("--mcp-url", help="Probe a running server instead (e.g. http://task-mcp:8080/mcp).")
@@ -159,13 +170,14 @@ def probe(
     Exit code 0 when the server answered, 1 when the sandbox failed, 2 for a usage error.
     """
     if (mcp_url is None) == (task is None):
-        typer.echo("error: give either --task DIR or --mcp-url URL (with --token-file)", err=True)
+        typer.echo("error: give either --task TASK_ID_OR_DIR or --mcp-url URL (with --token-file)", err=True)
         raise typer.Exit(2)
     if mcp_url is not None and token_file is None:
         typer.echo("error: --mcp-url needs --token-file", err=True)
         raise typer.Exit(2)
+    package = None if task is None else _task_package(task, data)
     try:
-        summary = run_interruptible(_probe(task, backend, mcp_url, token_file))
+        summary = run_interruptible(_probe(package, backend, mcp_url, token_file))
     except (TaskLoadError, ValueError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
