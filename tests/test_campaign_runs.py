@@ -118,7 +118,7 @@ async def test_persistent_infra_failures_leave_the_cell_empty(tmp_path, error):
     assert result.rows == [] and not result.complete
     assert result.empty_cells[0].attempts == 3
     assert not (tmp_path / "task_a" / "rep0" / "result.json").exists()
-    assert "0/1 runs complete, 0 passed, 1 infra errors" in result.summary()
+    assert "0/1 run complete, 0 passed, 1 infra error" in result.summary()
 
 
 async def test_a_non_transient_infra_failure_is_not_retried_nor_scored(tmp_path):

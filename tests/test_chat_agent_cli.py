@@ -28,7 +28,7 @@ def test_a_chat_model_runs_c0_through_the_sandbox_and_records_its_endpoint(tmp_p
             "--sandbox", "local", "--repeats", "1", "--out", str(tmp_path),
         )
     assert result.exit_code == 0, result.output
-    assert "chat:fake-model: 1/1 runs complete, 1 passed, 0 infra errors" in result.output
+    assert "chat:fake-model: 1/1 run complete, 1 passed, 0 infra errors" in result.output
     stored = json.loads((tmp_path / DEMO_TASK / "rep0" / "result.json").read_text())
     assert (stored["condition"], stored["pts"], stored["provider_model"]) == ("C0", 1, "fake-model")
     assert stored["adapter"]["endpoint"] == f"{fake.base_url}/chat/completions"

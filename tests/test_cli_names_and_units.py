@@ -77,4 +77,4 @@ def test_a_chat_model_key_prints_as_typed_not_as_an_emoji(tmp_path, monkeypatch)
                          "demo_benefits_enrollment_001", "--sandbox", "local", "--repeats", "1", "--out",
                          str(tmp_path / "llama"), "--max-turns", "1")
     assert result.exit_code == 0, result.output
-    assert "chat:llama: 1/1 runs complete" in result.output and "\N{LLAMA}" not in result.output
+    assert "chat:llama: 1/1 run complete" in result.output and "\N{LLAMA}" not in result.output

@@ -72,7 +72,7 @@ def test_cells_left_empty_by_infrastructure_exit_1(monkeypatch, tmp_path):
     assert result.exit_code == 1, result.output
     assert "sandbox: broken" in result.output
     assert f"{DEMO_TASK} rep0: left empty after 1 attempt(s): attempt 1: SessionInfraError: no sandbox image" in result.output
-    assert "oracle: 0/1 runs complete, 0 passed, 1 infra errors" in result.output
+    assert "oracle: 0/1 run complete, 0 passed, 1 infra error" in result.output
     assert not (tmp_path / DEMO_TASK / "rep0" / "result.json").exists()
     assert json.loads((tmp_path / "campaign.json").read_text())["sandbox"] == "broken"
 
@@ -83,7 +83,7 @@ def test_a_campaign_through_the_local_sandbox_and_its_resume(tmp_path, model, pt
     first = _run(*args)
     assert first.exit_code == 0, first.output
     assert "sandbox: local" in first.output
-    assert f"{model}: 1/1 runs complete, {pts} passed, 0 infra errors -> {tmp_path}" in first.output
+    assert f"{model}: 1/1 run complete, {pts} passed, 0 infra errors -> {tmp_path}" in first.output
     stored = json.loads((tmp_path / DEMO_TASK / "rep0" / "result.json").read_text())
     assert (stored["model"], stored["pts"], stored["error"], stored["sandbox"]["backend"]) == (model, pts, None, "local")
     assert (tmp_path / DEMO_TASK / "rep0" / stored["run_id"] / "events.jsonl").is_file()

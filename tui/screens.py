@@ -14,6 +14,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, Static
 
+from harness.counted import counted
+
 from .state.campaign_view import CampaignView, CellKey
 from .state.session_view import SessionStatus, SessionView
 from .widgets.campaign_table import CampaignTable
@@ -58,7 +60,7 @@ class CampaignScreen(Screen):
             counts[status] = counts.get(status, 0) + 1
         summary = ", ".join(f"{n} {status}" for status, n in counts.items())
         done = " · finished" if campaign.finished else ""
-        title.update(f"{campaign.model or 'campaign'} · {len(campaign.cells)} runs: {summary}{done}")
+        title.update(f"{campaign.model or 'campaign'} · {counted(len(campaign.cells), 'run')}: {summary}{done}")
         self.query_one(CampaignTable).show(campaign)
 
 

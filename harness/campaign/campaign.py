@@ -25,6 +25,7 @@ from typing import Literal, Protocol
 
 from harness.agents.registry import ModelSpec
 from harness.atomic_write import atomic_write_text
+from harness.counted import counted
 from harness.results.campaign_files import HARNESS_ERROR_FILE
 from harness.results.result_record import ResultRecord, error_text
 
@@ -175,8 +176,8 @@ class CampaignResult:
     def summary(self) -> str:
         infra = sum(o.status == "infra_failed" for o in self.outcomes)
         text = (
-            f"{self.settings.model.key}: {len(self.rows)}/{len(self.outcomes)} runs complete, "
-            f"{self.passed} passed, {infra} infra errors"
+            f"{self.settings.model.key}: {len(self.rows)}/{counted(len(self.outcomes), 'run')} complete, "
+            f"{self.passed} passed, {counted(infra, 'infra error')}"
         )
         if self.pending:
             text += f", {len(self.pending)} pending judge verdicts (run `apex-voice regrade`)"

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Column, Table
 
+from harness.counted import counted
 from harness.grading.judge import CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache
 from harness.results.regrade import RegradeChange, find_rep_dirs, regrade_rep_dir
@@ -104,5 +105,5 @@ def _print_table(changes: list[RegradeChange], *, dry_run: bool) -> None:
     changed = sum(c.changed for c in changes)
     skipped = sum(c.problem is not None for c in changes)
     pending = sum(c.pending_after for c in changes if not c.problem)
-    console.print(f"{len(changes)} sessions: {changed} changed, {skipped} not re-graded, "
-                  f"{pending} verdicts still pending", highlight=False)
+    console.print(f"{counted(len(changes), 'session')}: {changed} changed, {skipped} not re-graded, "
+                  f"{counted(pending, 'verdict')} still pending", highlight=False)

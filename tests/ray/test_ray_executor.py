@@ -66,7 +66,7 @@ def test_the_demo_tasks_score_through_ray_as_they_do_locally(cluster, tmp_path):
     noop = _cli("--model", "noop", *_only(TASKS[1:]), "--out", str(tmp_path / "noop"),
                 "--executor", "ray", "--ray-address", cluster.address)
     assert noop.exit_code == 0, noop.output
-    assert "noop: 1/1 runs complete, 0 passed, 0 infra errors" in noop.output
+    assert "noop: 1/1 run complete, 0 passed, 0 infra errors" in noop.output
 
     again = _cli(*ray_args, "--json")  # resume: every cell is loaded, no session runs
     assert again.exit_code == 0, again.output

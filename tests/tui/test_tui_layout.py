@@ -21,7 +21,7 @@ async def test_a_live_session_at_80x24_keeps_its_failing_line_and_names_the_mode
     async with app.run_test(size=(80, 24)) as pilot:
         key = (DEMO_TASK, 0)
         await until(pilot, lambda: app.campaign.sessions.get(key) is not None and app.campaign.sessions[key].clock_ms >= 99_000)
-        await until(pilot, lambda: "native-oracle · 1 runs: 1 running" in shown(app.screen.query_one("#campaign-title")))
+        await until(pilot, lambda: "native-oracle · 1 run: 1 running" in shown(app.screen.query_one("#campaign-title")))
         assert [row.model for row in rows(app.campaign)] == ["native-oracle"]  # the model column's value
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, SessionScreen) and "failing" in shown(app.screen.query_one("#gates")))

@@ -30,7 +30,7 @@ async def test_the_campaign_table_shows_each_cell_and_enter_opens_it(recorded_ru
         table = shown(app.screen.query_one("#cells"))
         assert DEMO_TASK in table and "failed" in table
         assert "GS✗ PC✓ RA✗ WA✗" in table and "0.00" in table
-        assert "1 runs: 1 failed" in shown(app.screen.query_one("#campaign-title"))
+        assert "1 run: 1 failed" in shown(app.screen.query_one("#campaign-title"))
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, SessionScreen) and "AFA" in shown(app.screen.query_one("#gates")))
         assert "verdict FAILURE pts 0 (closing) AFA 0.00" in shown(app.screen.query_one("#gates"))
