@@ -81,8 +81,12 @@ def conditions() -> dict[str, ConditionDef]:
 
 
 def get_condition(name: str) -> ConditionDef:
-    """The condition called ``name``; unknown names are errors that list the known ones."""
+    """The condition called ``name`` (``c0`` finds ``C0``: the case of a name never tells two apart
+    unless two installed conditions differ only by it); unknown names are errors that list the known ones."""
     known = conditions()
-    if name not in known:
-        raise UnknownConditionError(f"unknown condition {name!r}; known conditions: {', '.join(known)}")
-    return known[name]
+    if name in known:
+        return known[name]
+    folded = [key for key in known if key.casefold() == name.casefold()]
+    if len(folded) == 1:
+        return known[folded[0]]
+    raise UnknownConditionError(f"unknown condition {name!r}; known conditions: {', '.join(known)}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from typer.testing import CliRunner
 
 from harness.cli.main import app
@@ -86,3 +88,15 @@ def test_sandbox_probe_takes_a_task_id_like_every_other_verb(tmp_path):
     assert down.exit_code == 1 and "no Docker engine answers" in down.output, down.output
     unknown = _invoke("sandbox", "probe", "--task", "no_such_task", "--backend", "local")
     assert unknown.exit_code == 2 and "unknown task id(s) no_such_task" in unknown.output
+
+
+def test_a_condition_named_in_lower_case_is_that_condition(tmp_path):
+    """Surprise 17: `--condition c0` was refused for its case."""
+    result = _invoke("run", "--condition", "c0", "--data", str(DEMO_DATA), "--only", DEMO_TASK,
+                     "--sandbox", "local", "--out", str(tmp_path / "runs"))
+    assert result.exit_code == 0, result.output
+
+    manifest = json.loads((tmp_path / "runs" / "campaign.json").read_text())
+    assert manifest["condition"] == "C0"
+    unknown = _invoke("run", "--condition", "c9", "--only", DEMO_TASK, "--out", str(tmp_path / "other"))
+    assert unknown.exit_code == 2 and "unknown condition 'c9'" in unknown.output

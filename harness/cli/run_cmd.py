@@ -202,6 +202,7 @@ def run(
     _usage_or_exit(tool_mode=tool_mode, parallel=parallel, retry_failed=retry_failed, repeats=repeats)
     passed_env = _adapter_env_or_exit(adapter_env or [])
     definition = _condition_or_exit(condition)
+    condition = definition.name  # as registered (`c0` is `C0`): every later use compares the one name
     _endpoint_or_exit(endpoint)
     spec = _model_or_exit(model, condition, endpoint=endpoint, provider_model=provider_model,
                           api_key_env=api_key_env, trust_adapter=trust_adapter, adapter_env=passed_env)
