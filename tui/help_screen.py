@@ -16,7 +16,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-__all__ = ["HelpScreen", "key_table"]
+__all__ = ["LEGEND", "HelpScreen", "key_table", "legend"]
 
 
 def key_table(screen: Screen) -> list[tuple[str, str]]:
@@ -31,6 +31,30 @@ def key_table(screen: Screen) -> list[tuple[str, str]]:
         if shown not in keys:
             keys.append(shown)
     return [(" ".join(keys), description) for keys, description in rows.values()]
+
+
+#: What the screens' abbreviations mean (docs/tui.md says the same at more length).
+LEGEND: tuple[tuple[str, str], ...] = (
+    ("GS", "gate: the state the task must end in (its terminal predicates)"),
+    ("PC", "gate: policy compliance (no premature commit, no forbidden act); a failure is final"),
+    ("RA", "gate: the required actions were taken"),
+    ("WA", "gate: the work artifact's fields are right (field verdicts: w)"),
+    ("pts", "Professional Task Success: 1 when all four gates hold"),
+    ("AFA", "artifact field accuracy: the share of expected fields right"),
+    ("✓ ✗ … ·", "gate met / failed / not met yet, still reachable / no grade yet"),
+    ("end", "agent_ended, flow_done, closing, max_turns, nudges_exhausted, time_budget, agent_failure"),
+    ("user tags", "barge: spoke over the agent · backchannel · recovered: a recovery move · closing: the goodbye · "
+                  "nudge: prompting a silent agent"),
+)
+
+
+def legend() -> Table:
+    table = Table(box=None, show_header=False, pad_edge=False, title="what the marks mean", title_style="bold")
+    table.add_column(style="bold", no_wrap=True, justify="right")
+    table.add_column()
+    for mark, meaning in LEGEND:
+        table.add_row(mark, meaning)
+    return table
 
 
 class HelpScreen(ModalScreen[None]):
@@ -56,4 +80,5 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll() as scroll:
             scroll.border_title = "keys on this screen · esc closes"
             yield Static(table, id="help-keys")
+            yield Static(legend(), id="help-legend")
             yield Static(Text("Ctrl+P: the command palette (Save screenshot, Theme, Maximize …)", style="dim"))

@@ -130,7 +130,7 @@ class LiveApp(MonitorApp):
             if self.result is None:  # cancelled or failed
                 self.exit()
             else:
-                self.notify(self.result.summary() + " · q to quit", timeout=30)
+                self.notify(self.result.summary() + " · q to quit", timeout=8)  # the title keeps "finished"
 
 
 def run_campaign_in_tui(

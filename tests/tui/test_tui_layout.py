@@ -24,10 +24,12 @@ async def test_a_live_session_at_80x24_keeps_its_failing_line_and_names_the_mode
         await until(pilot, lambda: "native-oracle · 1 run: 1 running" in shown(app.screen.query_one("#campaign-title")))
         assert [row.model for row in rows(app.campaign)] == ["native-oracle"]  # the model column's value
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and "failing" in shown(app.screen.query_one("#gates")))
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and "not met yet" in shown(app.screen.query_one("#gates")))
         lines = screen_text(app).splitlines()
-        assert lines[0].lstrip().startswith("⏱ 1:40.0 running GS✗ PC✓ RA✗ WA✗ pts 0")
-        assert lines[1].lstrip().startswith("failing: GS: terminal predicate enrollment_submitted failed")
+        # Mid-session the gates not reached yet are pending, not failures (issue 36), and the line
+        # starts with the clock, not a glyph many terminal fonts cannot draw.
+        assert lines[0].lstrip().startswith("1:40.0 running GS… PC✓ RA… WA… pts 0")
+        assert lines[1].lstrip().startswith("not met yet: GS: terminal predicate enrollment_submitted failed")
         assert "native-oracle" in lines[0] and "container-agent" not in screen_text(app)
 
 

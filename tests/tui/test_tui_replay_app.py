@@ -65,7 +65,7 @@ async def test_replay_controls_step_seek_and_play(recorded_runs):
         await until(pilot, lambda: app.play_ms == 100_000)
         assert app.cursor.view.clock_ms <= 100_000 and app.play_ms == 100_000
         gates = _pane(app, "#gates")
-        assert "running" in gates and "failing: GS: terminal predicate enrollment_submitted failed" in gates
+        assert "running" in gates and "not met yet: GS: terminal predicate enrollment_submitted failed" in gates
         await pilot.press("g", *"#20", "enter")
         await until(pilot, lambda: app.cursor.position > 0 and app.cursor.events[app.cursor.position - 1].seq == 20)
         assert app.cursor.events[app.cursor.position - 1].seq == 20

@@ -80,7 +80,7 @@ def test_live_session_view(snap_compare, recorded_runs, tmp_path, size):
         await until(pilot, lambda: "running" in shown(app.screen.query_one("#cells")))
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.drawn_up_to_date)
-        assert "failing" in shown(app.screen.query_one("#gates"))
+        assert "not met yet" in shown(app.screen.query_one("#gates"))
         tools = app.screen.query_one("#tools")
         await until(pilot, lambda: tools.scroll_y >= tools.max_scroll_y)  # it follows the end
         await _settled(pilot)

@@ -13,7 +13,7 @@ from tui.replay_app import ReplayApp
 from tui.screens import SessionDetail, SessionScreen
 from tui.state import CellResult, reduce_all
 from tui.state.campaign_view import with_settled
-from tui.widgets.session_parts import render_verdict
+from tui.widgets.session_parts import render_status, render_verdict
 from tui.widgets.tool_list import ToolCallList
 from tui.widgets.verdict_parts import render_why
 
@@ -97,4 +97,17 @@ def test_the_why_text_before_the_result_is_the_provisional_failing_checks():
                               "failing": ["GS: submitted: never", "RA: asked: never"]}),
     ))
     text = plain(render_why(view))
-    assert "failing now (provisional" in text and re.search(r"GS: submitted: never\n\s+RA: asked: never", text)
+    assert "provisional: the grade after" in text
+    assert re.search(r"not met yet: GS: submitted: never\n\s+not met yet: RA: asked: never", text)
+
+
+def test_a_broken_policy_is_failing_mid_session_and_the_rest_is_not_met_yet():
+    """Issue 36: mid-session every unmet gate was a red failure; only a broken policy is final."""
+    view = reduce_all(events(
+        (E.GATE_STATUS, 100, {"GS": False, "PC": False, "RA": False, "WA": True, "pts": 0,
+                              "failing": ["GS: submitted: never", "PC: premature commit of f"]}),
+    ))
+    assert render_status(view).plain.startswith("0:00.1 queued GS… PC✗ RA… WA✓ pts 0")
+    assert render_verdict(view).plain == "failing: PC: premature commit of f (+1 more: w)"
+    text = plain(render_why(view))
+    assert "  failing: PC: premature commit of f" in text and "  not met yet: GS: submitted: never" in text

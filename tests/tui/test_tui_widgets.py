@@ -59,8 +59,8 @@ def test_gates_tools_and_artifact_text():
         (E.TOOL_RESULT, 140, {"tool": "update_form", "ok": True, "call_id": "c1", "result": {"updated": ["plan"], "artifact_id": "f"}}),
         (E.GATE_STATUS, 140, {"GS": False, "PC": True, "RA": True, "WA": False, "pts": 0, "failing": ["WA: f.plan: stale"]}),
     ))
-    assert "GS✗ PC✓ RA✓ WA✗ pts 0" in render_status(view).plain
-    assert render_verdict(view).plain == "failing: WA: f.plan: stale"
+    assert "GS… PC✓ RA✓ WA… pts 0" in render_status(view).plain  # not met yet: the session runs on
+    assert render_verdict(view).plain == "not met yet: WA: f.plan: stale"
     (entry_id, call, row), = tool_entries(view)
     assert entry_id == "call-0" and call is view.tools[0]
     tools = "\n".join(_plain(row))

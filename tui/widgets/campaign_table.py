@@ -49,7 +49,8 @@ def _key(key: CellKey) -> str:
 
 
 def row_cells(row: CampaignRow) -> dict[str, Text | str]:
-    gates = Text(" ").join(gate_mark(gate, row.gates.of(gate)) for gate in GATES)
+    settled = row.status not in ("queued", "running")
+    gates = Text(" ").join(gate_mark(gate, row.gates.of(gate), settled=settled) for gate in GATES)
     return {
         "task": row.key[0],
         "rep": str(row.key[1]),

@@ -7,7 +7,8 @@ from typing import Any
 
 from rich.text import Text
 
-__all__ = ["GATE_STYLE", "STATUS_STYLE", "gate_mark", "media_clock", "media_time", "preview"]
+__all__ = ["FINAL_WHEN_FAILED", "GATE_STYLE", "STATUS_STYLE", "gate_mark", "gate_pending", "media_clock", "media_time",
+           "preview", "split_failing"]
 
 STATUS_STYLE = {
     "queued": "dim",
@@ -37,9 +38,31 @@ def media_clock(ms: int) -> str:
     return f"{ms // 60000}:{ms // 1000 % 60:02d}"
 
 
-def gate_mark(gate: str, value: bool | None) -> Text:
+#: The gates whose failure mid-session is already final: a policy broken stays broken, while the
+#: state, the required actions and the artifact can still be reached before the session ends.
+FINAL_WHEN_FAILED = frozenset({"PC"})
+
+
+def gate_pending(gate: str, value: bool | None, *, settled: bool) -> bool:
+    """A gate not met *yet*: unmet while the session runs, and still reachable."""
+    return value is False and not settled and gate not in FINAL_WHEN_FAILED
+
+
+def gate_mark(gate: str, value: bool | None, *, settled: bool = True) -> Text:
+    """``GS✓`` met, ``GS✗`` failed, ``GS…`` not met yet (the session runs on), ``GS·`` no grade yet."""
+    if gate_pending(gate, value, settled=settled):
+        return Text(f"{gate}…", style="yellow")
     symbol = {True: "✓", False: "✗", None: "·"}[value]
     return Text(f"{gate}{symbol}", style=GATE_STYLE[value])
+
+
+def split_failing(failing: tuple[str, ...] | list[str], *, settled: bool) -> tuple[list[str], list[str]]:
+    """``(failed, not met yet)`` of a grade's failing lines (each starts with its gate, ``GS: ...``)."""
+    failed, pending = [], []
+    for line in failing:
+        gate = line.split(":", 1)[0]
+        (pending if gate_pending(gate, False, settled=settled) else failed).append(line)
+    return failed, pending
 
 
 def preview(value: Any, limit: int = 60) -> str:

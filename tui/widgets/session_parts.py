@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..state.session_view import GATES, SETTLED_WITHOUT_SESSION, Approval, SessionView, ToolCallView
-from .formatting import STATUS_STYLE, gate_mark, media_time, preview
+from .formatting import STATUS_STYLE, gate_mark, media_time, preview, split_failing
 
 __all__ = ["finished", "render_artifacts", "render_status", "render_transcript", "render_verdict", "tool_entries"]
 
@@ -106,10 +106,10 @@ def render_artifacts(view: SessionView) -> RenderableType:
 def render_status(view: SessionView) -> Text:
     """One line: clock, status, the four gates and PTS so far, then model and task."""
     text = Text()
-    text.append(f"⏱ {media_time(view.clock_ms)} ", style="bold")
+    text.append(f"{media_time(view.clock_ms)} ", style="bold")
     text.append(f"{view.status} ", style=STATUS_STYLE.get(view.status, ""))
     for gate in GATES:
-        text.append_text(gate_mark(gate, view.gates.of(gate)))
+        text.append_text(gate_mark(gate, view.gates.of(gate), settled=view.verdict is not None))
         text.append(" ")
     if view.gates.pts is not None:
         text.append(f"pts {view.gates.pts} ", style="bold")
@@ -137,8 +137,10 @@ def render_verdict(view: SessionView) -> Text:
             text.append(f" · {reasons[0]}", style="red")
         if len(reasons) > 1:
             text.append(f" (+{len(reasons) - 1} more: w)", style="dim")
-    elif view.gates.failing:
-        text.append(f"failing: {view.gates.failing[0]}", style="red")
+    elif view.gates.failing:  # provisional: a broken policy is final, the other gates can still be met
+        failed, pending = split_failing(view.gates.failing, settled=False)
+        first, style = (f"failing: {failed[0]}", "red") if failed else (f"not met yet: {pending[0]}", "yellow")
+        text.append(first, style=style)
         if len(view.gates.failing) > 1:
             text.append(f" (+{len(view.gates.failing) - 1} more: w)", style="dim")
     else:

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..state.session_view import GATES, SessionView, ToolCallView
-from .formatting import gate_mark, media_time, preview
+from .formatting import gate_mark, media_time, preview, split_failing
 from .session_parts import render_status, render_verdict
 
 __all__ = ["render_call", "render_why"]
@@ -75,12 +75,14 @@ def render_why(view: SessionView) -> RenderableType:
     verdict = view.verdict
     gates = Text("gates: ")
     for gate in GATES:
-        gates.append_text(gate_mark(gate, view.gates.of(gate)))
+        gates.append_text(gate_mark(gate, view.gates.of(gate), settled=verdict is not None))
         gates.append(" ")
     parts.append(gates)
     if verdict is None:
-        parts.append(_heading("failing now (provisional: the grade after the latest tool call)"))
-        parts.extend(Text(f"  {line}", style="red") for line in view.gates.failing)
+        parts.append(_heading("provisional: the grade after the latest tool call"))
+        failed, pending = split_failing(view.gates.failing, settled=False)
+        parts.extend(Text(f"  failing: {line}", style="red") for line in failed)
+        parts.extend(Text(f"  not met yet: {line}", style="yellow") for line in pending)
         if not view.gates.failing:
             parts.append(Text("  nothing yet" if view.gates.pts is None else "  nothing", style="dim"))
         return Group(*parts)
