@@ -58,7 +58,8 @@ def gate_mark(gate: str, value: bool | None, *, settled: bool = True) -> Text:
 
 def split_failing(failing: tuple[str, ...] | list[str], *, settled: bool) -> tuple[list[str], list[str]]:
     """``(failed, not met yet)`` of a grade's failing lines (each starts with its gate, ``GS: ...``)."""
-    failed, pending = [], []
+    failed: list[str] = []
+    pending: list[str] = []
     for line in failing:
         gate = line.split(":", 1)[0]
         (pending if gate_pending(gate, False, settled=settled) else failed).append(line)

@@ -80,8 +80,8 @@ def render_why(view: SessionView) -> RenderableType:
     parts.append(gates)
     if verdict is None:
         parts.append(_heading("provisional: the grade after the latest tool call"))
-        failed, pending = split_failing(view.gates.failing, settled=False)
-        parts.extend(Text(f"  failing: {line}", style="red") for line in failed)
+        broken, pending = split_failing(view.gates.failing, settled=False)
+        parts.extend(Text(f"  failing: {line}", style="red") for line in broken)
         parts.extend(Text(f"  not met yet: {line}", style="yellow") for line in pending)
         if not view.gates.failing:
             parts.append(Text("  nothing yet" if view.gates.pts is None else "  nothing", style="dim"))
