@@ -100,3 +100,17 @@ def test_a_condition_named_in_lower_case_is_that_condition(tmp_path):
     assert manifest["condition"] == "C0"
     unknown = _invoke("run", "--condition", "c9", "--only", DEMO_TASK, "--out", str(tmp_path / "other"))
     assert unknown.exit_code == 2 and "unknown condition 'c9'" in unknown.output
+
+
+def test_help_shows_values_and_flags_as_command_line_tools_do():
+    """Surprise 15: flags shown as `<bool>`, choices as `<str>`, paragraphs broken mid-sentence."""
+    for verb in (["run"], ["results"], ["validate"], ["judge-cache", "export"], []):
+        result = _invoke(*verb, "--help", env={"COLUMNS": "200"})
+        assert result.exit_code == 0, result.output
+        assert "<bool>" not in result.output and "<str>" not in result.output, verb
+        assert "<list[" not in result.output, verb
+    run_help = _invoke("run", "--help", env={"COLUMNS": "200"}).output
+    assert "--model" in run_help and "MODEL" in run_help
+    assert "in the best available sandbox" in run_help  # a docstring's line break no longer cuts it
+    judge = _invoke("judge-cache", "export", "--help", env={"COLUMNS": "200"}).output
+    assert "judge_cache.sqlite3" in judge

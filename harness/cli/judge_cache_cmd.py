@@ -32,8 +32,9 @@ def export(
 ) -> None:
     """Write every cached verdict as the published flat JSON object {md5-key: bool}, keys sorted.
 
-    The cache is $APEX_VOICE_JUDGE_CACHE (default ~/.cache/apex_voice/judge_cache.json). Exit code
-    0 when written, 1 when the file cannot be written.
+    The verdicts live in `judge_cache.sqlite3` beside the configured path, $APEX_VOICE_JUDGE_CACHE
+    (default `~/.cache/apex_voice/judge_cache.json`: where a published JSON cache dropped in is
+    imported from). Exit code 0 when written, 1 when the file cannot be written.
     """
     cache = JudgeCache()
     try:

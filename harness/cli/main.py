@@ -13,7 +13,7 @@ import importlib.metadata
 import logging
 import sys
 from enum import Enum
-from typing import Annotated, Any, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple
 
 import typer
 import typer.core
@@ -47,19 +47,46 @@ COMMANDS: dict[str, LazyCommand] = {
 }
 
 
+#: Help text is Markdown: a paragraph is rewrapped to the terminal (a docstring's line breaks no
+#: longer cut sentences) and `code` shows as code, not as backticks.
+HELP_MARKUP: Literal["markdown"] = "markdown"
+
+
 def _load(name: str, target: str) -> Any:
     module_name, _, attribute = target.partition(":")
     implementation: Any = getattr(importlib.import_module(module_name), attribute)
     # What the verb imported lives as long as the process: frozen, full collections stop walking it
     # (hundreds of thousands of objects: pydantic schemas, numpy; ~5 % of a validate run).
     gc.freeze()
-    holder = typer.Typer(add_completion=False)
+    holder = typer.Typer(add_completion=False, rich_markup_mode=HELP_MARKUP)
     if isinstance(implementation, typer.Typer):
+        implementation.rich_markup_mode = HELP_MARKUP
         holder.add_typer(implementation, name=name)  # stays a group even with one subcommand
     else:
         holder.command(name)(implementation)
         holder.callback()(lambda: None)  # a group of one, so the verb is looked up by name
     return typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
+
+
+def _conventional_metavar(self: Any, ctx: Any) -> str | None:
+    """``--model MODEL``, and a flag with no value shown, as command-line tools write them; typer
+    prints the Python type (``<str>``, ``<bool>``). An Enum's ``a|b|c`` stays: it teaches more."""
+    if self.metavar is not None:
+        return str(self.metavar)
+    if self.is_flag or self.count:
+        return None
+    if self.type_descriptor.is_choice:
+        return _typer_metavar(self, ctx)
+    return (self.name or "value").upper().replace("_", "-") + ("..." if self.nargs != 1 else "")
+
+
+# One place for every verb, the lazy ones and the help option included (typer builds that one itself).
+# A typer without the hook keeps its own display (help is cosmetic: never a reason to fail).
+if hasattr(typer.core.TyperOption, "display_type_rich"):
+    _typer_metavar = typer.core.TyperOption.display_type_rich
+    typer.core.TyperOption.display_type_rich = _conventional_metavar  # type: ignore[method-assign]
+    # An argument's name is shown already (``RUNS_DIRS...``); its Python type is noise.
+    typer.core.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
 
 
 class _LazyVerb(typer.core.TyperCommand):
@@ -93,6 +120,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=HELP_MARKUP,
 )
 
 
