@@ -177,7 +177,7 @@ def get_backend(name: str = "auto") -> SandboxBackend:
             if reason is None:
                 why = [f"{candidate} can start sandboxes here", *filter(None, [backend.describe_image()])]
                 backend.chosen_because = "auto: " + "; ".join([*reasons, ", ".join(why)])
-                log.info("sandbox backend %s (%s)", candidate, backend.chosen_because)
+                log.debug("sandbox backend %s (%s)", candidate, backend.chosen_because)  # the CLI says it
                 return backend
             reasons.append(f"not {candidate}: {reason}")
         raise SandboxUnavailableError(f"no sandbox backend is available: {'; '.join(reasons)}")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 from typer.testing import CliRunner
 
@@ -114,3 +117,15 @@ def test_help_shows_values_and_flags_as_command_line_tools_do():
     assert "in the best available sandbox" in run_help  # a docstring's line break no longer cuts it
     judge = _invoke("judge-cache", "export", "--help", env={"COLUMNS": "200"}).output
     assert "judge_cache.sqlite3" in judge
+
+
+def test_verbose_says_what_the_harness_decides_once_without_every_http_request(tmp_path):
+    """Surprise 16: `-v` printed the sandbox line twice and every control request's httpx line."""
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli.main", "-v", "run", "--sandbox", "auto", "--condition", "C0",
+         "--data", str(DEMO_DATA), "--only", DEMO_TASK, "--out", str(tmp_path / "runs")],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "DOCKER_HOST": "unix:///nonexistent"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "HTTP Request:" not in done.stderr
+    assert sum("sandbox backend" in line or line.startswith("sandbox:") for line in done.stderr.splitlines()) == 1

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import logging
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -146,7 +147,11 @@ def _join(address: str | None, sandboxes: int, env: dict[str, str]) -> bool:
 
     if ray.is_initialized():
         return False  # the caller's own connection (the Python API): use it, leave it open
-    options: dict[str, Any] = {"log_to_driver": False, "runtime_env": {"env_vars": env} if env else None}
+    # Ray's own INFO/WARNING lines ("Started a local Ray instance", resource hints) are not the
+    # campaign's: they show with --log-level debug only.
+    debug = logging.getLogger().getEffectiveLevel() <= logging.DEBUG
+    options: dict[str, Any] = {"log_to_driver": False, "runtime_env": {"env_vars": env} if env else None,
+                               "logging_level": logging.DEBUG if debug else logging.ERROR}
     try:
         if address is None:
             ray.init(address="local", _node_ip_address=LOOPBACK, include_dashboard=False,

@@ -147,6 +147,10 @@ def _set_log_level(level: int) -> None:
     """The root logger at ``level``, printing to stderr (one handler, however often this is called)."""
     root = logging.getLogger()
     root.setLevel(level)
+    # Every control request's "HTTP Request: POST ..." line is noise at -v (dozens a session); -v is
+    # for what the harness decides. --log-level debug shows them.
+    for chatty in ("httpx", "httpcore"):
+        logging.getLogger(chatty).setLevel(max(level, logging.WARNING) if level > logging.DEBUG else level)
     if not any(isinstance(handler, _CurrentStderr) for handler in root.handlers):
         handler = _CurrentStderr()
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
