@@ -129,3 +129,28 @@ def test_verbose_says_what_the_harness_decides_once_without_every_http_request(t
     assert done.returncode == 0, done.stderr
     assert "HTTP Request:" not in done.stderr
     assert sum("sandbox backend" in line or line.startswith("sandbox:") for line in done.stderr.splitlines()) == 1
+
+
+def test_models_at_80_columns_says_which_columns_it_left_out():
+    """Surprise 17: `models` at 80 columns dropped columns without saying so."""
+    narrow = _invoke("models", env={"COLUMNS": "80"})
+    assert narrow.exit_code == 0
+    assert "not shown at this width: provider" in narrow.output
+    wide = _invoke("models", env={"COLUMNS": "200"})
+    assert "not shown at this width" not in wide.output
+
+
+def test_download_without_a_network_says_so_in_words(tmp_path, monkeypatch):
+    """Surprise 17: offline, `download` showed a raw LocalEntryNotFoundError."""
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    import harness.cli.download_cmd as download_cmd
+
+    def offline(*args, **kwargs):
+        raise LocalEntryNotFoundError("Got: ConnectError: [Errno -2] Name or service not known")
+
+    monkeypatch.setattr(download_cmd, "download_snapshot", offline)
+    result = _invoke("download", "--local-dir", str(tmp_path / "data"))
+    assert result.exit_code == 1
+    (line,) = _error_lines(result.output)
+    assert "cannot be reached (no network?)" in line and "LocalEntryNotFoundError" not in line

@@ -41,13 +41,22 @@ def download(
     """
     default = (os.environ.get(HF_REPO_ENV) or DEFAULT_DATASET_REPO) if what is What.dataset else DEFAULT_RUNS_REPO
     repo_id = repo or default
-    from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+    from huggingface_hub.errors import (
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
 
     try:
         path = download_snapshot(repo_id, revision=revision, local_dir=local_dir)
     except (RepositoryNotFoundError, RevisionNotFoundError) as exc:
         typer.echo(f"error: {repo_id}@{revision}: {type(exc).__name__}: {str(exc).splitlines()[0]}", err=True)
         raise typer.Exit(2) from None
+    except LocalEntryNotFoundError:  # the hub did not answer and nothing of it is cached here
+        typer.echo(f"error: downloading {repo_id}@{revision}: the Hugging Face Hub cannot be reached (no network?) "
+                   "and no copy is cached; run again when online (a partial download resumes)", err=True)
+        raise typer.Exit(1) from None
     except (HfHubHTTPError, OSError) as exc:
         typer.echo(f"error: downloading {repo_id}@{revision} failed (run again to resume): "
                    f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", err=True)

@@ -121,6 +121,10 @@ def fitting_table(rows: list[ModelRow], width: int) -> Table:
                            min_width=longest_var if n == "missing credentials" else longest[n]) for n in columns))
     for row_cells in cells:
         table.add_row(*(row_cells[n] for n in columns))
+    hidden = [n for n in names if n not in columns]
+    if hidden:  # never silently: say what the width left out and where to see it
+        table.caption = f"not shown at this width: {', '.join(hidden)} (see them wider, or with --json)"
+        table.caption_justify = "left"
     return table
 
 
