@@ -104,7 +104,7 @@ class TaskPackage:
             rel_dir, digests = task_dir.name, {}
         else:
             rel_dir = task_dir.resolve().relative_to(checksums.root.resolve()).as_posix()
-            digests = {rel: digest for rel, digest in checksums.digests.items() if rel.startswith(rel_dir + "/")}
+            digests = checksums.digests_under(task_dir)
         return cls(task_id, rel_dir, _tar(task_dir, _regular_files(task_dir)), digests)
 
     def unpack(self, root: Path) -> tuple[Path, ChecksumManifest | None]:
