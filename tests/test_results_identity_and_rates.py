@@ -72,7 +72,7 @@ def test_an_identity_field_of_an_odd_shape_is_unknown_without_hiding_the_others(
     campaigns, notes = keep_apart([load_campaign(c2), load_campaign(c3)])
     assert [c.key for c in campaigns] == ["oracle[C2]", "oracle[C3]"]
     (note,) = notes  # the odd fields are unknown, which differs from any known value
-    assert "condition, acoustics, repeats, tasks" in note
+    assert "condition, acoustics, tasks, repeats" in note
 
 
 def test_the_terminal_prints_rates_with_distinct_names_and_withholds_small_intervals(runs, tmp_path):

@@ -63,7 +63,7 @@ class TaskPin(BaseModel):
 
 @dataclass(frozen=True)
 class Difference:
-    """One field whose recorded value is not the requested one (``None``: not recorded)."""
+    """One field whose recorded value is not the requested one (``None``: none, e.g. no judge)."""
 
     field: str
     recorded: object
@@ -71,7 +71,7 @@ class Difference:
 
     def __str__(self) -> str:
         def shown(value: object) -> str:
-            return "not recorded" if value is None else repr(str(value) if isinstance(value, TaskPin) else value)
+            return "none" if value is None else repr(str(value) if isinstance(value, TaskPin) else value)
 
         return f"{self.field}: {shown(self.recorded)} → {shown(self.requested)}"
 
