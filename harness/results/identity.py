@@ -31,7 +31,8 @@ _MODEL_FIELDS = ("model", "provider_model", "endpoint")
 
 @dataclass(frozen=True)
 class CampaignIdentity:
-    """A campaign's identity fields as they compare (``None``: not recorded, or in a shape not understood).
+    """A campaign's identity fields as they compare (``None``: not recorded, or in a shape not understood;
+    ``"none"``: recorded as none, e.g. no judge).
 
     The condition comes from the records when they have one: manifests written before the condition
     was recorded right said ``C2`` for every condition. ``tasks`` compares as the sorted pins.
@@ -42,7 +43,8 @@ class CampaignIdentity:
     @classmethod
     def of(cls, campaign: Campaign) -> CampaignIdentity:
         recorded = recorded_fields(campaign.manifest)
-        values: dict[str, object] = {name: _comparable(recorded.get(name)) for name in IDENTITY_FIELDS}
+        values: dict[str, object] = {name: "none" if name in recorded and recorded[name] is None
+                                     else _comparable(recorded.get(name)) for name in IDENTITY_FIELDS}
         if campaign.all_runs() or values["condition"] is not None:
             values["condition"] = campaign.condition
         return cls(values)
