@@ -294,3 +294,54 @@ def test_another_harness_version_through_the_cli_names_the_flag_that_resumes(tmp
     assert allowed.exit_code == 0, allowed.output
     assert "oracle: resumed 1, ran 0" in allowed.output
     assert _manifest(tmp_path)["earlier_versions"] == ["0.0.1"]
+
+
+# -- what the identity is built from ---------------------------------------------------------------------------
+
+
+def test_a_task_pin_changes_with_any_of_its_files_dataset_checksums(tmp_path):
+    from harness.tasks.checksums import ChecksumManifest
+
+    for task in ("task_a", "task_b"):
+        (tmp_path / "tasks" / task).mkdir(parents=True)
+        (tmp_path / "tasks" / task / "task.yaml").write_text(f"id: {task}\n")
+    before = ChecksumManifest.write(tmp_path)
+    pin = TaskPin.of(tmp_path / "tasks" / "task_a", "1.0", before)
+    assert pin.version == "1.0" and pin.checksum and TaskPin.of(tmp_path / "tasks" / "task_a", "1.0", None).checksum is None
+    (tmp_path / "tasks" / "task_b" / "task.yaml").write_text("id: task_b\nchanged: true\n")
+    after = ChecksumManifest.write(tmp_path)
+    assert TaskPin.of(tmp_path / "tasks" / "task_a", "1.0", after) == pin  # another task's file
+    (tmp_path / "tasks" / "task_a" / "task.yaml").write_text("id: task_a\nchanged: true\n")
+    assert TaskPin.of(tmp_path / "tasks" / "task_a", "1.0", ChecksumManifest.write(tmp_path)) != pin
+
+
+def test_the_endpoint_is_recorded_without_credentials():
+    from harness.results.measurement_identity import public_endpoint
+
+    assert public_endpoint("wss://user:secret@api.example.com:8443/v1/realtime?model=m&api-key=sk-1&token=t") == \
+        "wss://api.example.com:8443/v1/realtime?model=m&api-key=***&token=***"
+    assert public_endpoint(None) is None
+
+
+def test_the_runner_builds_the_identity_of_what_it_runs(tmp_path, monkeypatch):
+    monkeypatch.setenv("APEX_VOICE_OBSERVER_CACHE", str(tmp_path / "observer.sqlite3"))
+    from harness.audio.acoustics import AcousticChain
+    from harness.campaign.sandboxed_cell import SandboxedCellRunner
+    from harness.chat_completions import ChatCompletions
+    from harness.grading.judge import SemanticJudge
+    from harness.user.llm_act_observer import LlmActClassifier
+    from sandbox.backend import get_backend
+
+    spec = get_model("gpt-realtime").with_options(endpoint="wss://127.0.0.1:9/v1/realtime", model="model-a")
+    chain = AcousticChain.parse("reverb:rt60_s=0.5")
+    observer = LlmActClassifier(ChatCompletions(model="obs-1", base_url=None, api_key="k"), cache=None)
+    runner = SandboxedCellRunner(model=spec, backend=get_backend("local"), task_dirs={}, speech=lambda b: None,
+                                 judge=SemanticJudge(api_key="k", model="judge-1"), condition="C3", acoustics=chain,
+                                 seed=5, tool_latency_ms=120, observer=observer, max_turns=9, tool_mode="bridge")
+    identity = runner.identity(user_audio="tts")
+    assert identity == MeasurementIdentity(
+        model="gpt-realtime", provider_model="model-a", endpoint="wss://127.0.0.1:9/v1/realtime", condition="C3",
+        acoustics=chain.identity_text(), seed=5, user_audio="tts", tool_mode="bridge", tool_latency_ms=120,
+        observer="llm", observer_model="obs-1", judge_model="judge-1", max_turns=9)
+    assert identity.acoustics.startswith("reverb:") and "rt60_s=0.5" in identity.acoustics
+    assert AcousticChain.parse("moderate").identity_text() == "moderate"

@@ -165,7 +165,7 @@ def public_endpoint(url: str | None) -> str | None:
     if parts.port is not None:
         netloc += f":{parts.port}"
     query = urlencode([(k, "***" if any(s in k.lower() for s in ("key", "token", "secret", "sig", "auth")) else v)
-                       for k, v in parse_qsl(parts.query, keep_blank_values=True)])
+                       for k, v in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
