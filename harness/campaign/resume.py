@@ -86,10 +86,10 @@ def _completed(previous: CampaignManifest, requested: MeasurementIdentity) -> Me
     """What an older manifest recorded, each field it did not record taken from ``requested``
     (its tasks' pins too, where it recorded no version)."""
     known = recorded_fields(previous.model_dump())
-    old_pins = known.pop("tasks", {})
-    assert isinstance(old_pins, dict)
-    pins = {task: _pin(pin, requested.tasks.get(task)) for task, pin in old_pins.items()}
-    return requested.model_copy(update={**known, "tasks": pins})
+    old_pins = known.pop("tasks", None)
+    if isinstance(old_pins, dict):
+        known["tasks"] = {task: _pin(pin, requested.tasks.get(task)) for task, pin in old_pins.items()}
+    return requested.model_copy(update=known)
 
 
 def _pin(old: TaskPin, new: TaskPin | None) -> TaskPin:

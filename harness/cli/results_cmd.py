@@ -94,8 +94,9 @@ def _tool_paths(campaigns: list[Campaign], out: Path, notes: list[str]) -> None:
 
 
 def _differences(campaigns: list[Campaign], *, k: int | None = None, beside: tuple[str, ...] = ()) -> list[str]:
-    """The header's lines on what the compared campaigns measured differently (the condition and
-    the task sets are in the scope line of the tables, not here)."""
+    """The header's lines on what the compared campaigns measured differently: identity fields but
+    ``beside``, repetitions beside ``k``, and — without ``k`` (tool paths, whose table has no scope
+    line) — different task sets."""
     note = identity_note(campaigns, beside=beside)
     return [*([note] if note else []), *plan_notes(campaigns, k)]
 
