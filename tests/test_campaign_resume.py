@@ -9,6 +9,7 @@ import pytest
 
 from harness.agents.registry import get_model
 from harness.campaign.campaign import CampaignCell, CampaignMismatchError, CampaignSettings, run_campaign
+from harness.results.measurement_identity import MeasurementIdentity, TaskPin
 from harness.results.result_record import ResultRecord
 
 
@@ -23,8 +24,9 @@ class PassingCells:
                             components={"GS": True, "PC": True, "RA": True, "WA": True})
 
 
-def _settings(out: Path, model: str = "oracle", **overrides) -> CampaignSettings:
-    values = {"model": get_model(model), "out_dir": out, "repeats": 1, "retry_backoff_s": 0.0, **overrides}
+def _settings(out: Path, model: str = "oracle", measured: dict | None = None, **overrides) -> CampaignSettings:
+    values = {"model": get_model(model), "out_dir": out, "repeats": 1, "retry_backoff_s": 0.0,
+              "identity": MeasurementIdentity(model=model, **(measured or {})), **overrides}
     return CampaignSettings(**values)
 
 
@@ -42,7 +44,7 @@ async def test_another_model_is_refused_before_anything_runs(tmp_path):
 async def test_other_measurement_settings_are_refused(tmp_path):
     await run_campaign(_settings(tmp_path), ["task_a"], PassingCells())
     with pytest.raises(CampaignMismatchError, match="max_turns: 44 → 10"):
-        await run_campaign(_settings(tmp_path, max_turns=10), ["task_a"], PassingCells())
+        await run_campaign(_settings(tmp_path, measured={"max_turns": 10}), ["task_a"], PassingCells())
     # Backend and parallelism do not change what is measured.
     again = PassingCells()
     await run_campaign(_settings(tmp_path, parallel=2, sandbox="docker"), ["task_a"], again)
@@ -52,26 +54,45 @@ async def test_other_measurement_settings_are_refused(tmp_path):
 async def test_a_record_of_another_model_is_refused_even_without_a_manifest(tmp_path):
     await run_campaign(_settings(tmp_path), ["task_a"], PassingCells())
     (tmp_path / "campaign.json").unlink()
-    with pytest.raises(CampaignMismatchError, match=r"task_a/rep0/result.json was written with model 'oracle', not 'noop'"):
+    with pytest.raises(CampaignMismatchError,
+                       match=r"task_a/rep0/result.json was measured with another identity \(model: 'oracle' → 'noop'\)"):
         await run_campaign(_settings(tmp_path, "noop"), ["task_a"], PassingCells("noop"))
 
 
 async def test_a_changed_task_version_is_refused(tmp_path):
-    await run_campaign(_settings(tmp_path), ["task_a"], PassingCells(), task_versions={"task_a": "1.0.0"})
+    await run_campaign(_settings(tmp_path), ["task_a"], PassingCells(), task_pins={"task_a": TaskPin(version="1.0.0")})
     assert ResultRecord.read(tmp_path / "task_a" / "rep0").task_version == "1.0.0"
-    with pytest.raises(CampaignMismatchError, match=r"task_versions\[task_a\]: '1.0.0' → '1.1.0'"):
-        await run_campaign(_settings(tmp_path), ["task_a"], PassingCells(), task_versions={"task_a": "1.1.0"})
-    (tmp_path / "campaign.json").unlink()  # without a manifest, the record's own version refuses
-    with pytest.raises(CampaignMismatchError, match="task version '1.0.0', not '1.1.0'"):
-        await run_campaign(_settings(tmp_path), ["task_a"], PassingCells(), task_versions={"task_a": "1.1.0"})
+    newer = {"task_a": TaskPin(version="1.1.0")}
+    with pytest.raises(CampaignMismatchError, match=r"tasks\[task_a\]: '1.0.0' → '1.1.0'"):
+        await run_campaign(_settings(tmp_path), ["task_a"], PassingCells(), task_pins=newer)
+    (tmp_path / "campaign.json").unlink()  # without a manifest, the record's own identity refuses
+    with pytest.raises(CampaignMismatchError, match=r"result.json was measured with another identity \(tasks\[task_a\]"):
+        await run_campaign(_settings(tmp_path), ["task_a"], PassingCells(), task_pins=newer)
+
+
+async def test_a_changed_dataset_file_is_refused_by_its_checksum(tmp_path):
+    await run_campaign(_settings(tmp_path), ["task_a"], PassingCells(),
+                       task_pins={"task_a": TaskPin(version="1.0", checksum="aaaa")})
+    with pytest.raises(CampaignMismatchError, match=r"tasks\[task_a\]: '1.0#aaaa' → '1.0#bbbb'"):
+        await run_campaign(_settings(tmp_path), ["task_a"], PassingCells(),
+                           task_pins={"task_a": TaskPin(version="1.0", checksum="bbbb")})
 
 
 async def test_campaign_json_keeps_every_task_and_repeat_the_directory_holds(tmp_path):
     await run_campaign(_settings(tmp_path, repeats=1), ["task_a", "task_b", "task_c"], PassingCells())
-    await run_campaign(_settings(tmp_path, repeats=2), ["task_b"], PassingCells())
+    with pytest.raises(CampaignMismatchError, match=r"repeats: 1 → 2.*--extend to grow it"):
+        await run_campaign(_settings(tmp_path, repeats=2), ["task_b"], PassingCells())
+    runner = PassingCells()
+    await run_campaign(_settings(tmp_path, repeats=2, extend=True), ["task_b"], runner)
+    assert runner.calls == [("task_b", 1)]
     manifest = json.loads((tmp_path / "campaign.json").read_text())
     assert manifest["task_ids"] == ["task_a", "task_b", "task_c"]
     assert (manifest["n_tasks"], manifest["repeats"]) == (3, 2)
+    assert sorted(manifest["identity"]["tasks"]) == ["task_a", "task_b", "task_c"]
+    # One task of the three, once: a start planning less than its campaign resumes it, unchanged.
+    again = PassingCells()
+    await run_campaign(_settings(tmp_path, repeats=1), ["task_a"], again)
+    assert again.calls == [] and json.loads((tmp_path / "campaign.json").read_text())["identity"] == manifest["identity"]
 
 
 def _broken_dir(rep_dir: Path) -> None:

@@ -72,7 +72,7 @@ def test_an_identity_field_of_an_odd_shape_is_unknown_without_hiding_the_others(
     campaigns, notes = keep_apart([load_campaign(c2), load_campaign(c3)])
     assert [c.key for c in campaigns] == ["oracle[C2]", "oracle[C3]"]
     (note,) = notes  # the odd fields are unknown, which differs from any known value
-    assert "condition, acoustics, repeats, tasks" in note
+    assert "condition, acoustics, tasks, repeats" in note
 
 
 def test_the_terminal_prints_rates_with_distinct_names_and_withholds_small_intervals(runs, tmp_path):
@@ -182,3 +182,69 @@ def test_a_folder_of_campaigns_is_read_as_its_campaigns_and_says_so(tmp_path):
     empty.mkdir()
     refused = _results(str(empty), "--out", str(tmp_path / "r2"))
     assert refused.exit_code == 2 and "no result.json under" in refused.output
+
+
+def _identity(**fields) -> dict:
+    from harness.results.measurement_identity import MeasurementIdentity
+
+    return {"identity": MeasurementIdentity(model=fields.pop("model", "oracle"), **fields).model_dump(mode="json")}
+
+
+def test_campaigns_of_one_key_differing_only_in_the_provider_model_are_kept_apart_by_it(tmp_path):
+    """``results/identity.py`` compared ``acoustics_seed`` (never written) and not the provider model."""
+    a = _campaign(tmp_path / "a", condition="C2", recorded="C2", tasks=TASKS, passes={},
+                  manifest=_identity(provider_model="model-a", seed=3))
+    b = _campaign(tmp_path / "b", condition="C2", recorded="C2", tasks=TASKS, passes={},
+                  manifest=_identity(provider_model="model-b", seed=4))
+    result = _results(str(a), str(b), "--out", str(tmp_path / "r"))
+    assert result.exit_code == 0, result.output
+    models = json.loads((tmp_path / "r" / "results.json").read_text())["models"]
+    assert set(models) == {"oracle[provider_model=model-a]", "oracle[provider_model=model-b]"}
+    (note,) = [line for line in result.output.splitlines() if "kept apart" in line]
+    assert "(provider_model, seed)" in note
+
+
+def test_the_header_names_every_identity_field_the_compared_models_differ_in(tmp_path):
+    a = _campaign(tmp_path / "a", condition="C2", recorded="C2", tasks=TASKS, passes={},
+                  manifest={"model": "model_a", **_identity(model="model_a", observer="llm", observer_model="m")})
+    b = _campaign(tmp_path / "b", condition="C2", recorded="C2", tasks=TASKS, passes={},
+                  manifest={"model": "model_b", **_identity(model="model_b", max_turns=8)})
+    result = _results(str(a), str(b), "--out", str(tmp_path / "r"))
+    assert result.exit_code == 0, result.output
+    header = (tmp_path / "r" / "results.md").read_text()
+    (line,) = [line for line in header.splitlines() if "not measured alike" in line]
+    assert "observer (model_a: llm, model_b: deterministic)" in line
+    assert "observer_model (model_a: m, model_b: none)" in line and "max_turns (model_a: 44, model_b: 8)" in line
+    assert "; model (" not in line and ": model (" not in line  # the models themselves are what is compared
+    assert any("not measured alike" in line for line in result.output.splitlines())
+    alike = _campaign(tmp_path / "c", condition="C2", recorded="C2", tasks=TASKS, passes={},
+                      manifest={"model": "model_c", **_identity(model="model_c", max_turns=8)})
+    again = _results(str(b), str(alike), "--out", str(tmp_path / "r2"))
+    assert "not measured alike" not in again.output
+
+
+def test_campaigns_of_three_and_two_repetitions_say_the_third_is_not_counted(tmp_path):
+    a = _campaign(tmp_path / "a", condition="C2", recorded="C2", tasks=TASKS, passes={}, repeats=3,
+                  manifest={"model": "model_a"})
+    b = _campaign(tmp_path / "b", condition="C2", recorded="C2", tasks=TASKS, passes={}, repeats=2,
+                  manifest={"model": "model_b"})
+    result = _results(str(a), str(b), "--out", str(tmp_path / "r"))
+    assert result.exit_code == 0, result.output
+    (note,) = [line for line in result.output.splitlines() if "ran more repetitions" in line]
+    assert "k = 2" in note and "model_a 3" in note and "only repetitions 0–1 are counted" in note
+    assert note.removeprefix("note: ") in (tmp_path / "r" / "results.md").read_text()
+    at_three = _results(str(a), str(b), "--out", str(tmp_path / "r3"), "--repeats", "3")
+    assert any("ran fewer repetitions (model_b 2)" in line for line in at_three.output.splitlines())
+
+
+def test_tool_paths_of_a_ten_task_and_a_one_task_campaign_say_so(tmp_path):
+    ten = [f"demo_task_{i:03d}" for i in range(10)]
+    a = _campaign(tmp_path / "a", condition="C2", recorded="C2", tasks=ten, passes={}, manifest={"model": "model_a"})
+    b = _campaign(tmp_path / "b", condition="C2", recorded="C2", tasks=ten[:1], passes={},
+                  manifest={"model": "model_b"})
+    result = _results(str(a), str(b), "--out", str(tmp_path / "r"), "--by", "tool-path")
+    assert result.exit_code == 0, result.output
+    assert "the campaigns cover different tasks (model_a 10, model_b 1)" in result.output
+    assert "> note: the campaigns cover different tasks (model_a 10, model_b 1)" in \
+        (tmp_path / "r" / "tool_paths.md").read_text()
+    assert json.loads((tmp_path / "r" / "tool_paths.json").read_text())["notes"]

@@ -385,6 +385,14 @@ class AcousticChain:
     def is_clean(self) -> bool:
         return not self.spec.processors
 
+    def identity_text(self) -> str:
+        """The chain as a campaign's identity names it: its preset, else every processor with every parameter."""
+        preset = self.spec.preset
+        if preset in PRESETS and list(PRESETS[preset]) == self.spec.processors:
+            return preset
+        return "+".join(f"{p.name}:" + ",".join(f"{k}={v}" for k, v in sorted(p.model_dump(exclude={"name"}).items()))
+                        for p in self.spec.processors) or "clean"
+
     def label(self) -> str:
         """Short name for logs and clip sources: the preset, else the processor names."""
         return self.spec.preset or "+".join(p.name for p in self.spec.processors) or "clean"

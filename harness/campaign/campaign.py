@@ -27,12 +27,13 @@ from harness.agents.registry import ModelSpec
 from harness.atomic_write import atomic_write_text
 from harness.counted import counted
 from harness.results.campaign_files import HARNESS_ERROR_FILE
+from harness.results.measurement_identity import MeasurementIdentity, TaskPin
 from harness.results.result_record import ResultRecord, error_text
 
 from .blame import classify
 from .lock import CampaignLock
 from .manifest import CampaignManifest, write_manifest
-from .resume import CampaignMismatchError, CellReuse, check_manifest, reuse_cell
+from .resume import CampaignMismatchError, CellReuse, check_identity, reuse_cell
 from .unscored import unscored_cells
 
 __all__ = [
@@ -81,16 +82,13 @@ PendingRegrader = Callable[[CampaignCell, Path, ResultRecord], Awaitable[ResultR
 class CampaignSettings:
     model: ModelSpec
     out_dir: Path
+    #: Repetitions this start plans per task.
     repeats: int
-    max_turns: int = 44
-    user_audio: str = "auto"
-    #: What the campaign measures, recorded in ``campaign.json`` (its identity, checked on resume).
-    condition: str = "C2"
-    #: The C3 acoustics spec as given (a preset or a chain); ``"none"`` in the other conditions.
-    acoustics: str = "none"
-    tool_mode: str | None = None
-    #: Seeds the simulated user and the acoustics of every session (part of the identity).
-    seed: int = 1
+    #: What every cell measures, built by the cell runner (``SandboxedCellRunner.identity``); the
+    #: campaign sets its plan (tasks, repetitions). ``None``: the model's defaults.
+    identity: MeasurementIdentity | None = None
+    #: Grow the campaign by new tasks or more repetitions (``run --extend``); refused otherwise.
+    extend: bool = False
     #: Resume a campaign another harness version started (``run --allow-version-change``).
     allow_version_change: bool = False
     sandbox: str = "auto"
@@ -104,8 +102,15 @@ class CampaignSettings:
     #: instance on loopback for the campaign. Only with ``executor="ray"``.
     ray_address: str | None = None
 
+    @property
+    def measured(self) -> MeasurementIdentity:
+        """What the cells measure (without the plan)."""
+        return self.identity or MeasurementIdentity(model=self.model.key, provider_model=self.model.provider_model or None)
+
     def __post_init__(self) -> None:
-        for name in ("repeats", "parallel", "max_attempts", "max_turns"):
+        if self.identity is not None and self.identity.model != self.model.key:
+            raise ValueError(f"campaign setting identity measures {self.identity.model!r}, not the model {self.model.key!r}")
+        for name in ("repeats", "parallel", "max_attempts"):
             if getattr(self, name) < 1:
                 raise ValueError(f"campaign setting {name} must be at least 1, got {getattr(self, name)}")
         if self.executor not in ("local", "ray"):
@@ -202,7 +207,7 @@ async def run_campaign(
     *,
     on_cell: Callable[[CellOutcome], None] | None = None,
     on_start: Callable[[CampaignCell, int], None] | None = None,
-    task_versions: dict[str, str] | None = None,
+    task_pins: dict[str, TaskPin] | None = None,
     regrade: PendingRegrader | None = None,
     cells: list[CampaignCell] | None = None,
 ) -> CampaignResult:
@@ -212,41 +217,34 @@ async def run_campaign(
     ``cells`` plans exactly those cells (``run --retry-failed``: a campaign's recorded plan) instead
     of every task of ``task_ids`` times ``settings.repeats``.
 
+    ``task_pins`` pins each task by version and dataset checksums in the campaign's identity.
+
     Raises :class:`CampaignMismatchError` before running anything when the directory holds results
-    of another model, condition, task version or measurement settings.
+    of another measurement (any field of the identity differs), or a smaller campaign this start
+    would grow without ``settings.extend``.
     """
     if settings.model.agent_kind == "external_code":
         log.warning("warning: %s runs in the harness's process (--trust-adapter): its code can read the loaded tasks' "
                     "gold and reference policy, patch the grader and read task files, so its scores prove nothing "
                     "(results record agent_isolation: in-process)", settings.model.key)
     cells = sorted(cells) if cells is not None else campaign_cells(task_ids, settings.repeats)
-    versions = task_versions or {}
-    manifest = CampaignManifest(
-        model=settings.model.key,
-        display_name=settings.model.display_name,
-        condition=settings.condition,
-        repeats=settings.repeats,
-        max_turns=settings.max_turns,
-        user_audio=settings.user_audio,
-        n_tasks=len({c.task_id for c in cells}),
-        sandbox=settings.sandbox,
-        parallel=settings.parallel,
-        task_ids=sorted({c.task_id for c in cells}),
-        acoustics=settings.acoustics,
-        tool_mode=settings.tool_mode,
-        seed=settings.seed,
-        task_versions={task: versions[task] for task in sorted({c.task_id for c in cells}) if task in versions},
-        planned_cells={task: sorted(c.rep for c in cells if c.task_id == task) for task in {c.task_id for c in cells}},
-    )
+    planned = sorted({c.task_id for c in cells})
+    pins = task_pins or {}
+    requested = settings.measured.model_copy(update={
+        "tasks": {task: pins.get(task, TaskPin()) for task in planned},
+        "repeats": max((c.rep for c in cells), default=settings.repeats - 1) + 1,
+    })
     with CampaignLock(settings.out_dir):
-        check_manifest(settings.out_dir, manifest, allow_version_change=settings.allow_version_change)
+        identity = check_identity(settings.out_dir, requested, extend=settings.extend,
+                                  allow_version_change=settings.allow_version_change)
         reuses = {
-            cell: reuse_cell(
-                cell.rep_dir(settings.out_dir), task_id=cell.task_id, rep=cell.rep, model=settings.model.key,
-                condition=manifest.condition, task_version=versions.get(cell.task_id),
-            )
+            cell: reuse_cell(cell.rep_dir(settings.out_dir), task_id=cell.task_id, rep=cell.rep, identity=identity)
             for cell in cells
         }
+        manifest = CampaignManifest.of(
+            identity, display_name=settings.model.display_name, sandbox=settings.sandbox, parallel=settings.parallel,
+            planned_cells={task: sorted(c.rep for c in cells if c.task_id == task) for task in planned},
+        )
         write_manifest(settings.out_dir, manifest)
         # A provider's own limit on concurrent sessions (its rate limits) caps --parallel.
         limit = asyncio.Semaphore(min(settings.parallel, settings.model.max_concurrent_sessions or settings.parallel))
@@ -255,7 +253,7 @@ async def run_campaign(
         async with _executor(settings, run_cell, needed=to_run) as runner:
 
             async def settle(cell: CampaignCell) -> CellOutcome:
-                outcome = await _settle(settings, cell, reuses[cell], runner, regrade, limit, stop, versions, on_start)
+                outcome = await _settle(settings, cell, reuses[cell], runner, regrade, limit, stop, identity, on_start)
                 if outcome.stop_reason:
                     stop.set()
                 if on_cell is not None:
@@ -300,7 +298,7 @@ async def _settle(
     regrade: PendingRegrader | None,
     limit: asyncio.Semaphore,
     stop: asyncio.Event,
-    versions: dict[str, str],
+    identity: MeasurementIdentity,
     on_start: Callable[[CampaignCell, int], None] | None,
 ) -> CellOutcome:
     rep_dir = cell.rep_dir(settings.out_dir)
@@ -314,19 +312,20 @@ async def _settle(
     async with limit:
         if stop.is_set():
             return CellOutcome(cell, "stopped", set_aside=reuse.problem)
-        outcome = await _run_cell(settings, cell, run_cell, versions.get(cell.task_id), on_start)
+        outcome = await _run_cell(settings, cell, run_cell, identity, on_start)
     outcome.set_aside = reuse.problem
     return outcome
 
 
-def _stamped(record: ResultRecord, infra_errors: list[str], task_version: str | None) -> ResultRecord:
-    """The record with the failed attempts before it and the task version it measured."""
-    update: dict[str, object] = {}
+def _stamped(record: ResultRecord, infra_errors: list[str], identity: MeasurementIdentity) -> ResultRecord:
+    """The record with the failed attempts before it, the identity it measured and its task's version."""
+    update: dict[str, object] = {"identity": identity}
     if infra_errors:
         update["infra_errors"] = [*infra_errors, *record.infra_errors]
-    if task_version is not None and record.task_version is None:
-        update["task_version"] = task_version
-    return record.model_copy(update=update) if update else record
+    pin = identity.tasks.get(record.task_id)
+    if pin is not None and pin.version is not None and record.task_version is None:
+        update["task_version"] = pin.version
+    return record.model_copy(update=update)
 
 
 def _ours_to_propagate(exc: BaseException) -> bool:
@@ -348,7 +347,7 @@ def _write_harness_error(rep_dir: Path, cell: CampaignCell, exc: BaseException, 
 
 
 async def _run_cell(
-    settings: CampaignSettings, cell: CampaignCell, run_cell: CellRunner, task_version: str | None,
+    settings: CampaignSettings, cell: CampaignCell, run_cell: CellRunner, identity: MeasurementIdentity,
     on_start: Callable[[CampaignCell, int], None] | None = None,
 ) -> CellOutcome:
     """Up to ``max_attempts`` sessions: persist a record, or leave the cell empty with the reason."""
@@ -360,7 +359,7 @@ async def _run_cell(
         if on_start is not None:
             on_start(cell, attempt)
         try:
-            record = _stamped(await run_cell(cell, rep_dir), infra_errors, task_version)
+            record = _stamped(await run_cell(cell, rep_dir), infra_errors, identity)
             record.write(rep_dir)  # a full disk here is blamed like one during the session
         except BaseException as exc:
             if _ours_to_propagate(exc):

@@ -4,7 +4,8 @@ The Ray executor (:mod:`.ray_executor`) runs cells on nodes that share no filesy
 machine that started the campaign. A :class:`~.sandboxed_cell.SandboxedCellRunner` holds live
 things that cannot cross a process boundary (a sandbox backend, speech sources, a judge and an
 observer with HTTP clients, a live view's callback), so the campaign describes it as a
-:class:`CellRecipe` (its plain settings, the backend's name, the user-audio mode) and each task
+:class:`CellRecipe` (its plain settings, the backend's name, the user-audio mode, and the identity it
+measures, which the runner rebuilt on the node must match) and each task
 directory as a :class:`TaskPackage` (its files and their dataset checksums). On the node,
 :func:`run_cell_here` rebuilds the same runner from them, runs the session in a private folder with
 that node's sandbox backend, and returns a :class:`CellReturn`: the record and the session's files
@@ -33,8 +34,9 @@ from typing import TYPE_CHECKING, Any
 
 from harness.agents.registry import ModelSpec
 from harness.atomic_write import atomic_write_bytes
-from harness.errors import HarnessBug
+from harness.errors import HarnessBug, SessionInfraError
 from harness.grading.judge import SemanticJudge
+from harness.results.measurement_identity import MeasurementIdentity
 from harness.results.result_record import ResultRecord
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.checksums import ChecksumManifest
@@ -104,7 +106,7 @@ class TaskPackage:
             rel_dir, digests = task_dir.name, {}
         else:
             rel_dir = task_dir.resolve().relative_to(checksums.root.resolve()).as_posix()
-            digests = {rel: digest for rel, digest in checksums.digests.items() if rel.startswith(rel_dir + "/")}
+            digests = checksums.digests_under(task_dir)
         return cls(task_id, rel_dir, _tar(task_dir, _regular_files(task_dir)), digests)
 
     def unpack(self, root: Path) -> tuple[Path, ChecksumManifest | None]:
@@ -116,7 +118,13 @@ class TaskPackage:
 
 @dataclass(frozen=True)
 class CellRecipe:
-    """A :class:`SandboxedCellRunner` (or subclass, e.g. the C0 text cell) without its live parts."""
+    """A :class:`SandboxedCellRunner` (or subclass, e.g. the C0 text cell) without its live parts.
+
+    It carries the runner's :class:`~harness.results.measurement_identity.MeasurementIdentity`:
+    the node builds its judge and act observer from its own environment as the identity says, and
+    refuses to run a cell whose rebuilt runner measures something else (a node without the
+    driver's keys, another observer model, endpoint or harness version).
+    """
 
     runner_class: type[SandboxedCellRunner]
     model: ModelSpec
@@ -125,9 +133,8 @@ class CellRecipe:
     user_audio: str
     #: The runner's plain settings (turns, seed, condition, acoustics, tool mode, agent limits, ...).
     settings: dict[str, Any]
-    #: A judge / an LLM observer was configured: the node builds its own from its environment.
-    judge: bool = False
-    observer: bool = False
+    #: What the runner measures on the driver; the node's runner must measure the same.
+    identity: MeasurementIdentity
 
     @classmethod
     def of(cls, runner: Any, *, user_audio: str) -> CellRecipe:
@@ -135,7 +142,7 @@ class CellRecipe:
             raise TypeError(f"the ray executor runs the harness's sandboxed cells, not a {type(runner).__name__}")
         settings = {f.name: getattr(runner, f.name) for f in fields(runner) if f.init and f.name not in _REBUILT_ON_NODE}
         recipe = cls(type(runner), runner.model, runner.backend.name, user_audio, settings,
-                     judge=runner.judge is not None, observer=runner.observer is not None)
+                     runner.identity(user_audio=user_audio))
         try:
             pickle.dumps(recipe)
         except Exception as exc:  # noqa: BLE001  # name the setting that cannot travel, whatever the reason
@@ -144,6 +151,7 @@ class CellRecipe:
 
     def build(self, backend: SandboxBackend, task_dirs: dict[str, Path],
               checksums: ChecksumManifest | None) -> SandboxedCellRunner:
+        """The runner on this node; :class:`SessionInfraError` when it would measure another identity."""
         mode = self.user_audio
 
         def speech(bundle: TaskBundle) -> SpeechSource:
@@ -153,12 +161,18 @@ class CellRecipe:
             voice = user_voice(bundle.persona.get("voice_id"))
             return open_speech_source(bundle.task_dir, mode, voice=voice, task_id=bundle.task_id)
 
-        return self.runner_class(
+        runner = self.runner_class(
             model=self.model, backend=backend, task_dirs=task_dirs, speech=speech, checksums=checksums,
-            judge=SemanticJudge.from_env() if self.judge else None,
-            observer=LlmActClassifier.from_env() if self.observer else None,
+            judge=SemanticJudge.from_env() if self.identity.judge_model is not None else None,
+            observer=LlmActClassifier.from_env() if self.identity.observer == "llm" else None,
             **self.settings,
         )
+        differences = self.identity.differences(runner.identity(user_audio=mode))
+        if differences:
+            raise SessionInfraError(
+                f"this node would measure another identity than the campaign's ({'; '.join(map(str, differences))}): "
+                "give it the driver's keys, APEX_VOICE_OBSERVER_MODEL and *_REALTIME_URL, and the driver's harness version")
+        return runner
 
 
 @dataclass(frozen=True)

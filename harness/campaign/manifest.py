@@ -1,12 +1,13 @@
 """``campaign.json``: what a campaign directory measures, rewritten at every start.
 
-``created_at`` survives rewrites, so a resumed campaign keeps the date it was first started, and
-the task ids, task versions, repeats and planned cells are the union of every start: a second run
-with ``--only X --repeats 2`` does not make the directory claim it holds one task.
+Its ``identity`` is the campaign's :class:`~harness.results.measurement_identity.MeasurementIdentity`,
+stored whole: what a resume must match (:mod:`.resume`) and what ``results`` keeps campaigns apart
+by. The published keys (model, condition, repeats, turn bound, user audio, task count, versions)
+are written from it for the published tooling, and never read back where the identity is present.
 
-The identity (:data:`IDENTITY_KEYS`: model, condition, acoustics and seed, user audio, tool mode,
-turn bound, harness version, and each task's version) is what a resume must match
-(:mod:`.resume`): the same command run again continues the campaign, a different one is refused.
+``created_at`` survives rewrites, so a resumed campaign keeps the date it was first started, and
+the planned cells are the union of every start: a second run with ``--only X`` does not make the
+directory claim it holds one task.
 
 The planned cells are the campaign's denominator: ``apex-voice results`` counts every one of them,
 and a cell left without a scored record is a failure there, never silently absent. Why a cell was
@@ -26,15 +27,11 @@ from harness import __version__
 from harness.atomic_write import atomic_write_json
 from harness.grading.judge_prompt import JUDGE_VERSION
 from harness.results.campaign_files import MANIFEST_FILE, UnscoredCell
+from harness.results.measurement_identity import MeasurementIdentity
 
-__all__ = ["BENCHMARK_VERSION", "IDENTITY_KEYS", "CampaignManifest", "write_manifest"]
+__all__ = ["BENCHMARK_VERSION", "CampaignManifest", "read_manifest", "write_manifest"]
 
 BENCHMARK_VERSION = "1.0"
-
-#: ``campaign.json`` keys that change what a session measures (backend and parallelism do not);
-#: ``task_versions`` is compared task by task, for the tasks both starts plan.
-IDENTITY_KEYS = ("model", "condition", "acoustics", "seed", "user_audio", "tool_mode", "max_turns",
-                 "apex_voice_version")
 
 
 def _utc_now() -> str:
@@ -42,14 +39,14 @@ def _utc_now() -> str:
 
 
 class CampaignManifest(BaseModel):
-    """Published keys, then ours (identity, sandbox backend, parallelism, the plan and its gaps).
+    """Published keys (from the identity), then ours (the identity, sandbox, parallelism, the plan and its gaps).
 
-    ``acoustics``, ``tool_mode`` and ``seed`` are ``None`` only in manifests written before they
-    were recorded: unknown, which ``results`` never takes to equal a known value (a resume takes
-    the value it is given).
+    ``identity`` is ``None`` only in manifests written before it was recorded whole.
     """
 
-    model_config = ConfigDict(extra="ignore")
+    #: Keys of older manifests (their ``acoustics``, ``seed``, ``task_versions``...) are kept for
+    #: :func:`~harness.results.measurement_identity.recorded_fields`.
+    model_config = ConfigDict(extra="allow")
 
     model: str
     display_name: str
@@ -65,22 +62,28 @@ class CampaignManifest(BaseModel):
     sandbox: str = "auto"
     parallel: int = 1
     task_ids: list[str] = Field(default_factory=list)
-    acoustics: str | None = None
-    tool_mode: str | None = None
-    #: Seeds the simulated user and the C3 acoustics of every session.
-    seed: int | None = None
-    #: Each planned task's ``task.yaml`` version.
-    task_versions: dict[str, str] = Field(default_factory=dict)
+    identity: MeasurementIdentity | None = None
     #: Harness versions that wrote earlier sessions of this campaign (``run --allow-version-change``).
     earlier_versions: list[str] = Field(default_factory=list)
     #: Every planned (task, repetition): task id -> its repetitions, sorted.
     planned_cells: dict[str, list[int]] = Field(default_factory=dict)
     unscored_cells: list[UnscoredCell] = Field(default_factory=list)
 
+    @classmethod
+    def of(cls, identity: MeasurementIdentity, *, display_name: str, **ours: object) -> CampaignManifest:
+        """The manifest of ``identity``: its published keys derived from it, ``ours`` as given."""
+        return cls.model_validate({
+            "model": identity.model, "display_name": display_name, "condition": identity.condition,
+            "repeats": identity.repeats, "max_turns": identity.max_turns, "user_audio": identity.user_audio,
+            "n_tasks": len(identity.tasks), "apex_voice_version": identity.harness_version,
+            "judge_version": identity.judge_version, "task_ids": sorted(identity.tasks), "identity": identity, **ours,
+        })
 
-def _previous(path: Path) -> CampaignManifest | None:
+
+def read_manifest(out_dir: Path) -> CampaignManifest | None:
+    """``<out_dir>/campaign.json``, or ``None`` when there is none or it is not a manifest."""
     try:
-        return CampaignManifest.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        return CampaignManifest.model_validate(json.loads((Path(out_dir) / MANIFEST_FILE).read_text(encoding="utf-8")))
     except (OSError, ValueError, ValidationError):
         return None
 
@@ -92,26 +95,21 @@ def _union(a: dict[str, list[int]], b: dict[str, list[int]]) -> dict[str, list[i
 def write_manifest(out_dir: Path, manifest: CampaignManifest) -> CampaignManifest:
     """Write ``<out_dir>/campaign.json``, keeping the ``created_at`` of an earlier start.
 
-    ``manifest`` describes this start: its planned cells join the earlier ones, and its
+    ``manifest`` describes this start, with the campaign's identity (the resume check grew it
+    when this start extended the plan): its planned cells join the earlier ones, and its
     ``unscored_cells`` replace the earlier reasons of the cells it plans (those it does not plan
     keep theirs until a start that plans them settles them).
     """
-    path = Path(out_dir) / MANIFEST_FILE
-    previous = _previous(path)
+    previous = read_manifest(out_dir)
     if previous is not None:
-        task_ids = sorted(set(previous.task_ids) | set(manifest.task_ids))
         planned_now = {(task, rep) for task, reps in manifest.planned_cells.items() for rep in reps}
         kept = [cell for cell in previous.unscored_cells if (cell.task_id, cell.rep) not in planned_now]
         earlier = [*previous.earlier_versions, previous.apex_voice_version]
         manifest = manifest.model_copy(update={
             "created_at": previous.created_at,
-            "task_ids": task_ids,
-            "task_versions": dict(sorted({**previous.task_versions, **manifest.task_versions}.items())),
             "earlier_versions": sorted(set(earlier) - {manifest.apex_voice_version}),
-            "n_tasks": max(len(task_ids), previous.n_tasks, manifest.n_tasks),
-            "repeats": max(previous.repeats, manifest.repeats),
             "planned_cells": _union(previous.planned_cells, manifest.planned_cells),
             "unscored_cells": sorted([*kept, *manifest.unscored_cells], key=lambda c: (c.task_id, c.rep)),
         })
-    atomic_write_json(path, manifest.model_dump(mode="json"), indent=2)
+    atomic_write_json(Path(out_dir) / MANIFEST_FILE, manifest.model_dump(mode="json"), indent=2)
     return manifest

@@ -185,7 +185,7 @@ async def ray_cells(settings: CampaignSettings, run_cell: Any) -> AsyncIterator[
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     try:
-        recipe = CellRecipe.of(run_cell, user_audio=settings.user_audio)
+        recipe = CellRecipe.of(run_cell, user_audio=settings.measured.user_audio)
     except TypeError as exc:
         raise RayExecutorError(str(exc)) from None
     joined = await asyncio.to_thread(_join, settings.ray_address, settings.parallel, forwarded_env(settings.model))

@@ -28,12 +28,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.agents.adapter_process import AdapterProcess, start_adapter_process
+from harness.agents.model_endpoint import model_endpoint
 from harness.agents.realtime import McpEndpoint, RealtimeAdapter
 from harness.agents.registry import ModelSpec
 from harness.campaign.session_record import record_from_session
 from harness.errors import AgentFailure
 from harness.events import EventBus
 from harness.grading.judge import SemanticJudge
+from harness.results.measurement_identity import MeasurementIdentity, public_endpoint
 from harness.results.result_record import ResultRecord
 from harness.session.mcp_environment import McpEnvironment
 from harness.session.session_config import ToolMode
@@ -131,6 +133,21 @@ class SandboxedCellRunner:
                     session = await self.run_session(cell, bundle, env, rep_dir / run_id, run_id, sandbox_env,
                                                      agent_failure=failed)
         return self.record(session, cell, wall_s=time.monotonic() - started, sandbox=sandbox)
+
+    def identity(self, *, user_audio: str) -> MeasurementIdentity:
+        """What this runner's cells measure, as the campaign records and compares it (it adds the plan).
+
+        ``user_audio`` is the mode the speech sources were opened with (``run --user-audio``).
+        """
+        observer = self.observer.llm.model if self.observer is not None else None
+        return MeasurementIdentity(
+            model=self.model.key, provider_model=self.model.provider_model or None,
+            endpoint=public_endpoint(model_endpoint(self.model)), condition=self.condition,
+            acoustics=self.acoustics.identity_text() if self.acoustics is not None else "none", seed=self.seed,
+            user_audio=user_audio, tool_mode=self.tool_mode, tool_latency_ms=self.tool_latency_ms,
+            observer="deterministic" if observer is None else "llm", observer_model=observer,
+            judge_model=self.judge.model if self.judge is not None else None, max_turns=self.max_turns,
+        )
 
     @property
     def runs_in_container(self) -> bool:

@@ -21,34 +21,15 @@ import ipaddress
 import socket
 from urllib.parse import urlsplit
 
-from harness.agents.chat_agent import DEFAULT_ENDPOINT, ChatClient, ChatEndpoint
+from harness.agents.chat_agent import DEFAULT_ENDPOINT
+from harness.agents.model_endpoint import chat_endpoint, model_endpoint
 from harness.agents.registry import ModelSpec
 
-__all__ = ["CONNECT_TIMEOUT_S", "dead_endpoint_problem", "missing_key_problem", "model_endpoint"]
+__all__ = ["CONNECT_TIMEOUT_S", "dead_endpoint_problem", "missing_key_problem"]
 
 #: A local server that accepts nothing within this is not taken for dead (it may be busy).
 CONNECT_TIMEOUT_S = 2.0
 _DEFAULT_PORTS = {"ws": 80, "http": 80, "wss": 443, "https": 443}
-
-
-def _chat_endpoint(spec: ModelSpec) -> ChatEndpoint | None:
-    """The chat-completions endpoint of a ``chat:`` or ``cascade:`` model (``None`` for others)."""
-    if spec.agent_kind == "builtin":
-        return None  # the harness's own agents reach no server (and their voice forms load the audio stack)
-    adapter = spec.create_adapter()
-    client = getattr(adapter, "client", None)
-    return client.endpoint if isinstance(client, ChatClient) else None
-
-
-def model_endpoint(spec: ModelSpec) -> str | None:
-    """The URL the model's adapter will connect to, when it connects to one (constructors do no I/O)."""
-    chat = _chat_endpoint(spec)
-    if chat is not None:
-        return chat.url
-    if spec.agent_kind == "builtin":
-        return None
-    endpoint = getattr(spec.create_adapter(), "endpoint", None)
-    return endpoint if isinstance(endpoint, str) and "://" in endpoint else None
 
 
 def _is_local(host: str) -> bool:
@@ -87,7 +68,7 @@ def dead_endpoint_problem(spec: ModelSpec) -> str | None:
 
 def missing_key_problem(spec: ModelSpec) -> str | None:
     """One line when a chat-completions model would call the default OpenAI endpoint without a key."""
-    chat = _chat_endpoint(spec)
+    chat = chat_endpoint(spec)
     if chat is None or chat.api_key() is not None:
         return None
     if urlsplit(chat.url).hostname != urlsplit(DEFAULT_ENDPOINT).hostname:

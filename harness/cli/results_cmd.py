@@ -15,7 +15,7 @@ from harness.grading.judge_cache import JudgeCache
 from harness.results.analysis import Analysis, ModelSummary, analyse
 from harness.results.bootstrap import MIN_CI_TASKS
 from harness.results.denominator import has_plan
-from harness.results.identity import keep_apart
+from harness.results.identity import identity_note, keep_apart, plan_notes, repetitions
 from harness.results.run_tree import Campaign, find_campaigns, is_campaign, load_campaign
 from harness.results.tables import comparison_sentence, scope_line, write_tables
 from harness.results.task_facts import TaskFacts, load_task_facts
@@ -54,9 +54,9 @@ def results(
     campaigns, apart = _campaigns(runs_dirs or [], runs_root, run or [])
     writable_dir_or_exit(out, what="the tables and plots")
     if by == "tool-path":
-        _tool_paths(campaigns, out)
+        _tool_paths(campaigns, out, [*apart, *_differences(campaigns, beside=("tool_mode",))])
         return
-    repeats = repeats or min(_repeats_of(c) for c in campaigns)
+    repeats = repeats or min(repetitions(c) for c in campaigns)
     keys = [c.key for c in campaigns]
     if compare_keys is not None:
         unknown = [key for key in compare_keys if key not in keys]
@@ -65,7 +65,7 @@ def results(
     facts, note = _facts(data, campaigns)
     judge = SemanticJudge.from_env() or CachedVerdicts(JudgeCache())
     analysis = run_interruptible(analyse(campaigns, repeats, facts=facts, judge=judge, compare_keys=compare_keys))
-    analysis.notes[:0] = apart
+    analysis.notes[:0] = [*apart, *_differences(campaigns, k=repeats, beside=("condition",))]
     if note:
         analysis.notes.append(note)
 
@@ -83,16 +83,24 @@ def results(
     _print_summary(analysis)
 
 
-def _tool_paths(campaigns: list[Campaign], out: Path) -> None:
+def _tool_paths(campaigns: list[Campaign], out: Path, notes: list[str]) -> None:
     from harness.atomic_write import atomic_write_text
     from harness.results.tool_paths import compare_tool_paths
 
-    report = compare_tool_paths(campaigns)
+    report = compare_tool_paths(campaigns).model_copy(update={"notes": notes})
     table = report.markdown()
     for name, text in (("tool_paths.md", table), ("tool_paths.json", report.model_dump_json(indent=2) + "\n")):
         atomic_write_text(out / name, text)
         typer.echo(f"wrote {out / name}")
     typer.echo(table)
+
+
+def _differences(campaigns: list[Campaign], *, k: int | None = None, beside: tuple[str, ...] = ()) -> list[str]:
+    """The header's lines on what the compared campaigns measured differently: identity fields but
+    ``beside``, repetitions beside ``k``, and — without ``k`` (tool paths, whose table has no scope
+    line) — different task sets."""
+    note = identity_note(campaigns, beside=beside)
+    return [*([note] if note else []), *plan_notes(campaigns, k)]
 
 
 def _plots(analysis: Analysis, out: Path) -> list[Path]:
@@ -103,14 +111,6 @@ def _plots(analysis: Analysis, out: Path) -> list[Path]:
     except ImportError as exc:
         typer.echo(f"warning: no plots ({exc.name} is not installed: pip install 'apex-voice[results]')", err=True)
         return []
-
-
-def _repeats_of(campaign: Campaign) -> int:
-    """``repeats`` of its ``campaign.json``, else the highest repetition present plus one."""
-    stated = campaign.manifest.get("repeats")
-    if isinstance(stated, int) and stated >= 1:
-        return stated
-    return 1 + max(rep for reps in campaign.runs.values() for rep in reps)
 
 
 def _usage(message: str) -> None:

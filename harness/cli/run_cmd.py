@@ -35,7 +35,7 @@ from harness.campaign.campaign import (
 from harness.campaign.lock import CampaignLockedError
 from harness.campaign.manifest import CampaignManifest
 from harness.campaign.ray_executor import RAY_INSTALL_HINT, RayExecutorError, ray_installed
-from harness.campaign.resume import ALLOW_VERSION_FLAG, CampaignMismatchError
+from harness.campaign.resume import ALLOW_VERSION_FLAG, EXTEND_FLAG, CampaignMismatchError
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
 from harness.campaign.text_cell import TEXT_FORMS, TextCellRunner, condition_problem
 from harness.campaign.unscored import unscored_cells
@@ -45,6 +45,7 @@ from harness.grading.judge import CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache
 from harness.results.campaign_files import MANIFEST_FILE
 from harness.results.leaderboard import reliability
+from harness.results.measurement_identity import TaskPin
 from harness.results.regrade import pending_regrader
 from harness.results.result_record import RESULT_FILE, ResultRecord
 from harness.results.run_tree import Campaign, Run
@@ -100,6 +101,10 @@ def run(
     allow_version_change: Annotated[
         bool, typer.Option(ALLOW_VERSION_FLAG, help="Resume a campaign another harness version started (the "
                            "earlier versions stay listed in campaign.json).")
+    ] = False,
+    extend: Annotated[
+        bool, typer.Option(EXTEND_FLAG, help="Grow the --out campaign by the tasks or repetitions this start adds "
+                           "(a start that plans more than its campaign is refused otherwise; fewer always resumes).")
     ] = False,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Explain failures in full (as `apex-voice -v run`).")
@@ -242,21 +247,6 @@ def run(
                    "tasks' gold and reference policy, patch the grader and read task files, so its scores prove "
                    "nothing (recorded as agent_isolation: in-process)", err=True)
 
-    settings = CampaignSettings(
-        model=spec,
-        out_dir=writable_dir_or_exit(out_dir, what="the campaign directory"),
-        repeats=(max(c.rep for c in retry_cells) + 1 if retry_cells else repeats or (1 if spec.deterministic else 3)),
-        max_turns=max_turns,
-        user_audio=user_audio.value,
-        sandbox=backend.name,
-        parallel=parallel,
-        condition=condition,
-        acoustics=(acoustics or "moderate") if chain is not None else "none",
-        tool_mode=tool_mode,
-        allow_version_change=allow_version_change,
-        executor=executor.value,
-        ray_address=ray_address,
-    )
     judge = SemanticJudge.from_env()
     if judge is None and not spec.deterministic:
         typer.echo(
@@ -279,7 +269,6 @@ def run(
         speech=lambda bundle: speech[bundle.task_id],
         judge=judge,
         max_turns=max_turns,
-        seed=settings.seed,
         checksums=source.checksums,
         condition=condition,
         acoustics=chain,
@@ -289,10 +278,22 @@ def run(
         adapter_env=passed_env,
         mcp_public_url=mcp_public_url,
     )
+    settings = CampaignSettings(
+        model=spec,
+        out_dir=writable_dir_or_exit(out_dir, what="the campaign directory"),
+        repeats=(max(c.rep for c in retry_cells) + 1 if retry_cells else repeats or (1 if spec.deterministic else 3)),
+        identity=runner.identity(user_audio=user_audio.value),
+        sandbox=backend.name,
+        parallel=parallel,
+        extend=extend,
+        allow_version_change=allow_version_change,
+        executor=executor.value,
+        ray_address=ray_address,
+    )
     golds = {b.task_id: b.gold for b in bundles}
     try:
         campaign_options: dict[str, Any] = {
-            "task_versions": {b.task_id: b.task.version for b in bundles},
+            "task_pins": {b.task_id: TaskPin.of(b.task_dir, b.task.version, source.checksums) for b in bundles},
             "regrade": pending_regrader(golds.get, judge or CachedVerdicts(JudgeCache())),
         }
         if retry_cells is not None:

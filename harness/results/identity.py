@@ -1,54 +1,55 @@
-"""What a campaign measured, and keeping apart campaigns that measured different things.
+"""Keeping apart campaigns that measured different things, and saying how the compared ones differ.
 
 Two directories may share a model key (``runs/oracle`` and ``cond_C3`` both ran ``oracle``); keyed
-by the model alone, one silently replaced the other. The identity is what ``campaign.json``
-records — condition, acoustics (and its seed), user audio, tool mode, turn bound, repeats, task
-set and versions — read field by field, since manifests of other versions (and the published
-campaigns, which have none) record fewer. A field not recorded is unknown, and unknown never
-equals a known value. Two directories are never merged whatever they record: the identity only
-names them apart, and where it cannot, their directories do.
+by the model alone, one silently replaced the other. What a campaign measured is its
+:class:`~.measurement_identity.MeasurementIdentity`, read from ``campaign.json`` — whole where it is
+stored, field by field from older manifests (the published campaigns have none): a field not
+recorded is unknown, and unknown never equals a known value. Two directories are never merged
+whatever they record: the identity only names them apart, and where it cannot, their directories do.
+
+Campaigns of different models compared side by side should differ only in the model: every other
+field that differs is said in the header (:func:`identity_note`), and so are task sets and
+repetition counts that differ from the ``k`` the figures are computed at (:func:`plan_notes`) — a
+campaign's repetitions beyond ``k`` are not counted, which must not go unsaid.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .measurement_identity import MeasurementIdentity, TaskPin, recorded_fields
 from .run_tree import Campaign
 
-__all__ = ["IDENTITY_FIELDS", "CampaignIdentity", "keep_apart"]
+__all__ = ["IDENTITY_FIELDS", "CampaignIdentity", "identity_note", "keep_apart", "plan_notes", "repetitions"]
 
 #: Compared in this order; the first ones that differ name the campaigns.
-IDENTITY_FIELDS = ("condition", "acoustics", "acoustics_seed", "user_audio", "tool_mode", "max_turns", "repeats",
-                   "tasks", "task_versions")
+IDENTITY_FIELDS = tuple(MeasurementIdentity.model_fields)
+#: Fields that make the model what it is: expected to differ between the models compared.
+_MODEL_FIELDS = ("model", "provider_model", "endpoint")
 
 
 @dataclass(frozen=True)
 class CampaignIdentity:
-    """The identity fields of a campaign (``None``: not recorded, or recorded in a shape not understood).
+    """A campaign's identity fields as they compare (``None``: not recorded, or in a shape not understood;
+    ``"none"``: recorded as none, e.g. no judge).
 
-    Each field is read on its own, so one odd field (a manifest from another version) leaves the
-    others known. The condition comes from the records when they have one: manifests written
-    before the condition was recorded right said ``C2`` for every condition.
+    The condition comes from the records when they have one: manifests written before the condition
+    was recorded right said ``C2`` for every condition. ``tasks`` compares as the sorted pins.
     """
 
     values: dict[str, object]
 
     @classmethod
     def of(cls, campaign: Campaign) -> CampaignIdentity:
-        manifest = campaign.manifest
-        values: dict[str, object] = {name: _scalar(manifest.get(name)) for name in IDENTITY_FIELDS}
+        recorded = recorded_fields(campaign.manifest)
+        values: dict[str, object] = {name: "none" if name in recorded and recorded[name] is None
+                                     else _comparable(recorded.get(name)) for name in IDENTITY_FIELDS}
         if campaign.all_runs() or values["condition"] is not None:
             values["condition"] = campaign.condition
-        task_ids = manifest.get("task_ids")
-        values["tasks"] = (tuple(sorted(map(str, task_ids)))
-                           if isinstance(task_ids, list) and task_ids else None)
-        versions = manifest.get("task_versions")
-        values["task_versions"] = (tuple(sorted((str(k), str(v)) for k, v in versions.items()))
-                                   if isinstance(versions, dict) and versions else None)
         return cls(values)
 
     def field(self, name: str) -> object:
-        """A field's value (``tasks``: the sorted task set), ``None`` when not recorded."""
         return self.values.get(name)
 
     def value(self, name: str) -> str:
@@ -58,13 +59,13 @@ class CampaignIdentity:
             return "unknown"
         if name == "tasks" and isinstance(found, tuple):
             return str(len(found))
-        if name == "task_versions" and isinstance(found, tuple):
-            return ";".join(f"{task}@{version}" for task, version in found) if len(found) <= 2 else f"{len(found)} versions"
         return str(found)
 
 
-def _scalar(value: object) -> object:
-    """A recorded scalar as it compares (``None`` for anything else)."""
+def _comparable(value: object) -> object:
+    """A recorded value as it compares: scalars as they are, the task pins as a sorted tuple."""
+    if isinstance(value, dict):
+        return tuple(sorted((str(task), str(pin) if isinstance(pin, TaskPin) else "?") for task, pin in value.items()))
     return value if isinstance(value, str | int | float) and not isinstance(value, bool) else None
 
 
@@ -116,3 +117,49 @@ def keep_apart(campaigns: list[Campaign]) -> tuple[list[Campaign], list[str]]:
         notes.append(f"{len(group)} campaigns of {key} differ ({', '.join(differing) or 'directory'}): kept apart as "
                      f"{', '.join(c.key for c in group)}; they are never merged.")
     return [c for group in groups.values() for c in group], notes
+
+
+def identity_note(campaigns: list[Campaign], *, beside: Iterable[str] = ()) -> str | None:
+    """One line naming every identity field (but the model's own, the plan and ``beside``) in which
+    the compared campaigns differ, with each campaign's value; ``None`` when they were measured alike."""
+    if len(campaigns) < 2:
+        return None
+    identities = [CampaignIdentity.of(c) for c in campaigns]
+    skipped = {*_MODEL_FIELDS, "tasks", "repeats", *beside}
+    differing = [name for name in IDENTITY_FIELDS if name not in skipped and _differs(identities, name)]
+    if not differing:
+        return None
+    parts = [f"{name} ({', '.join(f'{c.key}: {i.value(name)}' for c, i in zip(campaigns, identities, strict=True))})"
+             for name in differing]
+    return "the campaigns were not measured alike, so their figures do not compare as the model's alone: " \
+           + "; ".join(parts) + "."
+
+
+def repetitions(campaign: Campaign) -> int:
+    """The repetitions a campaign planned: ``repeats`` of its ``campaign.json``, else the highest present plus one."""
+    stated = campaign.manifest.get("repeats")
+    if isinstance(stated, int) and not isinstance(stated, bool) and stated >= 1:
+        return stated
+    return 1 + max((rep for reps in campaign.runs.values() for rep in reps), default=0)
+
+
+def plan_notes(campaigns: list[Campaign], k: int | None = None) -> list[str]:
+    """What the compared campaigns planned differently: task sets (when ``k`` is ``None``: the
+    caller's header does not say it already), and repetitions beside ``k``."""
+    notes = []
+    if k is None and len(campaigns) > 1 and len({frozenset(c.runs) for c in campaigns}) > 1:
+        counts = ", ".join(f"{c.key} {len(c.runs)}" for c in campaigns)
+        notes.append(f"the campaigns cover different tasks ({counts}): each figure is over its own campaigns' tasks, "
+                     "not the same tasks side by side.")
+    if k is not None:
+        more = [(c.key, repetitions(c)) for c in campaigns if repetitions(c) > k]
+        fewer = [(c.key, repetitions(c)) for c in campaigns if repetitions(c) < k]
+        if more:
+            named = ", ".join(f"{key} {n}" for key, n in more)
+            notes.append(f"k = {k}, but some campaigns ran more repetitions ({named}): only repetitions 0–{k - 1} "
+                         "are counted here, the others are left out (--repeats sets k).")
+        if fewer:
+            named = ", ".join(f"{key} {n}" for key, n in fewer)
+            notes.append(f"k = {k}, but some campaigns ran fewer repetitions ({named}): their tasks lack repetitions "
+                         "at this k.")
+    return notes

@@ -22,6 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from harness.atomic_write import atomic_write_json
 from harness.grading.report import FailedPredicate, FieldRow
 
+from .measurement_identity import MeasurementIdentity
+
 __all__ = ["RESULT_FILE", "ResultFileError", "ResultRecord", "error_text"]
 
 RESULT_FILE = "result.json"
@@ -97,6 +99,9 @@ class ResultRecord(BaseModel):
     #: Whether the agent's words had audio that played as speech: per-verdict response counts and
     #: heard/unheard characters (``harness/metrics/speech_agreement.py``; ``None`` in C0).
     speech_agreement: dict[str, Any] | None = None
+    #: What the cell measured, whole, as the campaign that wrote it recorded it (``None``: written
+    #: before it was recorded, or outside a campaign).
+    identity: MeasurementIdentity | None = None
 
     @model_validator(mode="after")
     def _derive_pending(self) -> ResultRecord:

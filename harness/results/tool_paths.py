@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from harness.events import EVENTS_FILE, EventType, RunEvent, payload_as, read_event_lines
 from harness.events.payloads import AgentSignal, RunStart, ToolCall, ToolResult
@@ -100,12 +100,16 @@ class ToolPathReport(BaseModel):
     paths: list[ToolPathSummary]
     #: task id → tool path → PTS of each session (``None``: pending).
     per_task: dict[str, dict[str, list[int | None]]]
+    #: What the pooled campaigns measured differently (task sets, settings), said above the table.
+    notes: list[str] = Field(default_factory=list)
 
     def markdown(self) -> str:
         def ms(value: float | None) -> str:
             return "n/a" if value is None else f"{value:.0f}"
 
         lines = [
+            *(f"> note: {note}" for note in self.notes),
+            *([""] if self.notes else []),
             "| tool path | sessions | tasks | PTS % | calls (timed) | RT media p50 / p95 ms | RT wall p50 / p95 ms |",
             "|---|---|---|---|---|---|---|",
         ]

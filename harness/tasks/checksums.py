@@ -98,6 +98,10 @@ class ChecksumManifest:
         for rel in sorted(wanted):
             self._check(root, rel, buffer)
 
+    def digests_under(self, path: Path) -> dict[str, str]:
+        """The listed digests of the files under ``path`` (a task directory), by root-relative path."""
+        return {rel: self.digests[rel] for rel in self._under(self._relative(Path(path)))}
+
     def _under(self, prefix: str) -> Iterator[str]:
         """The listed paths ``prefix`` and ``prefix/...``: all within the sorted run of paths that
         start with ``prefix`` (which also holds siblings such as ``prefix-b``)."""

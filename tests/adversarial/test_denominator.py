@@ -163,7 +163,7 @@ def test_a_later_start_that_fills_the_cells_clears_their_reasons_and_keeps_the_p
     out = tmp_path / "oracle"
     _campaign(_settings(out), [A, B], Cells({(B, 0): [ProviderTransient("503")] * 3}))
     assert [c["reason"] for c in json.loads((out / "campaign.json").read_text())["unscored_cells"]] == ["infrastructure"]
-    _campaign(_settings(out, repeats=2), [B], Cells())  # --only task_b --repeats 2
+    _campaign(_settings(out, repeats=2, extend=True), [B], Cells())  # --only task_b --repeats 2 --extend
     manifest = json.loads((out / "campaign.json").read_text())
     assert manifest["planned_cells"] == {A: [0], B: [0, 1]} and manifest["unscored_cells"] == []
     _, data, _ = _results(tmp_path / "out", out, extra=("--repeats", "1"))
@@ -200,7 +200,9 @@ def test_run_records_the_condition_it_measured(monkeypatch, tmp_path, condition,
     result = CliRunner().invoke(app, [*args, *(["--acoustics", "harsh"] if condition == "C3" else [])])
     assert result.exit_code == 1, result.output  # the broken sandbox leaves the cell empty
     manifest = json.loads((tmp_path / "campaign.json").read_text())
-    assert (manifest["condition"], manifest["acoustics"], manifest["tool_mode"]) == (condition, acoustics, "bridge")
+    identity = manifest["identity"]
+    assert (manifest["condition"], identity["condition"], identity["acoustics"], identity["tool_mode"]) == \
+        (condition, condition, acoustics, "bridge")
     assert manifest["planned_cells"] == {DEMO_TASK: [0]}
     assert manifest["unscored_cells"][0]["reason"] == "infrastructure"
     # The end-of-run table counts the empty cell as `results` does.

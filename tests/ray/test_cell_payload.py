@@ -123,6 +123,26 @@ def test_only_the_harness_cell_runner_travels():
         CellRecipe.of(lambda cell, rep_dir: None, user_audio="auto")
 
 
+def test_a_node_that_would_measure_another_identity_refuses_the_cell(monkeypatch, tmp_path):
+    """The recipe said only *whether* a judge and an observer were configured; a node without the
+    key ran the cell with neither, and its records said nothing of it."""
+    from dataclasses import replace
+
+    from harness.grading.judge import SemanticJudge
+    from sandbox.backend import get_backend
+
+    monkeypatch.setenv("APEX_VOICE_OBSERVER_CACHE", str(tmp_path / "observer.sqlite3"))
+    runner = replace(cell_runner(get_model("oracle"), TASKS[1:]), judge=SemanticJudge(api_key="k", model="judge-1"))
+    recipe = CellRecipe.of(runner, user_audio="auto")
+    assert recipe.identity == runner.identity(user_audio="auto") and recipe.identity.judge_model == "judge-1"
+    with pytest.raises(SessionInfraError, match=r"another identity than the campaign's \(judge_model: 'judge-1' → none"):
+        recipe.build(get_backend("local"), {}, None)  # this "node" has no key
+    monkeypatch.setenv("APEX_VOICE_LLM_API_KEY", "sk-node")
+    with pytest.raises(SessionInfraError, match=r"\(judge_model: 'judge-1' → 'gpt-[^;]*\): give it the driver's keys"):
+        recipe.build(get_backend("local"), {}, None)  # a key, but the node's judge is another model
+    assert classify(SessionInfraError("x")).kind != "harness_bug"
+
+
 @pytest.fixture
 def private_tmp(monkeypatch):
     """This test's own TMPDIR, where the cell's private folders go (and must be gone from); short,
