@@ -217,3 +217,16 @@ async def test_a_providers_session_limit_caps_parallel(tmp_path):
 def test_settings_reject_nonsense():
     with pytest.raises(ValueError, match="parallel must be at least 1, got 0"):
         _settings(Path("x"), parallel=0)
+
+
+async def test_an_interrupted_attempts_session_is_set_aside_once_the_cell_is_scored(tmp_path):
+    """Issue 36 §9: the interrupted session's folder stayed beside the resumed one in rep0/."""
+    rep_dir = tmp_path / "task_a" / "rep0"
+    interrupted = rep_dir / "0123456789ab"
+    interrupted.mkdir(parents=True)
+    (interrupted / "events.jsonl").write_text('{"type": "RUN_START"}\n')
+    (rep_dir / "notes").mkdir()  # not a session: left alone
+    result = await run_campaign(_settings(tmp_path, repeats=1), ["task_a"], ScriptedCells())
+    (row,) = result.rows
+    assert sorted(p.name for p in rep_dir.iterdir()) == sorted(["notes", row.run_id, "result.json", "superseded"])
+    assert (rep_dir / "superseded" / "0123456789ab" / "events.jsonl").is_file()

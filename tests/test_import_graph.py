@@ -24,10 +24,10 @@ PACKAGES = ("harness", "mcp_servers", "sandbox", "tui")
 LAYERS: tuple[tuple[str, ...], ...] = (
     # The task server and the isolation import nothing of ours (the server image holds no harness code).
     ("mcp_servers", "sandbox"),
-    # Foundations: the version, the blame types, atomic files, the first-writer store, the chat client,
+    # Foundations: the version, the blame types, atomic files, the first-writer store, the chat client, counts in words,
     # and the registries of field graders and conditions (the task loader checks grader names).
     ("harness", "harness.errors", "harness.atomic_write", "harness.first_writer_store", "harness.chat_completions",
-     "harness.field_graders", "harness.conditions"),
+     "harness.field_graders", "harness.conditions", "harness.counted"),
     # The task format and the event stream.
     ("harness.tasks", "harness.events"),
     # What reads a task: the user simulator, audio, metrics over events, grading.

@@ -26,7 +26,8 @@ from typing import Literal, Protocol
 from harness.agents.registry import ModelSpec
 from harness.atomic_write import atomic_write_text
 from harness.counted import counted
-from harness.results.campaign_files import HARNESS_ERROR_FILE
+from harness.events.jsonl import EVENTS_FILE
+from harness.results.campaign_files import HARNESS_ERROR_FILE, SUPERSEDED_DIR
 from harness.results.measurement_identity import MeasurementIdentity, TaskPin
 from harness.results.result_record import ResultRecord, error_text
 
@@ -339,6 +340,19 @@ def _ours_to_propagate(exc: BaseException) -> bool:
     return task is not None and task.cancelling() > 0
 
 
+def _set_aside_earlier_sessions(rep_dir: Path, scored_run_id: str | None) -> None:
+    """Move the repetition's other session folders (an attempt interrupted, or retried for the
+    infrastructure) into ``superseded/``: kept as evidence, no longer beside the scored one."""
+    if scored_run_id is None:
+        return
+    for entry in rep_dir.iterdir():
+        if entry.name != scored_run_id and entry.is_dir() and (entry / EVENTS_FILE).is_file():
+            target = rep_dir / SUPERSEDED_DIR / entry.name
+            target.parent.mkdir(exist_ok=True)
+            entry.replace(target)
+            log.info("%s: an earlier attempt's session moved to %s", rep_dir, target)
+
+
 def _write_harness_error(rep_dir: Path, cell: CampaignCell, exc: BaseException, attempt: int) -> Path:
     text = "".join(traceback.format_exception(exc))
     path = rep_dir / HARNESS_ERROR_FILE
@@ -384,4 +398,5 @@ async def _run_cell(
             await asyncio.sleep(max(settings.retry_backoff_s * attempt, blame.retry_after_s or 0.0))
             continue
         (rep_dir / HARNESS_ERROR_FILE).unlink(missing_ok=True)
+        _set_aside_earlier_sessions(rep_dir, record.run_id)
         return CellOutcome(cell, "ran", record, attempt, infra_errors)

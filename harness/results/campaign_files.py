@@ -11,12 +11,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["HARNESS_ERROR_FILE", "MANIFEST_FILE", "UnscoredCell", "UnscoredReason"]
+__all__ = ["HARNESS_ERROR_FILE", "MANIFEST_FILE", "SUPERSEDED_DIR", "UnscoredCell", "UnscoredReason"]
 
 #: The campaign directory's manifest (``harness.campaign.manifest``).
 MANIFEST_FILE = "campaign.json"
 #: A repetition directory's traceback when the harness's own code failed the cell.
 HARNESS_ERROR_FILE = "harness_error.txt"
+#: Where a repetition keeps the sessions of its earlier attempts (interrupted, or retried for the
+#: infrastructure) once one is scored: beside the scored session they looked like its rivals.
+SUPERSEDED_DIR = "superseded"
 
 #: Why a planned cell has no scored record (``results`` lists the cell with it).
 UnscoredReason = Literal["not run", "infrastructure", "harness error", "provider refused", "stopped"]
