@@ -154,3 +154,16 @@ def test_download_without_a_network_says_so_in_words(tmp_path, monkeypatch):
     assert result.exit_code == 1
     (line,) = _error_lines(result.output)
     assert "cannot be reached (no network?)" in line and "LocalEntryNotFoundError" not in line
+
+
+def test_the_probes_intended_refusal_does_not_read_as_an_error(capsys):
+    """Surprise 12: the compose stack's first harness line (the probe's refused call) looked like an error."""
+    from harness.cli.sandbox_cmd import EMPTY_ARGUMENTS, _print_summary
+
+    summary = {"backend": "external", "mcp_url": "http://task-mcp:8080/mcp", "tools": ["submit"], "mcp_tools": ["submit"],
+               "call": {"tool": "submit", "why": EMPTY_ARGUMENTS, "ok": False, "output": {"error": "missing: id"}},
+               "snapshot": {"artifacts": 0, "calls": 1, "versions": 0, "approvals": 0, "recovered": False},
+               "timings": {"start_to_ready_s": 0.01}}
+    _print_summary(summary)
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("read call"))
+    assert "refused, as intended" in line and "not an error" in line

@@ -27,6 +27,8 @@ __all__ = ["app", "cleanup", "export", "probe"]
 app = typer.Typer(help="Start, probe and clean up task sandboxes.", no_args_is_help=True, add_completion=False)
 
 READ_CLASSES = (ToolClass.read_only, ToolClass.retrieval)
+#: Why the probe calls a tool with no arguments: the refusal is the answer it wants.
+EMPTY_ARGUMENTS = "empty arguments, so the server must refuse it: required parameters missing"
 
 
 def _read_tool(tools: list[dict[str, Any]], spec: ToolSet | None) -> tuple[str | None, str]:
@@ -41,7 +43,7 @@ def _read_tool(tools: list[dict[str, Any]], spec: ToolSet | None) -> tuple[str |
                 return tool.name, f"{tool.tool_class.value} tool"
     for listed in tools:
         if listed["parameters"].get("required"):
-            return listed["name"], "empty arguments (refused: required parameters missing)"
+            return listed["name"], EMPTY_ARGUMENTS
     return None, "no read tool and no tool with required parameters: call skipped"
 
 
@@ -131,7 +133,12 @@ def _print_summary(summary: dict[str, Any]) -> None:
     if call["tool"] is None:
         typer.echo(f"read call   {call['why']}")
     else:
-        verdict = "ok" if call["ok"] else "refused"
+        if call["ok"]:
+            verdict = "ok"
+        elif call["why"] == EMPTY_ARGUMENTS:  # the refusal it asked for: the server checks what it is sent
+            verdict = "refused, as intended (the server checks arguments; not an error):"
+        else:
+            verdict = "refused"
         typer.echo(f"read call   {call['tool']} ({call['why']}): {verdict} {json.dumps(call['output'])[:160]}")
     snap = summary["snapshot"]
     typer.echo(
