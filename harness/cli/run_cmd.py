@@ -44,6 +44,7 @@ from harness.conditions import BUILTIN_CONDITIONS, ConditionDef, UnknownConditio
 from harness.grading.judge import CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache
 from harness.results.campaign_files import MANIFEST_FILE
+from harness.results.denominator import PENDING
 from harness.results.leaderboard import reliability
 from harness.results.regrade import pending_regrader
 from harness.results.result_record import RESULT_FILE, ResultRecord
@@ -732,10 +733,10 @@ def _denominator_line(result: CampaignResult) -> str:
             f"planned cells ({rel.n_scored} scored)")
     if rel.complete:
         return f"{text}: complete"
-    failures = sum(cell.counted_as == "failure" for cell in rel.unscored)
+    pending = sum(cell.reason == PENDING for cell in rel.unscored)
     scored_only = rel.scored_only_pass1_pct
-    return (f"{text}: INCOMPLETE, {len(rel.unscored) - failures} pending (left out) and {failures} unscored counted "
-            f"as failures; scored cells only: pass@1 {'–' if scored_only is None else f'{scored_only:.1f}'} %")
+    return (f"{text}: INCOMPLETE, {len(rel.unscored)} unscored counted as failures ({pending} pending the judge "
+            f"until `apex-voice regrade`); scored cells only: pass@1 {'–' if scored_only is None else f'{scored_only:.1f}'} %")
 
 
 #: The outcome column of a cell left without a record (it counts as a failure).
