@@ -4,8 +4,10 @@ published yield column with no-opportunity barge-ins left out and counted beside
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from harness.campaign.manifest import CampaignManifest, write_manifest
@@ -102,3 +104,34 @@ def test_a_result_json_written_before_the_fix_is_read_the_same_way(tmp_path):
     data, _ = _results(tmp_path / "out", campaign)
     pooled = data["models"]["model-a"]["duplex"]
     assert (pooled["yield_pct"], pooled["n_yield_no_opportunity"]) == (100.0, 2)
+
+
+def test_slices_and_uptake_use_the_campaigns_denominator_and_only_repetitions_below_k(tmp_path):
+    from tests.test_results_tables import BENEFITS, CLAIM, DEMO_TASKS, _row
+
+    data = tmp_path / "tasks"
+    for task in (CLAIM, BENEFITS):
+        shutil.copytree(DEMO_TASKS / task, data / task)
+    path = tmp_path / "runs" / "model-a"
+    write_manifest(path, CampaignManifest(
+        model="model-a", display_name="model-a", repeats=2, max_turns=44, user_audio="auto", n_tasks=2,
+        task_ids=[CLAIM, BENEFITS], planned_cells={CLAIM: [0, 1], BENEFITS: [0, 1]}, acoustics="none",
+        tool_mode="bridge"))
+    for rep, (pts, score) in enumerate(((1, 1.0), (0, 0.0))):  # rep1 lies beyond k = 1: it must not count
+        ResultRecord(task_id=CLAIM, rep=rep, model="model-a", run_id=f"r{rep}", pts=pts,
+                     components={"GS": True, "PC": True, "RA": True, "WA": bool(pts)},
+                     outcome="SUCCESS" if pts else "FAILURE",
+                     fields=[_row("claim_1", "incident_date", score)]).write(path / CLAIM / f"rep{rep}")
+    # BENEFITS rep0 never ran: a failure here too, read as an empty workspace (11 required fields missed).
+    result = CliRunner().invoke(app, ["results", str(path), "--repeats", "1", "--data", str(data), "--out",
+                                      str(tmp_path / "out"), "--no-plots"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    out = json.loads((tmp_path / "out" / "results.json").read_text())
+    archetype = {row["label"]: row["model-a"] for row in out["slices"]["archetype"]}
+    assert archetype["INTAKE"] == {"success": 1.0, "afa": 1.0}  # claim rep0 only
+    assert archetype["FORM_FILL"] == {"success": 0.0, "afa": 0.0}  # the cell that never ran
+    duplex = out["models"]["model-a"]["duplex"]
+    # Corrected fields: claim's incident_date right in rep0, benefits' fsa election missed -> 50 %;
+    # other required fields: claim's 12 kept, benefits' 10 missed -> 12 of 22; the one WA failure (the empty
+    # cell) is attributed to its corrected field.
+    assert (duplex["afa_corrected"], duplex["afa_other"], duplex["attrib_pct"]) == (50.0, pytest.approx(100.0 * 12 / 22), 100.0)
