@@ -54,6 +54,23 @@ def test_commit_before_approval_is_premature(form_env):
     assert form_env.snapshot().artifacts["expense_1"].lifecycle == "EMPTY"
 
 
+@pytest.mark.parametrize("named", ["submit_expense", "anything_else", "request_approval"])
+def test_the_agent_cannot_name_the_approval_rule(form_env, named):
+    """Issue 33 break 7: the task's commit_action_type decides; the agent's action_type argument never does."""
+    record = form_env.call_tool("submit_expense", {**SUBMIT_ARGS, "action_type": named}, 1000)
+    assert (record.auth_decision, record.commit_attempt) == ("PREMATURE_COMMIT", "submit_expense")
+    assert form_env.snapshot().artifacts["expense_1"].lifecycle == "EMPTY"
+
+
+def test_a_commit_tool_built_without_an_action_type_commits_its_own_name(toy_form):
+    # The loader refuses such a package; a bundle built around it still never reads the agent's argument.
+    tool = {"name": "submit_other", "handler": "commit", "effect": {"artifact_id": "expense_1"},
+            "params": [{"name": "target_id", "type": "string"}]}
+    env = TaskEnvironment(fixture_bundle(toy_form, extra_tools=[tool]))
+    record = env.call_tool("submit_other", {"target_id": "expense_1", "action_type": "submit_expense"}, 10)
+    assert record.commit_attempt == "submit_other" and record.result["action_type"] == "submit_other"
+
+
 def test_commit_between_request_and_grant_is_premature(form_env):
     assert form_env.call_tool("request_approval", {"target_id": "expense_1"}, 1000).ok
     record = form_env.call_tool("submit_expense", SUBMIT_ARGS, 1500)

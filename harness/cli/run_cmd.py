@@ -51,8 +51,7 @@ from harness.results.result_record import RESULT_FILE, ResultRecord
 from harness.results.run_tree import Campaign, Run
 from harness.session.session_config import ToolMode
 from harness.tasks.bundle import TaskBundle
-from harness.tasks.errors import TaskLoadError
-from harness.tasks.loader import load_task
+from harness.tasks.lint import CheckedPackage, check_package
 from harness.user.llm_act_observer import LlmActClassifier
 from sandbox.backend import SandboxBackend, get_backend
 from sandbox.errors import AgentImageError, SandboxUnavailableError, UnknownBackendError
@@ -101,6 +100,10 @@ def run(
     allow_version_change: Annotated[
         bool, typer.Option(ALLOW_VERSION_FLAG, help="Resume a campaign another harness version started (the "
                            "earlier versions stay listed in campaign.json).")
+    ] = False,
+    skip_invalid: Annotated[
+        bool, typer.Option("--skip-invalid", help="Run the task packages that pass validation (load and lint) and "
+                           "list the others as not run; without it one invalid package refuses the run.")
     ] = False,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Explain failures in full (as `apex-voice -v run`).")
@@ -220,7 +223,7 @@ def run(
         if retry_failed else None
     if retry_cells is not None:
         task_dirs = [d for d in task_dirs if d.name in {c.task_id for c in retry_cells}]
-    bundles = _load_or_exit(task_dirs, source.checksums)
+    bundles, invalid = _load_or_exit(task_dirs, source.checksums, skip_invalid=skip_invalid)
     speech = _speech_or_exit(user_audio.value, bundles)
     _reachable_or_exit(spec)
     if mcp_url is not None:
@@ -328,6 +331,8 @@ def run(
         typer.echo(_this_start_line(result), err=True)
     else:
         _print_results(result, full=verbose or verbose_requested(ctx))
+    for line in _not_run_lines(invalid):
+        typer.echo(line, err=True)
     raise typer.Exit(0 if result.complete else 1)
 
 
@@ -561,12 +566,28 @@ def _hosted_or_exit(
     return replace(spec, display_name=hosted.display_name, tool_modes=hosted.tool_modes)
 
 
-def _load_or_exit(task_dirs: list[Path], checksums) -> list[TaskBundle]:
-    try:
-        return [load_task(task_dir, checksums=checksums) for task_dir in task_dirs]
-    except TaskLoadError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+def _load_or_exit(task_dirs: list[Path], checksums, *, skip_invalid: bool) -> tuple[list[TaskBundle], list[CheckedPackage]]:
+    """The packages that load and pass lint, and those that do not (never run: a broken task is no
+    model's failure). Without ``--skip-invalid`` one invalid package refuses the whole run (exit 2)."""
+    checked = [check_package(task_dir, checksums=checksums) for task_dir in task_dirs]
+    invalid = [c for c in checked if not c.ok]
+    for package in invalid:
+        typer.echo(f"{'not run' if skip_invalid else 'error'}: {package.task_dir.name}: {package.problems[0]}"
+                   + (f" (and {len(package.problems) - 1} more)" if len(package.problems) > 1 else ""), err=True)
+    if invalid and not skip_invalid:
+        typer.echo(f"error: {len(invalid)} task package(s) fail validation and cannot measure a model: fix them "
+                   "(`apex-voice validate` lists every problem) or pass --skip-invalid to run the others", err=True)
+        raise typer.Exit(2)
+    bundles = [c.bundle for c in checked if c.bundle is not None and c.ok]
+    if not bundles:
+        typer.echo("error: no valid task package left to run", err=True)
+        raise typer.Exit(2)
+    return bundles, invalid
+
+
+def _not_run_lines(invalid: list[CheckedPackage]) -> list[str]:
+    """The packages ``--skip-invalid`` left out: listed as not run, never counted as the model's failures."""
+    return [f"not run (invalid package, --skip-invalid): {p.task_dir.name}: {p.problems[0]}" for p in invalid]
 
 
 def _speech_or_exit(mode: str, bundles: list[TaskBundle]) -> dict[str, SpeechSource]:
