@@ -175,12 +175,14 @@ def test_pending_cells_cannot_lift_pass1_and_are_listed_as_pending_until_regrade
     agent talked out of a verdict. Before: pass@1 50 % -> 100 %. Now the pending cells are failures."""
     campaign = tmp_path / "oracle"
     tasks = [f"task_{i:02d}" for i in range(10)]
-    _manifest(campaign, tasks)
-    for i, task in enumerate(tasks):
-        if i < 5:
-            _record(task, 0).write(campaign / task / "rep0")
-        else:
-            _record(task, 0, pts=None, pending_verdicts=["form_1.summary"]).write(campaign / task / "rep0")
+
+    async def half_pending(cell: CampaignCell, rep_dir: Path) -> ResultRecord:
+        if tasks.index(cell.task_id) < 5:
+            return _record(cell.task_id, cell.rep)
+        return _record(cell.task_id, cell.rep, pts=None, pending_verdicts=["form_1.summary"])
+
+    # The real campaign writes the plan and the records (no regrader: the judge stays silent).
+    asyncio.run(run_campaign(_settings(campaign), tasks, half_pending))
     result, data, markdown = _results(tmp_path / "out", campaign)
     model = data["models"]["oracle"]
     assert (model["n"], model["pass1_pct"], model["pass_at_k"], model["reliable_at_k"]) == (10, 50.0, 5, 5)
@@ -189,10 +191,10 @@ def test_pending_cells_cannot_lift_pass1_and_are_listed_as_pending_until_regrade
         (task, "pending", "failure") for task in tasks[5:]]
     assert model["unscored"][0]["detail"] == "judge verdicts for form_1.summary"
     assert f"{tasks[5]} rep0: pending (judge verdicts for form_1.summary) — counted as a failure" in result.output
-    assert "INCOMPLETE" in result.output and "> INCOMPLETE: Oracle: 5 of 10 planned cells unscored" in markdown
+    assert "INCOMPLETE" in result.output and "> INCOMPLETE: Oracle (reference policy): 5 of 10 planned cells unscored" in markdown
     assert "5 counted as failures, 5 of them pending the judge" in markdown
-    assert "| Oracle | 10 | 5.0 | 50.0 | 5 | 50.0 | 5 | 50.0 |" in markdown
-    assert "| Oracle | **INCOMPLETE** | 10 | 5 | 5 | 0 | 50.0 | 100.0 |" in markdown  # scored-only beside, labelled
+    assert "| Oracle (reference policy) | 10 | 5.0 | 50.0 | 5 | 50.0 | 5 | 50.0 |" in markdown
+    assert "| Oracle (reference policy) | **INCOMPLETE** | 10 | 5 | 5 | 0 | 50.0 | 100.0 |" in markdown  # scored-only beside, labelled
 
     # `regrade` settles them (here: the judge's verdicts came back FAIL): complete, and still 50 %.
     for task in tasks[5:]:
