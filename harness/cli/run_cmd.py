@@ -51,7 +51,6 @@ from harness.results.result_record import RESULT_FILE, ResultRecord
 from harness.results.run_tree import Campaign, Run
 from harness.session.session_config import ToolMode
 from harness.tasks.bundle import TaskBundle
-from harness.tasks.lint import CheckedPackage, check_package
 from harness.user.llm_act_observer import LlmActClassifier
 from sandbox.backend import SandboxBackend, get_backend
 from sandbox.errors import AgentImageError, SandboxUnavailableError, UnknownBackendError
@@ -64,6 +63,7 @@ from .main import verbose_requested
 from .plain_progress import PlainProgress, wants_plain_progress
 from .preflight import dead_endpoint_problem, missing_key_problem
 from .results_table import task_table
+from .valid_packages import not_run_lines, valid_packages_or_exit
 
 if TYPE_CHECKING:  # audio and numpy load only for a run that speaks
     from harness.audio.acoustics import AcousticChain
@@ -223,7 +223,7 @@ def run(
         if retry_failed else None
     if retry_cells is not None:
         task_dirs = [d for d in task_dirs if d.name in {c.task_id for c in retry_cells}]
-    bundles, invalid = _load_or_exit(task_dirs, source.checksums, skip_invalid=skip_invalid)
+    bundles, invalid = valid_packages_or_exit(task_dirs, source.checksums, skip_invalid=skip_invalid)
     speech = _speech_or_exit(user_audio.value, bundles)
     _reachable_or_exit(spec)
     if mcp_url is not None:
@@ -331,7 +331,7 @@ def run(
         typer.echo(_this_start_line(result), err=True)
     else:
         _print_results(result, full=verbose or verbose_requested(ctx))
-    for line in _not_run_lines(invalid):
+    for line in not_run_lines(invalid):
         typer.echo(line, err=True)
     raise typer.Exit(0 if result.complete else 1)
 
@@ -564,30 +564,6 @@ def _hosted_or_exit(
         typer.echo(f"error: the adapter {spec.key!r} cannot be hosted: {exc}", err=True)
         raise typer.Exit(2) from None
     return replace(spec, display_name=hosted.display_name, tool_modes=hosted.tool_modes)
-
-
-def _load_or_exit(task_dirs: list[Path], checksums, *, skip_invalid: bool) -> tuple[list[TaskBundle], list[CheckedPackage]]:
-    """The packages that load and pass lint, and those that do not (never run: a broken task is no
-    model's failure). Without ``--skip-invalid`` one invalid package refuses the whole run (exit 2)."""
-    checked = [check_package(task_dir, checksums=checksums) for task_dir in task_dirs]
-    invalid = [c for c in checked if not c.ok]
-    for package in invalid:
-        typer.echo(f"{'not run' if skip_invalid else 'error'}: {package.task_dir.name}: {package.problems[0]}"
-                   + (f" (and {len(package.problems) - 1} more)" if len(package.problems) > 1 else ""), err=True)
-    if invalid and not skip_invalid:
-        typer.echo(f"error: {len(invalid)} task package(s) fail validation and cannot measure a model: fix them "
-                   "(`apex-voice validate` lists every problem) or pass --skip-invalid to run the others", err=True)
-        raise typer.Exit(2)
-    bundles = [c.bundle for c in checked if c.bundle is not None and c.ok]
-    if not bundles:
-        typer.echo("error: no valid task package left to run", err=True)
-        raise typer.Exit(2)
-    return bundles, invalid
-
-
-def _not_run_lines(invalid: list[CheckedPackage]) -> list[str]:
-    """The packages ``--skip-invalid`` left out: listed as not run, never counted as the model's failures."""
-    return [f"not run (invalid package, --skip-invalid): {p.task_dir.name}: {p.problems[0]}" for p in invalid]
 
 
 def _speech_or_exit(mode: str, bundles: list[TaskBundle]) -> dict[str, SpeechSource]:
