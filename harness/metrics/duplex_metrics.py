@@ -52,8 +52,6 @@ def had_floor_to_yield(record: Mapping[str, Any]) -> bool:
     return record.get("agent_speaking_at_onset", True) is not False
 
 
-_scored = had_floor_to_yield
-
 
 def _finished(record: Mapping[str, Any]) -> bool:
     """Its queued audio ran out within the window: it neither yielded nor kept the floor."""
@@ -115,11 +113,12 @@ def _per_event(record: dict[str, Any]) -> dict[str, Any]:
         "expected_floor_action": record["expected_floor_action"],
         "agent_speaking_at_onset": record.get("agent_speaking_at_onset", True),
         # ``None`` (no floor to yield) stays ``None``: it is no failure to yield (issue 34).
-        "agent_yielded": None if record.get("agent_yielded") is None and not _scored(record) else _yielded(record),
+        "agent_yielded": None if record.get("agent_yielded") is None and not had_floor_to_yield(record)
+        else _yielded(record),
         "stop_latency_ms": record.get("stop_latency_ms"),
         "isl_ms": record.get("isl_ms", record.get("stop_latency_ms")),
         "overlap_ms": record.get("overlap_ms"),
-        "correct": _correct(record) if _scored(record) else None,
+        "correct": _correct(record) if had_floor_to_yield(record) else None,
         **({"no_opportunity": record["no_opportunity"]} if record.get("no_opportunity") else {}),
         **({"floor_outcome": record["floor_outcome"]} if record.get("floor_outcome") else {}),
     }
@@ -136,17 +135,17 @@ def duplex_metrics(events: Sequence[RunEvent], timeline: Timeline | None = None)
     """The ``duplex`` object of ``result.json``."""
     timeline = timeline or build_timeline(events)
     records = delivery_records(events)
-    scored = [r for r in records if _scored(r)]
+    scored = [r for r in records if had_floor_to_yield(r)]
     yield_expected = [r for r in scored if r["expected_floor_action"] == "YIELD"]
     no_yield_opportunity = sum(
-        not _scored(r) and not _finished(r) and r["expected_floor_action"] == "YIELD" for r in records
+        not had_floor_to_yield(r) and not _finished(r) and r["expected_floor_action"] == "YIELD" for r in records
     )
     continue_expected = [r for r in scored if r["expected_floor_action"] == "CONTINUE"]
     occr, ira = _critical_uptake(scored)
     return {
         "n_events": len(records),
         "n_scored": len(scored),
-        "n_no_opportunity": sum(not _scored(r) and not _finished(r) for r in records),
+        "n_no_opportunity": sum(not had_floor_to_yield(r) and not _finished(r) for r in records),
         "n_finished": sum(_finished(r) for r in records),
         "events": [_per_event(r) for r in records],
         "fda": _ratio(sum(_correct(r) for r in scored), len(scored)),
