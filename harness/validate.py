@@ -18,9 +18,7 @@ from harness.session.environment_port import InProcessEnvironment
 from harness.session.text_runner import TextSessionResult, run_text_session
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.checksums import ChecksumManifest
-from harness.tasks.errors import TaskLoadError
-from harness.tasks.lint import lint_task
-from harness.tasks.loader import load_task
+from harness.tasks.lint import check_package
 from mcp_servers.public_bundle import PublicBundle
 
 __all__ = ["ValidationReport", "validate_task"]
@@ -66,18 +64,15 @@ async def validate_task(
 ) -> ValidationReport:
     """Validate one package; never raises for a bad package."""
     report = ValidationReport(task_id=task_dir.name)
-    try:
-        # Reading and hashing the package is file work: off the loop, where a sandbox may be serving.
-        bundle = await asyncio.to_thread(load_task, task_dir, checksums=checksums)
-    except TaskLoadError as exc:
-        report.problems.append(f"load: {exc}")
+    # Reading and hashing the package is file work: off the loop, where a sandbox may be serving.
+    checked = await asyncio.to_thread(check_package, task_dir, checksums=checksums)
+    report.problems += checked.problems
+    report.warnings += checked.warnings
+    bundle = checked.bundle
+    if bundle is None:
         return report
     report.task_id = bundle.task_id
     report.loaded = True
-
-    issues = lint_task(bundle)
-    report.problems += [f"lint: {issue}" for issue in issues if issue.level == "error"]
-    report.warnings += [str(issue) for issue in issues if issue.level == "warning"]
     report.lint_ok = not report.problems
 
     public = bundle.public_bundle()

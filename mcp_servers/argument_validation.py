@@ -19,6 +19,7 @@ from .public_models import ArtifactSchema, ToolSpec
 __all__ = [
     "MAX_ARGS_BYTES",
     "MAX_ARGS_DEPTH",
+    "MAX_FIELD_VALUE_BYTES",
     "ArgumentsProblem",
     "arguments_problem",
     "loggable_name",
@@ -39,6 +40,11 @@ MAX_ARGS_BYTES = 64 * 1024
 
 #: Arguments nested deeper than this are refused unread (JSON encoders and parsers recurse).
 MAX_ARGS_DEPTH = 32
+
+#: One artifact field value, as JSON, is at most this long. Field values are what the grader and the
+#: semantic judge read: an unbounded one could crowd the judge's prompt until it gives no verdict.
+#: The longest gold value of the published fixtures and the demo suite is well under 1 KiB.
+MAX_FIELD_VALUE_BYTES = 4 * 1024
 
 #: Tool names are logged and echoed at most this long.
 MAX_NAME_CHARS = 200
@@ -222,11 +228,17 @@ def undeclared_args(spec: ToolSpec, args: dict[str, Any]) -> list[str]:
 def validate_field_values(
     artifact_id: str, schema: ArtifactSchema | None, fields: dict[str, Any]
 ) -> list[str]:
-    """Unknown field keys and ill-typed values for a schema'd artifact (none without a schema)."""
+    """Values larger than ``MAX_FIELD_VALUE_BYTES`` (any artifact), and for a schema'd artifact unknown
+    field keys and ill-typed values."""
+    problems = [
+        f"field '{name}' of {artifact_id} is {size} bytes of JSON; the limit is {MAX_FIELD_VALUE_BYTES}: "
+        "write the value itself, not a transcript or a document"
+        for name, size in ((name, json_size(value)) for name, value in fields.items())
+        if size > MAX_FIELD_VALUE_BYTES
+    ]
     if schema is None:
-        return []
+        return problems
     valid_keys = ", ".join(spec.name for spec in schema.fields)
-    problems: list[str] = []
     for name, value in fields.items():
         spec = schema.field(name)
         if spec is None:

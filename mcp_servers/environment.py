@@ -60,6 +60,12 @@ class TaskEnvironment:
         return self._bundle.task_id
 
     @property
+    def media_time_ms(self) -> int:
+        """The latest media time of anything applied so far: a call, grant, revocation or event."""
+        with self._lock:
+            return self._media_time_ms
+
+    @property
     def pending_approval(self) -> tuple[str, str] | None:
         """The latest ``(action_type, target_id)`` the agent asked approval for.
 

@@ -107,13 +107,19 @@ class TaskServer:
         The call is stamped with the server's media time, which only the harness sets: through the
         control plane beforehand (``/control/media_time``, for an MCP caller), or as
         ``media_time_ms`` with the call itself (the harness's own calls, ``/control/call``), which
-        sets the media time for the calls that follow too.
+        sets the media time for the calls that follow too. An MCP caller's call (native tool mode)
+        is stamped no earlier than the last grant, revocation, event or call the server holds: the
+        pushed clock lags by up to a push interval while those carry their exact time, and a call
+        that reaches the server after a grant did not happen before it (issue 33, break 7).
         """
         env = self.loaded_env()
         async with self._lock:
             if media_time_ms is not None:
                 self.media_time_ms = media_time_ms
-            record = env.call_tool(name, args, self.media_time_ms)
+                at = media_time_ms
+            else:
+                at = max(self.media_time_ms, env.media_time_ms)
+            record = env.call_tool(name, args, at)
             await self.persist()
             record_json = record.model_dump(mode="json")
             self.calls.publish(record_json)

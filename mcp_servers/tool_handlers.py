@@ -117,10 +117,14 @@ def _commit_target(call: ToolCall) -> str:
     return str(value)
 
 
-def commit_action_type(spec: ToolSpec, args: Any) -> str:
-    """The action a commit tool commits: the spec's, else the agent's ``action_type``, else the tool name."""
-    requested = args.get("action_type") if isinstance(args, dict) else None
-    return spec.commit_action_type or (requested if isinstance(requested, str) and requested else spec.name)
+def commit_action_type(spec: ToolSpec) -> str:
+    """The action a commit tool commits: the spec's ``commit_action_type`` (the loader requires one).
+
+    Never the agent's ``action_type`` argument, which the published handler read when the spec had
+    none: the agent would name the rule the guard applies (issue 33, break 7). A spec built without
+    the loader falls back to the tool's own name.
+    """
+    return spec.commit_action_type or spec.name
 
 
 def _artifact(parts: EnvironmentParts, call: ToolCall) -> Artifact:
@@ -234,7 +238,7 @@ def request_approval(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
 
 
 def commit(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
-    action = commit_action_type(call.spec, call.args)
+    action = commit_action_type(call.spec)
     target = _commit_target(call)
     artifact_id = _artifact_id(call)  # refuse a wrong artifact before an approval is spent on it
     authorization = parts.guard.authorize(action, target, call.media_time_ms, call.index)

@@ -151,7 +151,7 @@ class ToolRuntime:
         if spec is None:
             available = ", ".join(t.name for t in self._tools.tools if not t.discoverable) or "none"
             raise _Refusal(f"unknown tool {json.dumps(base['name'])} (available tools: {available})", args)
-        commit_attempt = commit_action_type(spec, args) if spec.handler == "commit" else None
+        commit_attempt = commit_action_type(spec) if spec.handler == "commit" else None
         call_args = without_null_optionals(spec, args)
         handler = HANDLERS.get(spec.handler or "")
         if handler is None:

@@ -107,6 +107,9 @@ def test_a_judge_outage_leaves_a_c0_cell_pending_and_regrade_completes_it(tmp_pa
     assert record["pending_verdicts"] == ["claim_1.policyholder_name"]
     assert events[-1]["payload"]["outcome"] == "PENDING"
     assert (tmp_path / CLAIM_TASK / "rep0" / record["run_id"] / GRADING_INPUTS_FILE).is_file()
+    # Until regraded the pending cell is a failure in the campaign's figure (issue 33, break 6).
+    assert "pass@1 0.0 % over 1 planned cells (0 scored): INCOMPLETE, 1 unscored counted as failures (1 pending the judge" \
+        in " ".join(result.output.split())
 
     monkeypatch.delenv("APEX_VOICE_LLM_API_KEY")
     JudgeCache().put(judge_cache_key("policyholder_name", SAID, GOLD_NAME), True)

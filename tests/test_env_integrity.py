@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from test_env_public_bundle import fixture_bundle
 
+from mcp_servers.argument_validation import MAX_FIELD_VALUE_BYTES
 from mcp_servers.environment import TaskEnvironment
 from mcp_servers.public_models import BUILTIN_HANDLERS
 from mcp_servers.records import ToolCallRecord
@@ -49,6 +52,23 @@ def test_commit_before_approval_is_premature(form_env):
     assert record.commit_attempt == "submit_expense"
     assert record.output["auth_decision"] == "PREMATURE_COMMIT"
     assert form_env.snapshot().artifacts["expense_1"].lifecycle == "EMPTY"
+
+
+@pytest.mark.parametrize("named", ["submit_expense", "anything_else", "request_approval"])
+def test_the_agent_cannot_name_the_approval_rule(form_env, named):
+    """Issue 33 break 7: the task's commit_action_type decides; the agent's action_type argument never does."""
+    record = form_env.call_tool("submit_expense", {**SUBMIT_ARGS, "action_type": named}, 1000)
+    assert (record.auth_decision, record.commit_attempt) == ("PREMATURE_COMMIT", "submit_expense")
+    assert form_env.snapshot().artifacts["expense_1"].lifecycle == "EMPTY"
+
+
+def test_a_commit_tool_built_without_an_action_type_commits_its_own_name(toy_form):
+    # The loader refuses such a package; a bundle built around it still never reads the agent's argument.
+    tool = {"name": "submit_other", "handler": "commit", "effect": {"artifact_id": "expense_1"},
+            "params": [{"name": "target_id", "type": "string"}]}
+    env = TaskEnvironment(fixture_bundle(toy_form, extra_tools=[tool]))
+    record = env.call_tool("submit_other", {"target_id": "expense_1", "action_type": "submit_expense"}, 10)
+    assert record.commit_attempt == "submit_other" and record.result["action_type"] == "submit_other"
 
 
 def test_commit_between_request_and_grant_is_premature(form_env):
@@ -280,6 +300,20 @@ def test_a_one_megabyte_argument_is_refused_unread(form_env):
     assert_refused(form_env, record, "the limit is 65536")
     assert record.args == "<1000031 bytes of arguments, not kept>"
     assert form_env.snapshot().artifacts["expense_1"].fields == {}
+
+
+def test_a_field_value_past_its_bound_is_refused_with_what_to_do(form_env):
+    """Issue 33 break 6: field values are what the judge reads; one is at most MAX_FIELD_VALUE_BYTES."""
+    long = "Trip to the Lisbon customer summit, " * 200  # about 7 KB: under the 64 KiB call bound
+    record = form_env.call_tool("update_expense", {"fields": {"employee_id": "E1042", "trip_purpose": long}})
+
+    size = len(json.dumps(long).encode())
+    assert_refused(form_env, record, f"field 'trip_purpose' of expense_1 is {size} bytes of JSON; the limit is "
+                   f"{MAX_FIELD_VALUE_BYTES}", "write the value itself")
+    assert form_env.snapshot().artifacts["expense_1"].fields == {}, "a refused update writes nothing"
+    # The agent can act on it: the same call with the value itself goes through.
+    assert form_env.call_tool("update_expense", {"fields": {"trip_purpose": "Lisbon customer summit"}}).ok
+    assert form_env.snapshot().artifacts["expense_1"].fields == {"trip_purpose": "Lisbon customer summit"}
 
 
 def test_unknown_tool_lists_the_available_tools(form_env):

@@ -18,9 +18,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from harness.errors import JudgeUnavailable
-from harness.grading.judge import JUDGE_VERSION, SemanticJudge
+from harness.grading.judge import JUDGE_ATTEMPTS, JUDGE_VERSION, SemanticJudge
 from harness.grading.judge_cache import JudgeCache, judge_cache_key
-from harness.grading.judge_prompt import JUDGE_PROMPT_TEMPLATE, parse_verdict
+from harness.grading.judge_prompt import JUDGE_PROMPT_MAX_CHARS, JUDGE_PROMPT_TEMPLATE, parse_verdict
+from harness.grading.two_tier import grade_two_tier
 from tests.loopback import serve_on_loopback
 
 #: SHA-256 of the judge prompt template of JUDGE_VERSION "artifact-aware-3".
@@ -59,8 +60,9 @@ def fake(server: FakeChatServer) -> FakeChatServer:
     return server
 
 
-def _judge(fake: FakeChatServer, tmp_path: Path) -> SemanticJudge:
-    return SemanticJudge(base_url=fake.base_url, api_key="sk-test", cache=JudgeCache(tmp_path / "cache.json"))
+def _judge(fake: FakeChatServer, tmp_path: Path, **options: Any) -> SemanticJudge:
+    return SemanticJudge(base_url=fake.base_url, api_key="sk-test", cache=JudgeCache(tmp_path / "cache.json"),
+                         retry_wait_s=0, **options)
 
 
 def test_cache_key_vector() -> None:
@@ -107,12 +109,60 @@ async def test_fail_verdict_is_parsed_from_surrounding_text(fake: FakeChatServer
 async def test_no_verdict_is_unavailable_and_not_cached(fake: FakeChatServer, tmp_path: Path, status: int, reply: str) -> None:
     fake.status, fake.reply = status, reply
     judge = _judge(fake, tmp_path)
-    with pytest.raises(JudgeUnavailable, match=f"judge gpt-4o-mini at {fake.base_url}"):
+    with pytest.raises(JudgeUnavailable, match=f"judge gpt-4o-mini at {fake.base_url}.*after 3 request"):
         await judge("f", "a", "b", "ctx")
-    assert judge.errors == 1 and JudgeCache(tmp_path / "cache.json").get(judge_cache_key("f", "a", "b")) is None
+    # Tried JUDGE_ATTEMPTS times, then one error: the field stays pending, nothing cached.
+    assert (judge.errors, judge.requests, len(fake.requests)) == (1, JUDGE_ATTEMPTS, JUDGE_ATTEMPTS)
+    assert JudgeCache(tmp_path / "cache.json").get(judge_cache_key("f", "a", "b")) is None
     fake.status, fake.reply = 200, '{"pass": true}'
     assert await judge("f", "a", "b", "ctx") is True
     assert judge.calls == 2
+
+
+@dataclass
+class FlakyChatServer(FakeChatServer):
+    """Fails the first ``failures`` requests with ``status`` (or a reply without JSON), then answers."""
+
+    failures: int = 0
+
+    async def completions(self, request: Request) -> JSONResponse:
+        self.requests.append({"body": await request.json()})
+        if len(self.requests) <= self.failures:
+            if self.status != 200:
+                return JSONResponse({"error": "busy"}, status_code=self.status)
+            return JSONResponse({"choices": [{"message": {"role": "assistant", "content": "I refuse to use JSON."}}]})
+        return JSONResponse({"choices": [{"message": {"role": "assistant", "content": self.reply}}]})
+
+
+@pytest.mark.parametrize("status", [503, 429, 200])
+async def test_a_verdict_after_transient_failures_is_kept(tmp_path: Path, status: int) -> None:
+    flaky = FlakyChatServer(status=status, failures=JUDGE_ATTEMPTS - 1)
+    app = Starlette(routes=[Route("/v1/chat/completions", flaky.completions, methods=["POST"])])
+    with serve_on_loopback(app) as base:
+        judge = SemanticJudge(base_url=f"{base}/v1", api_key="k", cache=JudgeCache(tmp_path / "c.json"), retry_wait_s=0)
+        assert await judge("f", "a", "b", "ctx") is True
+    assert (judge.requests, judge.errors, judge.calls) == (JUDGE_ATTEMPTS, 0, 1)
+
+
+async def test_a_refusal_no_retry_can_fix_is_not_retried(fake: FakeChatServer, tmp_path: Path) -> None:
+    fake.status = 401
+    judge = _judge(fake, tmp_path)
+    with pytest.raises(JudgeUnavailable, match="401"):
+        await judge("f", "a", "b", "ctx")
+    assert (judge.requests, judge.errors) == (1, 1)
+
+
+async def test_the_prompt_is_bounded_whatever_the_agent_wrote(fake: FakeChatServer, tmp_path: Path) -> None:
+    """Issue 33 break 6: 40 other fields of 64 KiB each, and a 1 MB value, cannot overflow the judge."""
+    artifact = {f"field_{i}": "x" * 65_536 for i in range(40)}
+    verdict = await grade_two_tier("semantic", "y" * 1_000_000, "the gold", None, field="summary",
+                                   judge=_judge(fake, tmp_path), context="form_1 (FORM)", artifact=artifact)
+    assert verdict.tier == "judge"
+    (request,) = fake.requests
+    content = request["body"]["messages"][0]["content"]
+    assert len(content) <= JUDGE_PROMPT_MAX_CHARS < 40_000
+    assert "more characters not shown]" in content and "Reference (gold): 'the gold'" in content
+    assert content.rstrip().endswith('{"pass": true|false, "why": "<short reason>"}')
 
 
 async def test_unreachable_endpoint_counts_an_error(tmp_path: Path) -> None:
@@ -120,10 +170,10 @@ async def test_unreachable_endpoint_counts_an_error(tmp_path: Path) -> None:
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     sock.close()
-    judge = SemanticJudge(base_url=f"http://127.0.0.1:{port}/v1", api_key="k", cache=None)
+    judge = SemanticJudge(base_url=f"http://127.0.0.1:{port}/v1", api_key="k", cache=None, retry_wait_s=0)
     with pytest.raises(JudgeUnavailable, match="ConnectError"):
         await judge("f", "a", "b", "ctx")
-    assert judge.errors == 1
+    assert (judge.errors, judge.requests) == (1, JUDGE_ATTEMPTS)
 
 
 async def test_blank_prediction_fails_without_a_call(fake: FakeChatServer, tmp_path: Path) -> None:

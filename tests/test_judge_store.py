@@ -16,7 +16,7 @@ import pytest
 
 from harness.errors import JudgeUnavailable
 from harness.first_writer_store import FirstWriterStore
-from harness.grading.judge import CachedVerdicts, SemanticJudge
+from harness.grading.judge import JUDGE_ATTEMPTS, CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache, judge_cache_key, store_path_for
 
 PUBLISHED = {"506ff4ca35af092c2ca2155591df356f": True, "0f" * 16: False, "junk": "yes", "one": 1}
@@ -26,7 +26,7 @@ class GatedJudge(SemanticJudge):
     """A judge whose endpoint answers ``verdict`` only once ``gate`` opens; it counts the requests."""
 
     def __init__(self, cache: JudgeCache | None, verdict: str = '{"pass": true}') -> None:
-        super().__init__(base_url="http://127.0.0.1:9/v1", api_key="k", cache=cache)
+        super().__init__(base_url="http://127.0.0.1:9/v1", api_key="k", cache=cache, retry_wait_s=0)
         self.gate = asyncio.Event()
         self.reply = verdict
         self.prompts: list[str] = []
@@ -209,9 +209,9 @@ async def test_a_failed_shared_request_leaves_every_asker_pending_and_is_asked_a
     judge.gate.set()
     outcomes = await asyncio.gather(*asks, return_exceptions=True)
     assert all(isinstance(o, JudgeUnavailable) for o in outcomes)
-    assert judge.errors == 1 and len(judge.prompts) == 1
+    assert judge.errors == 1 and len(judge.prompts) == JUDGE_ATTEMPTS  # one shared request, tried in full
     judge.reply = '{"pass": false}'
-    assert await judge("f", "a", "b", "ctx") is False and len(judge.prompts) == 2
+    assert await judge("f", "a", "b", "ctx") is False and len(judge.prompts) == JUDGE_ATTEMPTS + 1
 
 
 async def test_one_cancelled_asker_does_not_cancel_the_others(tmp_path: Path) -> None:

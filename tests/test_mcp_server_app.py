@@ -257,6 +257,33 @@ async def test_grant_through_control_authorizes_the_commit(served):
     assert records[1]["media_time_ms"] == 6000
 
 
+@pytest.mark.parametrize(("route", "decision"), [("grant", "AUTHORIZED"), ("revoke", "POST_REVOCATION_COMMIT")])
+async def test_a_native_call_is_stamped_no_earlier_than_the_last_grant_or_revocation(served, route, decision):
+    """Issue 33 break 7: the media time is pushed every 100 ms (here 1,000) while a grant or revocation
+    carries its exact time (1,060): a commit the server receives after it is no earlier than it."""
+    base, _, _ = served
+    scope = {"action_type": "submit_expense", "target_id": "expense_1"}
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+        async with Client(f"{base}/mcp") as client:
+            await client.list_tools()
+            await http.post(f"{base}/control/media_time", json={"media_time_ms": 1000})
+            if route == "revoke":
+                await http.post(f"{base}/control/approvals/grant", json={**scope, "media_time_ms": 500})
+            answer = await http.post(f"{base}/control/approvals/{route}", json={**scope, "media_time_ms": 1060})
+            assert answer.status_code == 200, answer.text
+            await client.call_tool("submit_expense", {"target_id": "expense_1", "artifact_id": "expense_1"})
+        (record,) = [(await http.get(f"{base}/control/calls/{i}")).json() for i in (0,)]
+    assert (record["media_time_ms"], record["auth_decision"]) == (1060, decision)
+
+
+async def test_a_harness_call_keeps_the_exact_time_it_carries(served):
+    base, task_server, _ = served
+    task_server.loaded_env().grant_approval("submit_expense", "expense_1", 1060)
+    record, _ = await task_server.call_tool("submit_expense", {"target_id": "expense_1", "artifact_id": "expense_1"},
+                                            media_time_ms=1000)
+    assert (record.media_time_ms, record.auth_decision) == (1000, "PREMATURE_COMMIT")
+
+
 async def test_control_refuses_a_malformed_body_naming_the_field(served):
     base, _, _ = served
     async with httpx.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http:

@@ -77,7 +77,8 @@ def test_a_barge_in_over_no_speech_is_listed_as_no_opportunity_never_as_a_yield(
     assert duplex["stop_latency_ms"]["median"] == 300.0  # the tone's "stop" is no sample
     listed = {e["event_id"]: e for e in duplex["events"]}
     assert listed["e3"]["no_opportunity"] == "agent_not_speech" and listed["e3"]["correct"] is None
-    assert listed["e2"]["no_opportunity"] == "agent_silent" and listed["e2"]["agent_yielded"] is False
+    # No floor to yield is no failure to yield: ``None`` stays ``None`` (issue 34), never ``False``.
+    assert listed["e2"]["no_opportunity"] == "agent_silent" and listed["e2"]["agent_yielded"] is None
 
 
 def test_stop_latency_statistics_are_linear_percentiles_and_isl_ms_follows_the_published_index_rule():

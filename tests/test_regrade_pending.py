@@ -59,7 +59,7 @@ async def test_the_real_judge_against_a_closed_port_is_pending(tmp_path):
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     sock.close()
-    judge = SemanticJudge(base_url=f"http://127.0.0.1:{port}/v1", api_key="k", cache=None)
+    judge = SemanticJudge(base_url=f"http://127.0.0.1:{port}/v1", api_key="k", cache=None, retry_wait_s=0)
     report = await grade(GOLD, _ctx(judge))
     assert report.pts is None and report.pending_fields == ["claim.summary"] and judge.errors == 1
 

@@ -60,7 +60,7 @@ def test_campaigns_of_one_model_in_two_conditions_are_kept_apart_and_named_so(ru
     assert "condition" in note and "never merged" in note
     # The header claims neither one task count nor one condition for the mixed set.
     header = (tmp_path / "r" / "results.md").read_text().splitlines()[2]
-    assert "6 tasks (the campaigns cover different tasks: oracle[C2] 6, oracle[C3] 1)" in header
+    assert "6 tasks (the campaigns cover different tasks: oracle[C3] 1, oracle[C2] 6)" in header  # ranked by rate: 1/1 above 5/6
     assert "conditions C2 (oracle[C2]), C3 (oracle[C3])" in header
 
 

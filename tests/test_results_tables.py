@@ -81,10 +81,13 @@ def test_every_table_matches_the_hand_computed_figures(tree, tmp_path):
     assert list(models) == ["beta", "alpha"]  # campaign order (the tables are ranked: alpha first)
     a, b = models["alpha"], models["beta"]
 
-    # Reliability: alpha claim (1, 0), benefits (1, 1); beta's benefits has a pending rep -> incomplete.
+    # Reliability: alpha claim (1, 0), benefits (1, 1); beta's benefits rep1 is still pending -> a failure
+    # (listed as pending) until regraded: claim (0, 0), benefits (1, 0).
     assert (a["n"], a["rep_pass"], a["distribution"], a["pass1_mean"], a["pass_at_k"], a["reliable_at_k"]) == (
         2, [2, 1], [0, 1, 1], 1.5, 2, 1)
-    assert (b["n"], b["pass_at_k"], b["incomplete_tasks"], b["pending_runs"]) == (1, 0, [BENEFITS], 1)
+    assert (b["n"], b["pass_at_k"], b["pass1_mean"], b["incomplete_tasks"], b["pending_runs"]) == (2, 1, 0.5, [], 1)
+    assert [(c["task_id"], c["rep"], c["reason"], c["counted_as"]) for c in b["unscored"]] == [
+        (BENEFITS, 1, "pending", "failure")]
     # Gates pooled over runs: alpha WA 3/4; beta's pending run carries no WA -> 1/3.
     assert (a["gate_pass"]["WA"], a["gate_total"]["WA"], a["gate_rates"]["WA"]) == (3, 4, 75.0)
     assert (b["gate_pass"]["WA"], b["gate_total"]["WA"], b["gate_rates"]["WA"], b["gate_total"]["GS"]) == (1, 3, 33.3, 4)
@@ -112,17 +115,18 @@ def test_every_table_matches_the_hand_computed_figures(tree, tmp_path):
     archetype = {row["label"]: row for row in data_json["slices"]["archetype"]}
     assert archetype["INTAKE"]["alpha"] == {"success": 0.5, "afa": 0.5}
     assert archetype["FORM_FILL"]["alpha"] == {"success": 1.0, "afa": 1.0}
-    assert archetype["FORM_FILL"]["beta"] == {"success": 1.0, "afa": 1.0}  # the pending run is not graded yet
+    # The pending run is a failure here too: success mean(1, 0); AFA 1 of 1 + 0 of its 11 required fields.
+    assert archetype["FORM_FILL"]["beta"] == {"success": 0.5, "afa": 1 / 12}
     compare = data_json["compare"]
     assert (compare["n_tasks"], compare["pass1_diff_pp"], compare["wins"], compare["losses"], compare["sign_test_p"]) == (
-        1, 50.0, 1, 0, 1.0)
+        2, 50.0, 2, 0, 0.5)
 
     with (out / "tooluse_by_task.csv").open() as handle:
         assert list(csv.reader(handle)) == [
             ["task_id", "oracle_tool_calls", "alpha_tool_ratio", "beta_tool_ratio"],
             [CLAIM, "13", "1.500", "0.385"], [BENEFITS, "12", "1.000", "0.500"]]
     with (out / "per_task.csv").open() as handle:
-        assert list(csv.reader(handle))[1:] == [[CLAIM, "13", "1", "0"], [BENEFITS, "12", "2", ""]]
+        assert list(csv.reader(handle))[1:] == [[CLAIM, "13", "1", "0"], [BENEFITS, "12", "2", "1"]]
     with (out / "slices.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert {"axis": "archetype", "label": "INTAKE", "n": "1", "model": "alpha", "success": "0.5000",
@@ -132,7 +136,7 @@ def test_every_table_matches_the_hand_computed_figures(tree, tmp_path):
     assert "| alpha | 2 | 1.5 | 75.0 | 2 | 100.0 | 1 | 50.0 |" in markdown
     assert "| alpha | 4 | 100.0 (4) | 100.0 (4) | 100.0 (4) | 75.0 (3) |" in markdown
     assert "| alpha | 700 | 970 | 175.0 | 242.5 | 15.8 | 1.25 | 1.25 |" in markdown
-    assert "| alpha | 2.0 | 50.0 | 150 | 150 | 50.0 | 200 | 200 | 1 | 75.0 | 100.0 | +25.0 | 100.0 |" in markdown
+    assert "| alpha | 2.0 | 50.0 | 0 | 150 | 150 | 50.0 | 200 | 200 | 1 | 75.0 | 100.0 | +25.0 | 100.0 |" in markdown
     assert "1 run(s) wait on pending judge verdicts" in markdown
     assert "| alpha | 700 | 200 | 50.0 (n=2) | 8.3 (n=12) |" in markdown
     assert "## Paired comparison: alpha vs beta (ours)" in markdown

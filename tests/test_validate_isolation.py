@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-import harness.validate as validate_module
+import harness.tasks.lint as lint_module
 from harness.tasks.bundle import TaskBundle
 from harness.validate import validate_task
 from tests.conftest import DEMO_DATA
@@ -17,13 +17,13 @@ TASK_DIR = DEMO_DATA / "tasks" / "demo_auto_claim_intake_001"
 
 async def test_a_package_is_loaded_once_per_validation(monkeypatch: pytest.MonkeyPatch) -> None:
     loads: list[Any] = []
-    real_load = validate_module.load_task
+    real_load = lint_module.load_task
 
     def counting_load(*args: Any, **kwargs: Any) -> TaskBundle:
         loads.append(args)
         return real_load(*args, **kwargs)
 
-    monkeypatch.setattr(validate_module, "load_task", counting_load)
+    monkeypatch.setattr(lint_module, "load_task", counting_load)
     report = await validate_task(TASK_DIR)
     assert report.ok, report.problems
     assert len(loads) == 1

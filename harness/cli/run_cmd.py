@@ -44,6 +44,7 @@ from harness.conditions import BUILTIN_CONDITIONS, ConditionDef, UnknownConditio
 from harness.grading.judge import CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache
 from harness.results.campaign_files import MANIFEST_FILE
+from harness.results.denominator import PENDING
 from harness.results.leaderboard import reliability
 from harness.results.measurement_identity import TaskPin
 from harness.results.regrade import pending_regrader
@@ -51,8 +52,6 @@ from harness.results.result_record import RESULT_FILE, ResultRecord
 from harness.results.run_tree import Campaign, Run
 from harness.session.session_config import ToolMode
 from harness.tasks.bundle import TaskBundle
-from harness.tasks.errors import TaskLoadError
-from harness.tasks.loader import load_task
 from harness.user.llm_act_observer import LlmActClassifier
 from sandbox.backend import SandboxBackend, get_backend
 from sandbox.errors import AgentImageError, SandboxUnavailableError, UnknownBackendError
@@ -65,6 +64,7 @@ from .main import verbose_requested
 from .plain_progress import PlainProgress, wants_plain_progress
 from .preflight import dead_endpoint_problem, missing_key_problem
 from .results_table import task_table
+from .valid_packages import not_run_lines, valid_packages_or_exit
 
 if TYPE_CHECKING:  # audio and numpy load only for a run that speaks
     from harness.audio.acoustics import AcousticChain
@@ -105,6 +105,10 @@ def run(
     extend: Annotated[
         bool, typer.Option(EXTEND_FLAG, help="Grow the --out campaign by the tasks or repetitions this start adds "
                            "(a start that plans more than its campaign is refused otherwise; fewer always resumes).")
+    ] = False,
+    skip_invalid: Annotated[
+        bool, typer.Option("--skip-invalid", help="Run the task packages that pass validation (load and lint) and "
+                           "list the others as not run; without it one invalid package refuses the run.")
     ] = False,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Explain failures in full (as `apex-voice -v run`).")
@@ -225,7 +229,7 @@ def run(
         if retry_failed else None
     if retry_cells is not None:
         task_dirs = [d for d in task_dirs if d.name in {c.task_id for c in retry_cells}]
-    bundles = _load_or_exit(task_dirs, source.checksums)
+    bundles, invalid = valid_packages_or_exit(task_dirs, source.checksums, skip_invalid=skip_invalid)
     speech = _speech_or_exit(user_audio.value, bundles)
     _reachable_or_exit(spec)
     if mcp_url is not None:
@@ -332,6 +336,8 @@ def run(
         typer.echo(_this_start_line(result), err=True)
     else:
         _print_results(result, full=verbose or verbose_requested(ctx))
+    for line in not_run_lines(invalid):
+        typer.echo(line, err=True)
     raise typer.Exit(0 if result.complete else 1)
 
 
@@ -565,14 +571,6 @@ def _hosted_or_exit(
     return replace(spec, display_name=hosted.display_name, tool_modes=hosted.tool_modes)
 
 
-def _load_or_exit(task_dirs: list[Path], checksums) -> list[TaskBundle]:
-    try:
-        return [load_task(task_dir, checksums=checksums) for task_dir in task_dirs]
-    except TaskLoadError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-
-
 def _speech_or_exit(mode: str, bundles: list[TaskBundle]) -> dict[str, SpeechSource]:
     """Each task's speech source, resolved up front so a mode that cannot serve a task is a usage error."""
     from harness.audio.espeak import user_voice
@@ -724,10 +722,10 @@ def _denominator_line(result: CampaignResult) -> str:
             f"planned cells ({rel.n_scored} scored)")
     if rel.complete:
         return f"{text}: complete"
-    failures = sum(cell.counted_as == "failure" for cell in rel.unscored)
+    pending = sum(cell.reason == PENDING for cell in rel.unscored)
     scored_only = rel.scored_only_pass1_pct
-    return (f"{text}: INCOMPLETE, {len(rel.unscored) - failures} pending (left out) and {failures} unscored counted "
-            f"as failures; scored cells only: pass@1 {'–' if scored_only is None else f'{scored_only:.1f}'} %")
+    return (f"{text}: INCOMPLETE, {len(rel.unscored)} unscored counted as failures ({pending} pending the judge "
+            f"until `apex-voice regrade`); scored cells only: pass@1 {'–' if scored_only is None else f'{scored_only:.1f}'} %")
 
 
 #: The outcome column of a cell left without a record (it counts as a failure).

@@ -2,10 +2,13 @@
 
 Any OpenAI-compatible Chat Completions endpoint works. Verdicts are cached by
 :func:`judge_cache_key`, and one judge asks about a key once at a time: sessions that want the same
-verdict together share one request. A call that gets no verdict (endpoint down, HTTP error, timeout, a reply
-without a verdict) raises :class:`~harness.errors.JudgeUnavailable`: the field is left
-``pending``, never graded FAIL against the model; it is counted in ``errors`` and not cached, so
-``apex-voice regrade`` can fill it once the judge answers.
+verdict together share one request. A request that gets no verdict (endpoint down, a timeout, HTTP
+408/429/5xx, a reply without a verdict) is tried again, ``JUDGE_ATTEMPTS`` times in all with
+backoff; one that still has none (or an HTTP error retrying cannot fix, a 401) raises
+:class:`~harness.errors.JudgeUnavailable`: the field is left ``pending``, counted in ``errors`` and
+not cached, so ``apex-voice regrade`` can fill it once the judge answers. A pending cell counts as a
+failure in the campaign's figures until then (:mod:`harness.results.denominator`), so an agent
+gains nothing by leaving the judge without a verdict.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import asyncio
 from typing import Any, Protocol
 
 import httpx
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from harness.chat_completions import DEFAULT_BASE_URL, ChatCompletions
 from harness.errors import JudgeUnavailable
@@ -21,11 +25,31 @@ from harness.errors import JudgeUnavailable
 from .judge_cache import JudgeCache, judge_cache_key
 from .judge_prompt import JUDGE_VERSION, build_judge_prompt, parse_verdict
 
-__all__ = ["DEFAULT_BASE_URL", "DEFAULT_MODEL", "JUDGE_VERSION", "CachedVerdicts", "FieldJudge", "SemanticJudge"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "DEFAULT_MODEL",
+    "JUDGE_ATTEMPTS",
+    "JUDGE_VERSION",
+    "CachedVerdicts",
+    "FieldJudge",
+    "SemanticJudge",
+]
 
 DEFAULT_MODEL = "gpt-4o-mini"
 _TIMEOUT_S = 45.0
 _MAX_TOKENS = 120
+#: Requests per verdict before the field is left pending, and the first backoff (doubling, at most 8 s).
+JUDGE_ATTEMPTS = 3
+_RETRY_WAIT_S = 1.0
+_NO_VERDICT = (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError)
+
+
+def _worth_retrying(exc: BaseException) -> bool:
+    """Another request may give a verdict: not after a refusal no retry changes (401, 403, 404, 400)."""
+    if isinstance(exc, httpx.HTTPStatusError):
+        status = exc.response.status_code
+        return status in (408, 409, 429) or status >= 500
+    return isinstance(exc, _NO_VERDICT)
 
 
 class FieldJudge(Protocol):
@@ -76,7 +100,11 @@ class SemanticJudge:
         model: str = DEFAULT_MODEL,
         cache: JudgeCache | None = None,
         client: httpx.AsyncClient | None = None,
+        attempts: int = JUDGE_ATTEMPTS,
+        retry_wait_s: float = _RETRY_WAIT_S,
     ) -> None:
+        self._attempts = max(1, attempts)
+        self._retry_wait_s = retry_wait_s
         self._llm = ChatCompletions(model=model, base_url=base_url, api_key=api_key, timeout_s=_TIMEOUT_S,
                                     client=client)
         self.base_url = self._llm.base_url
@@ -85,6 +113,8 @@ class SemanticJudge:
         self.cache = cache
         self.errors = 0
         self.calls = 0
+        #: Requests sent, retries included (``calls`` counts the verdicts asked for).
+        self.requests = 0
         self.cache_hits = 0
         #: Requests under way, by key: a second asker awaits the first one's answer.
         self._in_flight: dict[str, asyncio.Task[bool]] = {}
@@ -121,12 +151,25 @@ class SemanticJudge:
                 self.cache_hits += 1
                 return cached
         self.calls += 1
+        prompt = build_judge_prompt(field, pred, gold, context)
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self._attempts),
+            wait=wait_exponential(multiplier=self._retry_wait_s, max=8.0),
+            retry=retry_if_exception(_worth_retrying),
+            reraise=True,
+        )
         try:
-            reply = await self._complete(build_judge_prompt(field, pred, gold, context))
-            verdict = parse_verdict(reply)
-        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
+            async for attempt in retrying:
+                with attempt:
+                    self.requests += 1
+                    verdict = parse_verdict(await self._complete(prompt))
+        except _NO_VERDICT as exc:
             self.errors += 1
-            raise JudgeUnavailable(f"judge {self.model} at {self.base_url}: {type(exc).__name__}: {exc}") from exc
+            tries = retrying.statistics.get("attempt_number", 1)
+            reason = " ".join(str(exc).split())  # one line: it is listed beside the pending field
+            raise JudgeUnavailable(
+                f"judge {self.model} at {self.base_url}: {type(exc).__name__}: {reason} (after {tries} request(s))"
+            ) from exc
         if self.cache is not None:
             verdict = await self.cache.aput(key, verdict)  # another process's verdict may have come first
         return verdict

@@ -10,7 +10,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["JUDGE_PROMPT_TEMPLATE", "JUDGE_VERSION", "build_judge_prompt", "parse_verdict"]
+__all__ = [
+    "JUDGE_PROMPT_MAX_CHARS",
+    "JUDGE_PROMPT_TEMPLATE",
+    "JUDGE_VERSION",
+    "build_judge_prompt",
+    "clipped",
+    "parse_verdict",
+]
 
 JUDGE_VERSION = "artifact-aware-3"
 
@@ -46,9 +53,33 @@ Agent wrote: {pred}
 Reply with strict JSON only: {{"pass": true|false, "why": "<short reason>"}}"""
 
 
+#: Each part of the prompt the agent can size is cut to a bound, so the whole prompt is bounded:
+#: the field name, each value (the agent's and the gold, as ``repr``), and the context (the task's
+#: note plus the artifact's other fields, which the agent wrote). An agent cannot overflow the
+#: judge's context to leave a field without a verdict. Values within the tool's field bound
+#: (``MAX_FIELD_VALUE_BYTES``, 4 KiB) are never cut.
+_FIELD_CHARS = 200
+_VALUE_CHARS = 8_000
+_CONTEXT_CHARS = 8_000
+JUDGE_PROMPT_MAX_CHARS = len(JUDGE_PROMPT_TEMPLATE) + _FIELD_CHARS + 2 * _VALUE_CHARS + _CONTEXT_CHARS
+
+
+def clipped(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    note = f" …[{len(text) - limit} more characters not shown]"
+    return text[: max(0, limit - len(note))] + note
+
+
 def build_judge_prompt(field: str, pred: Any, gold: Any, context: str) -> str:
-    """The single user message sent to the judge model."""
-    return JUDGE_PROMPT_TEMPLATE.format(field=field, context=context, gold=repr(gold), pred=repr(pred))
+    """The single user message sent to the judge model (at most ``JUDGE_PROMPT_MAX_CHARS`` long)."""
+    return JUDGE_PROMPT_TEMPLATE.format(
+        field=clipped(field, _FIELD_CHARS),
+        context=clipped(context, _CONTEXT_CHARS),
+        gold=clipped(repr(gold), _VALUE_CHARS),
+        pred=clipped(repr(pred), _VALUE_CHARS),
+    )
 
 
 def parse_verdict(reply: str) -> bool:

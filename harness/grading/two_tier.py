@@ -14,11 +14,13 @@ from harness.errors import JudgeUnavailable
 from harness.field_graders import get_grader
 
 from .judge import FieldJudge
+from .judge_prompt import clipped
 
 __all__ = ["JUDGE_CONTEXT_FIELDS", "FieldVerdict", "grade_two_tier", "judge_context"]
 
-#: How many artifact fields are shown to the judge as context.
+#: How many artifact fields are shown to the judge as context, and how much of each value.
 JUDGE_CONTEXT_FIELDS = 40
+JUDGE_CONTEXT_VALUE_CHARS = 500
 
 Tier = Literal["deterministic", "judge", "none", "pending"]
 
@@ -36,10 +38,13 @@ class FieldVerdict:
 
 
 def judge_context(context: str, artifact: dict[str, Any] | None) -> str:
-    """``context`` plus the first 40 ``k=v`` pairs of the artifact, for disambiguation."""
+    """``context`` plus the first 40 ``k=v`` pairs of the artifact (each value cut to 500 characters),
+    for disambiguation; the prompt bounds the whole (:mod:`.judge_prompt`)."""
     if not artifact:
         return context
-    pairs = ", ".join(f"{k}={v}" for k, v in list(artifact.items())[:JUDGE_CONTEXT_FIELDS])
+    pairs = ", ".join(
+        f"{k}={clipped(str(v), JUDGE_CONTEXT_VALUE_CHARS)}" for k, v in list(artifact.items())[:JUDGE_CONTEXT_FIELDS]
+    )
     return f"{context} | other fields in the same artifact: {pairs}"
 
 

@@ -15,7 +15,7 @@ but never produces; they are ``None`` unless records carry them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.events import EventType, RunEvent
@@ -23,7 +23,7 @@ from harness.events import EventType, RunEvent
 from .percentiles import median, percentile, percentile_by_index, rounded
 from .timeline import Timeline, build_timeline
 
-__all__ = ["CORRECTION_LIKE_TYPES", "delivery_records", "duplex_metrics"]
+__all__ = ["CORRECTION_LIKE_TYPES", "delivery_records", "duplex_metrics", "had_floor_to_yield"]
 
 #: Duplex event types whose content must survive the overlap (OCCR / IRA population).
 CORRECTION_LIKE_TYPES = frozenset(
@@ -38,13 +38,22 @@ def delivery_records(events: Sequence[RunEvent]) -> list[dict[str, Any]]:
     ]
 
 
-def _scored(record: dict[str, Any]) -> bool:
-    if record.get("yield_opportunity") is False or _finished(record):
+def had_floor_to_yield(record: Mapping[str, Any]) -> bool:
+    """Whether a delivery met the agent holding the floor, so that yielding or not was its decision.
+
+    Not when it met silence or non-speech (``yield_opportunity: false``, ``agent_yielded: None``), nor
+    when the agent's queued audio simply ran out (``floor_outcome: finished``). The one definition of
+    a scored delivery: the per-run metrics and the pooled published yield column both use it.
+    """
+    if record.get("yield_opportunity") is False or _finished(record) or record.get("no_opportunity"):
+        return False
+    if "agent_yielded" in record and record["agent_yielded"] is None:
         return False
     return record.get("agent_speaking_at_onset", True) is not False
 
 
-def _finished(record: dict[str, Any]) -> bool:
+
+def _finished(record: Mapping[str, Any]) -> bool:
     """Its queued audio ran out within the window: it neither yielded nor kept the floor."""
     return record.get("floor_outcome") == "finished"
 
@@ -103,11 +112,13 @@ def _per_event(record: dict[str, Any]) -> dict[str, Any]:
         "type": record.get("type"),
         "expected_floor_action": record["expected_floor_action"],
         "agent_speaking_at_onset": record.get("agent_speaking_at_onset", True),
-        "agent_yielded": _yielded(record),
+        # ``None`` (no floor to yield) stays ``None``: it is no failure to yield (issue 34).
+        "agent_yielded": None if record.get("agent_yielded") is None and not had_floor_to_yield(record)
+        else _yielded(record),
         "stop_latency_ms": record.get("stop_latency_ms"),
         "isl_ms": record.get("isl_ms", record.get("stop_latency_ms")),
         "overlap_ms": record.get("overlap_ms"),
-        "correct": _correct(record) if _scored(record) else None,
+        "correct": _correct(record) if had_floor_to_yield(record) else None,
         **({"no_opportunity": record["no_opportunity"]} if record.get("no_opportunity") else {}),
         **({"floor_outcome": record["floor_outcome"]} if record.get("floor_outcome") else {}),
     }
@@ -124,17 +135,17 @@ def duplex_metrics(events: Sequence[RunEvent], timeline: Timeline | None = None)
     """The ``duplex`` object of ``result.json``."""
     timeline = timeline or build_timeline(events)
     records = delivery_records(events)
-    scored = [r for r in records if _scored(r)]
+    scored = [r for r in records if had_floor_to_yield(r)]
     yield_expected = [r for r in scored if r["expected_floor_action"] == "YIELD"]
     no_yield_opportunity = sum(
-        not _scored(r) and not _finished(r) and r["expected_floor_action"] == "YIELD" for r in records
+        not had_floor_to_yield(r) and not _finished(r) and r["expected_floor_action"] == "YIELD" for r in records
     )
     continue_expected = [r for r in scored if r["expected_floor_action"] == "CONTINUE"]
     occr, ira = _critical_uptake(scored)
     return {
         "n_events": len(records),
         "n_scored": len(scored),
-        "n_no_opportunity": sum(not _scored(r) and not _finished(r) for r in records),
+        "n_no_opportunity": sum(not had_floor_to_yield(r) and not _finished(r) for r in records),
         "n_finished": sum(_finished(r) for r in records),
         "events": [_per_event(r) for r in records],
         "fda": _ratio(sum(_correct(r) for r in scored), len(scored)),

@@ -5,7 +5,10 @@ every persisted run that carries the gate (error rows and pending WAs carry none
 percentiles are linear over the per-run values. Stop latency is reported twice, labelled: ours
 (``stop_latency_ms``, measured on the played audio, from ``result.json``) and the published
 ``isl_ms`` reading (barge-in records with ``agent_yielded``, samples > 10 ms), each only where the
-runs carry it.
+runs carry it. A barge-in that found no floor to yield (the agent silent or playing non-speech,
+``agent_yielded: None``, or its queued audio finished on its own) is no failure to yield: it is
+left out of the yield column and counted beside it (``n_yield_no_opportunity``), so the column
+agrees with each run's ``isl_ms.miss_rate``.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 from harness.events import EVENTS_FILE, EventType, parse_event_line, payload_as
 from harness.events.payloads import DuplexEvent
 from harness.grading.report import GATES
+from harness.metrics.duplex_metrics import had_floor_to_yield
 from harness.metrics.percentiles import percentile
 
 from .run_tree import Campaign, Run
@@ -49,9 +53,10 @@ class Aggregates:
     yield_events: int = 0
     yielded: int = 0
     stop_latency_ms: list[float] = field(default_factory=list)
-    #: Published reading (``isl_ms``): events, yielded, samples > 10 ms.
+    #: Published reading (``isl_ms``): events, yielded, samples > 10 ms; and the barge-ins without a floor to yield.
     isl_events: int = 0
     isl_yielded: int = 0
+    isl_no_opportunity: int = 0
     isl_ms: list[float] = field(default_factory=list)
     #: τ-voice interaction counts: responses that started while the user spoke, of all answered turns.
     early_starts: int = 0
@@ -103,6 +108,8 @@ class Aggregates:
                 "stop_p50_ms": percentile(self.isl_ms, 0.5) if self.isl_events else None,
                 "stop_p95_ms": percentile(self.isl_ms, 0.95) if self.isl_events else None,
                 "n_barge_ins": len(self.isl_ms) if self.isl_events else None,
+                "n_yield_events": self.isl_events,
+                "n_yield_no_opportunity": self.isl_no_opportunity,
                 # Ours: measured on the agent audio as played.
                 "yield_pct_audio": _pct(self.yielded, self.yield_events),
                 "n_yield_events_audio": self.yield_events,
@@ -135,11 +142,12 @@ def _number(value: Any) -> float | None:
 
 @dataclass(frozen=True)
 class YieldRecord:
-    """One barge-in record as the published analysis reads it (§7.8)."""
+    """One barge-in record as the published analysis reads it (§7.8), and whether the agent had a floor to yield."""
 
     type: str | None
     agent_yielded: bool
     isl_ms: float | None
+    opportunity: bool = True
 
 
 def published_yield_events(run: Run) -> list[YieldRecord] | None:
@@ -152,7 +160,7 @@ def published_yield_events(run: Run) -> list[YieldRecord] | None:
     listed = duplex.get("events")
     if isinstance(listed, list):
         carrying = [
-            YieldRecord(e.get("type"), bool(e.get("agent_yielded")), _number(e.get("isl_ms")))
+            YieldRecord(e.get("type"), bool(e.get("agent_yielded")), _number(e.get("isl_ms")), _had_floor(e))
             for e in listed if isinstance(e, dict) and "isl_ms" in e and "agent_yielded" in e
         ]
         if carrying or not listed:
@@ -173,7 +181,14 @@ def _events_jsonl_yields(path: Path) -> Iterator[YieldRecord]:
                 continue
             record = payload_as(event, DuplexEvent)
             if "agent_yielded" in record.model_fields_set:
-                yield YieldRecord(record.type, bool(record.agent_yielded), _number(record.isl_ms))
+                yield YieldRecord(record.type, bool(record.agent_yielded), _number(record.isl_ms),
+                                  had_floor_to_yield(event.payload))
+
+
+def _had_floor(listed: dict[str, Any]) -> bool:
+    """A ``duplex.events`` entry: its ``correct`` is ``None`` exactly when it was not scored (records
+    written before ``agent_yielded: None`` was kept say so only there); else the delivery's own fields."""
+    return had_floor_to_yield(listed) and ("correct" not in listed or listed["correct"] is not None)
 
 
 def _add_floor_control(agg: Aggregates, run: Run) -> None:
@@ -193,6 +208,9 @@ def _add_floor_control(agg: Aggregates, run: Run) -> None:
                 agg.yielded_in_window += stop <= NO_YIELD_WINDOW_MS
     for record in published_yield_events(run) or []:
         if record.type not in YIELD_EVENT_TYPES:
+            continue
+        if not record.opportunity:
+            agg.isl_no_opportunity += 1
             continue
         agg.isl_events += 1
         if record.agent_yielded:

@@ -20,6 +20,7 @@ from .aggregates import Aggregates, aggregate
 from .bootstrap import bootstrap_ci, ci_withheld, ratio_ci
 from .committed_writes import reference_reading
 from .compare import PairedComparison, compare
+from .denominator import PENDING
 from .grading_inputs import GradingInputs
 from .leaderboard import Reliability, rank, reliability
 from .run_tree import Campaign
@@ -71,7 +72,7 @@ class ModelSummary:
             "ci95_note": self.ci_note,
             "tasks": sorted(self.tasks),
             "incomplete_tasks": list(rel.incomplete),
-            # The denominator: every planned cell counts; the unscored ones are failures (or, pending, left out).
+            # The denominator: every planned cell counts; the unscored ones (pending included) are failures.
             "complete": rel.complete,
             "plan": "campaign.json" if rel.plan_recorded else "inferred from the runs present",
             "n_planned": rel.n_planned,
@@ -199,10 +200,13 @@ def incomplete_note(summary: ModelSummary) -> str:
     """The line that marks a campaign INCOMPLETE wherever its figures are printed."""
     rel = summary.reliability
     failures = sum(cell.counted_as == "failure" for cell in rel.unscored)
+    pending = sum(cell.reason == PENDING for cell in rel.unscored)
     excluded = len(rel.unscored) - failures
     parts = [f"{failures} counted as failures"] if failures else []
+    if pending:
+        parts[-1] += f", {pending} of them pending the judge"
     if excluded:
-        parts.append(f"{excluded} left out with their tasks (pending judge or missing)")
+        parts.append(f"{excluded} left out with their tasks (missing from a published run)")
     return (f"INCOMPLETE: {summary.campaign.display_name}: {len(rel.unscored)} of {rel.n_planned} planned cells "
             f"unscored ({', '.join(parts)}); see \"Completeness\".")
 
@@ -222,11 +226,13 @@ async def analyse(
         rel = reliability(campaign, k)
         agg = aggregate(campaign, oracle)
         summaries[campaign.key] = ModelSummary(campaign, rel, agg, _intervals(rel, campaign), ci_note=ci_withheld(rel.n))
-    analysis = Analysis(k=k, models=[summaries[key] for key in rank({k_: s.reliability for k_, s in summaries.items()})],
-                        facts=facts, campaign_order=[c.key for c in campaigns])
+    ranked = rank({key: s.reliability for key, s in summaries.items()},
+                  {key: s.ci.get("pass1_pct") for key, s in summaries.items()})
+    analysis = Analysis(k=k, models=[summaries[key] for key in ranked], facts=facts,
+                        campaign_order=[c.key for c in campaigns])
     if facts:
         for summary in analysis.models:
-            summary.outcomes = await field_outcomes(summary.campaign, facts, judge)
+            summary.outcomes = await field_outcomes(summary.campaign, facts, judge, k)
             summary.uptake = correction_uptake(facts, summary.outcomes)
             await _reference_reading(summary, facts, judge, k)
         analysis.slices = slice_rows(facts, {m.key: m.outcomes or {} for m in analysis.models})
@@ -247,7 +253,7 @@ async def analyse(
     pending = sum(m.reliability.pending_runs for m in analysis.models)
     if pending:
         analysis.notes.append(
-            f"{pending} run(s) wait on pending judge verdicts: not yet graded, counted neither as passes nor as "
-            "failures (their tasks are left out of the leaderboard); run `apex-voice regrade` to fill them."
+            f"{pending} run(s) wait on pending judge verdicts: counted as failures (listed as pending) until "
+            "`apex-voice regrade` settles them."
         )
     return analysis

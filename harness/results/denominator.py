@@ -3,8 +3,10 @@
 A cell whose agent dodged it — no ``result.json``, a harness error, infrastructure that kept
 failing, a campaign stopped before it, a record with ``error`` set — is a *failure* for pass@1,
 pass@k and Reliable@k, listed with its reason; otherwise an agent could raise its score by making
-cells unscorable. A cell waiting on the judge keeps the published meaning (neither pass nor fail:
-its task is left out) and is listed too. Either way the campaign is incomplete.
+cells unscorable. A cell still waiting on the judge is a failure too, listed as ``pending``, until
+``apex-voice regrade`` settles it: the agent writes the values the judge reads, so an agent that
+could talk the judge out of a verdict would otherwise take its failing cells out of the figure
+(issue 33, break 6). Either way the campaign is incomplete.
 
 The plan is ``campaign.json``'s ``planned_cells``. A directory without one (the published runs,
 manifests written before it was recorded) is read as published (reference §7.4): the tasks present
@@ -23,7 +25,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .campaign_files import HARNESS_ERROR_FILE, UnscoredCell
 from .run_tree import Campaign, Run
 
-__all__ = ["CellValues", "Unscored", "cell_values", "has_plan"]
+__all__ = ["PENDING", "CellValues", "Unscored", "cell_values", "has_plan"]
+
+#: The reason listed for a cell whose grade still waits on the judge (a failure until regraded).
+PENDING = "pending"
 
 class _Plan(BaseModel):
     """The parts of ``campaign.json`` that say what was planned and why cells were left empty."""
@@ -36,7 +41,8 @@ class _Plan(BaseModel):
 
 @dataclass(frozen=True)
 class Unscored:
-    """A cell of the figure without a usable score: counted as a failure, or left out with its task."""
+    """A cell of the figure without a usable score: counted as a failure, or (a published run missing a
+    repetition) left out with its task."""
 
     task_id: str
     rep: int
@@ -98,13 +104,15 @@ def _missing(campaign: Campaign, task_id: str, rep: int, recorded: dict[tuple[st
     return Unscored(task_id, rep, "not run", "", "failure")
 
 
-def _scored(run: Run, pts: Callable[[Run], int | None]) -> tuple[int | None, Unscored | None]:
+def _scored(run: Run, pts: Callable[[Run], int | None]) -> tuple[int, Unscored | None]:
     record = run.record
     if record.error is not None:
         return 0, Unscored(run.task_id, run.rep, "error", record.error, "failure")
-    if run.pts is None:
-        return None, Unscored(run.task_id, run.rep, "pending judge", ", ".join(record.pending_verdicts), "excluded")
-    return pts(run), None
+    value = pts(run)
+    if value is None:
+        waiting = ", ".join(record.pending_verdicts)
+        return 0, Unscored(run.task_id, run.rep, PENDING, f"judge verdicts for {waiting}" if waiting else "", "failure")
+    return value, None
 
 
 def cell_values(campaign: Campaign, k: int, pts: Callable[[Run], int | None]) -> CellValues:

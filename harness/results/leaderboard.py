@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 
 from .denominator import Unscored, cell_values
 from .run_tree import Campaign, Run
@@ -24,7 +25,7 @@ class Reliability:
     k: int
     #: Full task ids (sorted) and, per task, its 0/1 outcome per repetition.
     outcomes: dict[str, tuple[int, ...]]
-    #: Tasks left out because a repetition is missing or pending.
+    #: Tasks left out because a repetition is missing (published runs without a plan).
     incomplete: tuple[str, ...]
     pending_runs: int
     #: Cells of repetitions 0..k−1 that were planned, and those of them without a usable score.
@@ -83,8 +84,13 @@ class Reliability:
         """``count`` as a percentage of ``n`` (``None`` when there is no full task)."""
         return 100.0 * count / self.n if self.n else None
 
-    def rank_key(self) -> tuple[int, int, float]:
-        return (self.pass_at_k, self.reliable_at_k, self.pass1_mean)
+    def rank_key(self) -> tuple[Fraction, Fraction, Fraction]:
+        """pass@k, Reliable@k and pass@1 as exact fractions of ``n`` (all 0 without a full task): equal
+        rates compare equal, whatever their counts."""
+        if not self.n or not self.k:
+            return (Fraction(0), Fraction(0), Fraction(0))
+        return (Fraction(self.pass_at_k, self.n), Fraction(self.reliable_at_k, self.n),
+                Fraction(sum(self.rep_pass), self.n * self.k))
 
 
 def _stored_pts(run: Run) -> int | None:
@@ -110,6 +116,12 @@ def reliability(campaign: Campaign, k: int, pts: Callable[[Run], int | None] = _
                        cells.plan_recorded, scored_passes)
 
 
-def rank(results: dict[str, Reliability]) -> list[str]:
-    """Model keys by pass@k desc, then Reliable@k desc, then pass@1 desc (stable for ties)."""
-    return sorted(results, key=lambda key: results[key].rank_key(), reverse=True)
+def rank(results: dict[str, Reliability], intervals: dict[str, tuple[float, float] | None] | None = None) -> list[str]:
+    """Model keys by pass@k %, Reliable@k %, pass@1 % (desc); ties by the lower end of ``intervals[key]``
+    (each campaign's pass@1 interval; none given or withheld ranks below one given), then stable."""
+
+    def key(name: str) -> tuple[Fraction, Fraction, Fraction, float]:
+        interval = (intervals or {}).get(name)
+        return (*results[name].rank_key(), interval[0] if interval else float("-inf"))
+
+    return sorted(results, key=key, reverse=True)

@@ -1,6 +1,7 @@
 """Taxonomy slices and correction uptake (reference §7.8, §7.9): tables that need the task packages.
 
-Each run contributes its field outcomes. A run of ours carries them in ``result.json`` (our one WA
+Each cell of repetitions 0..k−1 contributes its field outcomes, on the leaderboard's denominator: a
+planned cell without a usable score is a failure here too. A run of ours carries them in ``result.json`` (our one WA
 rule: ``fields`` rows and ``components``); a published run carries none, so its final workspace is
 re-graded with the published analysis rule (:mod:`harness.grading.analysis_afa`) and the judge
 cache — exactly how the published tables were made.
@@ -17,6 +18,7 @@ from harness.grading.judge import FieldJudge
 from harness.tasks.models import AutonomyLevel, KnowledgeBurden, RiskTier, ToolBurden
 from mcp_servers.records import ArtifactSnapshot
 
+from .denominator import cell_values
 from .run_tree import Campaign, Run
 from .task_facts import TaskFacts
 
@@ -106,19 +108,34 @@ async def _published(run: Run, facts: TaskFacts, judge: FieldJudge | None) -> Fi
     )
 
 
+def _unscored(task: TaskFacts) -> FieldOutcomes:
+    """A planned cell without a usable score, read as an empty workspace: it fails, every required field missed."""
+    return FieldOutcomes(success=False, wa_failed=True, afa_passed=0, afa_total=len(task.required_fields),
+                         bad_required=set(task.required_fields))
+
+
 async def field_outcomes(
-    campaign: Campaign, facts: dict[str, TaskFacts], judge: FieldJudge | None
+    campaign: Campaign, facts: dict[str, TaskFacts], judge: FieldJudge | None, k: int
 ) -> dict[str, list[FieldOutcomes]]:
-    """Per task of ``facts``: the field outcomes of each graded run."""
+    """Per task of ``facts``: the field outcomes of each cell of repetitions 0..k−1, on the campaign's
+    denominator (:mod:`.denominator`): a cell without a usable score (not run, an error, a grade still
+    pending) counts as a failure, as it does on the leaderboard; a published run missing a repetition,
+    or one without a final workspace, is left out as published."""
+    cells = cell_values(campaign, k, lambda run: run.pts)
+    unscored = {(cell.task_id, cell.rep) for cell in cells.unscored if cell.counted_as == "failure"}
     outcomes: dict[str, list[FieldOutcomes]] = {}
-    for task_id, reps in sorted(campaign.runs.items()):
+    for task_id, values in sorted(cells.values.items()):
         task = facts.get(task_id)
         if task is None:
             continue
-        for _rep, run in sorted(reps.items()):
-            if run.pts is None or run.record.error is not None:
+        for rep, value in enumerate(values):
+            if value is None:
                 continue
-            outcome = _ours(run) if run.record.fields else await _published(run, task, judge)
+            run = campaign.runs.get(task_id, {}).get(rep)
+            if run is None or (task_id, rep) in unscored:
+                outcome: FieldOutcomes | None = _unscored(task)
+            else:
+                outcome = _ours(run) if run.record.fields else await _published(run, task, judge)
             if outcome is not None:
                 outcomes.setdefault(task_id, []).append(outcome)
     return outcomes

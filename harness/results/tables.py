@@ -91,9 +91,10 @@ def _completeness(a: Analysis) -> list[str]:
               "pass@1 %", "pass@1 % (scored cells only)"]
     lines = ["## Completeness (ours)", "",
              "Every planned (task, repetition) cell counts: one without a usable score (not run, infrastructure, "
-             "harness error, provider refused, stopped, an error row) is a failure in the leaderboard; one waiting "
-             "on the judge is neither pass nor fail and its task is left out. The scored-cells-only pass@1 is "
-             "beside it for reference, never instead of it.", "", *_table(header, rows)]
+             "harness error, provider refused, stopped, an error row, a grade still pending the judge) is a failure "
+             "in the leaderboard until `apex-voice regrade` settles it; only a published run missing a repetition "
+             "is left out with its task, as published. The scored-cells-only pass@1 is beside it for reference, "
+             "never instead of it.", "", *_table(header, rows)]
     for m in a.models:
         if m.reliability.unscored:
             lines += [f"Unscored cells of {m.campaign.display_name}:", "",
@@ -128,16 +129,19 @@ def _duplex(a: Analysis) -> list[str]:
     rows = []
     for m in a.models:
         d = m.model_json()["duplex"]
-        rows.append([m.campaign.display_name, _f(d["overlap_pct"], 1), _f(d["yield_pct"], 1), _f(d["stop_p50_ms"], 0),
+        rows.append([m.campaign.display_name, _f(d["overlap_pct"], 1), _f(d["yield_pct"], 1),
+                     str(d["n_yield_no_opportunity"]), _f(d["stop_p50_ms"], 0),
                      _f(d["stop_p95_ms"], 0), _f(d["yield_pct_audio"], 1), _f(d["stop_latency_p50_ms"], 0),
                      _f(d["stop_latency_p95_ms"], 0), str(d["n_stop_latency"]), _f(d["afa_corrected"], 1),
                      _f(d["afa_other"], 1), _f(d["gap"], 1, signed=True), _f(d["attrib_pct"], 1)])
-    header = ["Model", "overlap %", "yield % (isl_ms)", "stop p50 ms (isl_ms)", "stop p95 ms (isl_ms)",
+    header = ["Model", "overlap %", "yield % (isl_ms)", "no floor to yield", "stop p50 ms (isl_ms)", "stop p95 ms (isl_ms)",
               "yield % (audio)", "stop p50 ms (audio)", "stop p95 ms (audio)", "n stops (audio)", "AFA corrected %",
               "AFA other %", "gap (pp)", "attrib %"]
     return ["## Full-duplex: floor control and correction uptake", "",
             "Stop latency twice: *isl_ms* is the published reading (barge-in records, samples > 10 ms); "
-            "*audio* is ours, measured on the agent audio as played (`stop_latency_ms`).", "",
+            "*audio* is ours, measured on the agent audio as played (`stop_latency_ms`). A barge-in that met no floor "
+            "to yield (the agent silent or playing non-speech, or its audio finishing on its own) is no failure to "
+            "yield: it is left out of both yield % and counted under *no floor to yield*.", "",
             *_table(header, rows)]
 
 

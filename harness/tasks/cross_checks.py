@@ -42,6 +42,22 @@ def _handlers_known(bundle: TaskBundle) -> Iterator[TaskLoadError]:
             )
 
 
+def _commits_name_their_action(bundle: TaskBundle) -> Iterator[TaskLoadError]:
+    """A ``handler: commit`` tool says which approval it needs (``commit_action_type``).
+
+    Without it the published handler took the action from the agent's own ``action_type`` argument,
+    so the agent named the rule the commit guard applied (issue 33, break 7): the task decides.
+    """
+    for index, tool in enumerate(bundle.tools.tools):
+        if tool.handler == "commit" and not tool.commit_action_type:
+            yield TaskLoadError(
+                bundle.task_id, bundle.task.tools,
+                f"tool {tool.name!r} has handler 'commit' but no commit_action_type: name the action its "
+                "approval covers (e.g. the tool's own name), or the agent would name it",
+                field=f"tools[{index}].commit_action_type",
+            )
+
+
 def _graders_known(bundle: TaskBundle) -> Iterator[TaskLoadError]:
     """Every grader a package names (gold expectations, workspace schemas) is registered."""
     known = field_graders()
@@ -108,6 +124,7 @@ def _observer_patterns_compile(bundle: TaskBundle) -> Iterator[TaskLoadError]:
 _CHECKS: tuple[Callable[[TaskBundle], Iterator[TaskLoadError]], ...] = (
     _task_id_matches,
     _handlers_known,
+    _commits_name_their_action,
     _graders_known,
     _tool_load_allows_tools,
     _gold_artifacts_exist,

@@ -170,16 +170,38 @@ def test_a_later_start_that_fills_the_cells_clears_their_reasons_and_keeps_the_p
     assert data["models"]["oracle"]["complete"] is True
 
 
-def test_a_pending_cell_keeps_its_meaning_and_is_listed(tmp_path):
+def test_pending_cells_cannot_lift_pass1_and_are_listed_as_pending_until_regraded(tmp_path):
+    """Issue 33 break 6: 10 tasks, 5 passing, and each failing task's cell left waiting on a judge the
+    agent talked out of a verdict. Before: pass@1 50 % -> 100 %. Now the pending cells are failures."""
     campaign = tmp_path / "oracle"
-    _manifest(campaign, [A, B])
-    _record(A, 0).write(campaign / A / "rep0")
-    _record(B, 0, pts=None).write(campaign / B / "rep0")
-    _, data, markdown = _results(tmp_path / "out", campaign)
+    tasks = [f"task_{i:02d}" for i in range(10)]
+
+    async def half_pending(cell: CampaignCell, rep_dir: Path) -> ResultRecord:
+        if tasks.index(cell.task_id) < 5:
+            return _record(cell.task_id, cell.rep)
+        return _record(cell.task_id, cell.rep, pts=None, pending_verdicts=["form_1.summary"])
+
+    # The real campaign writes the plan and the records (no regrader: the judge stays silent).
+    asyncio.run(run_campaign(_settings(campaign), tasks, half_pending))
+    result, data, markdown = _results(tmp_path / "out", campaign)
     model = data["models"]["oracle"]
-    assert (model["n"], model["pass1_pct"], model["incomplete_tasks"], model["complete"]) == (1, 100.0, [B], False)
-    assert [(c["reason"], c["counted_as"]) for c in model["unscored"]] == [("pending judge", "excluded")]
-    assert "1 left out with their tasks" in markdown
+    assert (model["n"], model["pass1_pct"], model["pass_at_k"], model["reliable_at_k"]) == (10, 50.0, 5, 5)
+    assert (model["complete"], data["complete"], model["incomplete_tasks"], model["pending_runs"]) == (False, False, [], 5)
+    assert [(c["task_id"], c["reason"], c["counted_as"]) for c in model["unscored"]] == [
+        (task, "pending", "failure") for task in tasks[5:]]
+    assert model["unscored"][0]["detail"] == "judge verdicts for form_1.summary"
+    assert f"{tasks[5]} rep0: pending (judge verdicts for form_1.summary) — counted as a failure" in result.output
+    assert "INCOMPLETE" in result.output and "> INCOMPLETE: Oracle (reference policy): 5 of 10 planned cells unscored" in markdown
+    assert "5 counted as failures, 5 of them pending the judge" in markdown
+    assert "| Oracle (reference policy) | 10 | 5.0 | 50.0 | 5 | 50.0 | 5 | 50.0 |" in markdown
+    assert "| Oracle (reference policy) | **INCOMPLETE** | 10 | 5 | 5 | 0 | 50.0 | 100.0 |" in markdown  # scored-only beside, labelled
+
+    # `regrade` settles them (here: the judge's verdicts came back FAIL): complete, and still 50 %.
+    for task in tasks[5:]:
+        _record(task, 0, pts=0).write(campaign / task / "rep0")
+    _, data, _ = _results(tmp_path / "out2", campaign)
+    model = data["models"]["oracle"]
+    assert (model["pass1_pct"], model["complete"], model["unscored"]) == (50.0, True, [])
 
 
 def test_an_error_row_counts_as_a_failure(tmp_path):

@@ -179,6 +179,8 @@ def test_run_refuses_an_audio_clip_outside_the_package(tmp_path, outside):
     task = _hostile(Attack("", _first_clip_file("../../../etc/passwd"), ""), tmp_path, outside)
     result = CliRunner().invoke(app, ["run", "--data", str(task), "--out", str(tmp_path / "out"), "--sandbox", "local"])
     assert result.exit_code == 2
-    assert result.output.strip() == (
-        f"error: task '{TASK_ID}': user/audio/index.jsonl line 1: file = '../../../etc/passwd': path leaves user/audio"
-    )
+    first, *rest = result.output.strip().splitlines()
+    assert first == (f"error: {task.name}: load: task '{TASK_ID}': user/audio/index.jsonl line 1: "
+                     "file = '../../../etc/passwd': path leaves user/audio")
+    assert rest == ["error: 1 task package(s) fail validation and cannot measure a model: fix them (`apex-voice "
+                    "validate` lists every problem) or pass --skip-invalid to run the others"]
