@@ -167,3 +167,17 @@ def test_the_probes_intended_refusal_does_not_read_as_an_error(capsys):
     _print_summary(summary)
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("read call"))
     assert "refused, as intended" in line and "not an error" in line
+
+
+def test_exit_codes_follow_one_rule_a_failing_model_is_a_result(tmp_path):
+    """Surprise 10, decided: 0 when the figures are final (a model failing every task is a result), 1
+    when the work could not be finished as asked, 2 when the command itself is wrong."""
+    runs = tmp_path / "runs"
+    failing = _invoke("run", "--model", "noop", "--condition", "C0", "--data", str(DEMO_DATA), "--only", DEMO_TASK,
+                      "--sandbox", "local", "--out", str(runs))
+    assert failing.exit_code == 0, failing.output
+    assert json.loads((runs / DEMO_TASK / "rep0" / "result.json").read_text())["pts"] == 0
+    complete = _invoke("results", str(runs), "--no-plots", "--out", str(tmp_path / "tables"))
+    assert complete.exit_code == 0, complete.output
+    wrong = _invoke("run", "--model", "noop", "--repeats", "0")
+    assert wrong.exit_code == 2

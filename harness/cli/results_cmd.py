@@ -45,7 +45,8 @@ def results(
     """Aggregate campaigns into results.md, results.json, per_task.csv, tooluse_by_task.csv,
     slices.csv and PNG plots, with the published definitions plus confidence intervals.
 
-    Exit code 0 when the files were written, 2 for a usage error.
+    Exit code 0 when the files were written for complete campaigns, 1 when they were written but a
+    campaign is incomplete (unscored or pending cells: the figures are not final), 2 for a usage error.
     """
     if repeats is not None and repeats < 1:
         _usage(f"--repeats must be at least 1, got {repeats}")
@@ -81,6 +82,8 @@ def results(
         typer.echo(f"warning: {judge.errors} judge verdict(s) unavailable; those fields count as failed in the "
                    "published re-grade", err=True)
     _print_summary(analysis)
+    if not analysis.complete:  # the files are written, but the figures are not final: cells are missing
+        raise typer.Exit(1)
 
 
 def _tool_paths(campaigns: list[Campaign], out: Path, notes: list[str]) -> None:
