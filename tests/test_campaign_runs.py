@@ -230,3 +230,33 @@ async def test_an_interrupted_attempts_session_is_set_aside_once_the_cell_is_sco
     (row,) = result.rows
     assert sorted(p.name for p in rep_dir.iterdir()) == sorted(["notes", row.run_id, "result.json", "superseded"])
     assert (rep_dir / "superseded" / "0123456789ab" / "events.jsonl").is_file()
+
+
+async def test_a_failing_progress_callback_cancels_no_cell_and_the_unscored_cells_are_written(tmp_path, caplog):
+    """Issue 34: an exception from the progress callback cancelled every running cell and skipped
+    the final unscored-cells write."""
+    def broken(*_):
+        raise RuntimeError("the progress bar broke")
+
+    runner = ScriptedCells(failures={("task_b", 0): [SandboxUnavailableError("container died")] * 3})
+    result = await run_campaign(_settings(tmp_path, repeats=1), TASKS, runner, on_cell=broken, on_start=broken)
+    assert sorted(o.status for o in result.outcomes) == ["infra_failed", "ran"]
+    manifest = json.loads((tmp_path / "campaign.json").read_text())
+    assert [(c["task_id"], c["reason"]) for c in manifest["unscored_cells"]] == [("task_b", "infrastructure")]
+    assert "progress callback failed" in caplog.text
+
+
+async def test_a_failing_regrade_at_resume_keeps_the_pending_record_and_the_campaign(tmp_path, caplog):
+    """Issue 34: an exception from resume-time re-grading cancelled every running cell."""
+    first = await run_campaign(_settings(tmp_path, repeats=1), TASKS, ScriptedCells())
+    rep_dir = tmp_path / "task_a" / "rep0"
+    pending = ResultRecord.read(rep_dir).model_copy(update={"pts": None, "pending": True, "pending_verdicts": ["form.plan"]})
+    pending.write(rep_dir)
+
+    async def regrade(cell, rep_dir, record):
+        raise RuntimeError("the judge store is corrupt")
+
+    again = await run_campaign(_settings(tmp_path, repeats=1), TASKS, ScriptedCells(), regrade=regrade)
+    assert sorted(o.status for o in again.outcomes) == ["loaded", "loaded"]
+    assert ResultRecord.read(rep_dir).pending and len(first.rows) == 2
+    assert "re-grading its pending verdicts failed" in caplog.text

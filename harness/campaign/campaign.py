@@ -257,8 +257,7 @@ async def run_campaign(
                 outcome = await _settle(settings, cell, reuses[cell], runner, regrade, limit, stop, identity, on_start)
                 if outcome.stop_reason:
                     stop.set()
-                if on_cell is not None:
-                    on_cell(outcome)
+                _notify(on_cell, outcome)
                 return outcome
 
             outcomes = await _all_settled([settle(cell) for cell in cells])
@@ -306,9 +305,13 @@ async def _settle(
     if reuse.record is not None:
         if not (reuse.record.pending and regrade is not None):
             return CellOutcome(cell, "loaded", reuse.record)
-        regraded = await regrade(cell, rep_dir, reuse.record)
-        if regraded is not reuse.record:
-            regraded.write(rep_dir)
+        try:
+            regraded = await regrade(cell, rep_dir, reuse.record)
+            if regraded is not reuse.record:
+                regraded.write(rep_dir)
+        except Exception:  # noqa: BLE001 - the record stands as it was: pending, counted as a failure
+            log.exception("%s: re-grading its pending verdicts failed; the record is kept as it was", cell)
+            return CellOutcome(cell, "loaded", reuse.record)
         return CellOutcome(cell, "regraded", regraded)
     async with limit:
         if stop.is_set():
@@ -316,6 +319,17 @@ async def _settle(
         outcome = await _run_cell(settings, cell, run_cell, identity, on_start)
     outcome.set_aside = reuse.problem
     return outcome
+
+
+def _notify(callback: Callable[..., None] | None, *args: object) -> None:
+    """Tell a watcher (progress bar, TUI) of a cell. A watcher that fails is logged and never
+    cancels the cells still running, nor keeps the campaign from recording what it left unscored."""
+    if callback is None:
+        return
+    try:
+        callback(*args)
+    except Exception:  # noqa: BLE001 - any watcher failure means the same: log it, go on
+        log.exception("a campaign progress callback failed (%s); the campaign goes on", getattr(callback, "__name__", callback))
 
 
 def _stamped(record: ResultRecord, infra_errors: list[str], identity: MeasurementIdentity) -> ResultRecord:
@@ -370,8 +384,7 @@ async def _run_cell(
     attempt = 0
     while True:
         attempt += 1
-        if on_start is not None:
-            on_start(cell, attempt)
+        _notify(on_start, cell, attempt)
         try:
             record = _stamped(await run_cell(cell, rep_dir), infra_errors, identity)
             record.write(rep_dir)  # a full disk here is blamed like one during the session
