@@ -181,3 +181,22 @@ def test_exit_codes_follow_one_rule_a_failing_model_is_a_result(tmp_path):
     assert complete.exit_code == 0, complete.output
     wrong = _invoke("run", "--model", "noop", "--repeats", "0")
     assert wrong.exit_code == 2
+
+
+def test_results_md_with_one_repetition_says_each_figure_once(tmp_path):
+    """Surprise 6: k = 1 repeated headers (`pass@1 (mean of 1) | pass@1 % | pass@1 | …`), printed
+    "Withheld for fewer than 5 tasks" above a 10-task interval table, and said the difference twice."""
+    runs = tmp_path / "runs"
+    for model in ("oracle", "noop"):
+        made = _invoke("run", "--model", model, "--condition", "C0", "--data", str(DEMO_DATA), "--sandbox", "local",
+                       "--out", str(runs / model))
+        assert made.exit_code == 0, made.output
+    result = _invoke("results", str(runs / "oracle"), str(runs / "noop"), "--compare", "oracle", "noop",
+                     "--no-plots", "--out", str(tmp_path / "tables"))
+    assert result.exit_code == 0, result.output
+    markdown = (tmp_path / "tables" / "results.md").read_text()
+    assert "| Model | n | pass@1 | pass@1 % |\n" in markdown
+    assert "mean of 1" not in markdown and "Reliable@1" not in markdown
+    assert "Withheld" not in markdown
+    (sentence,) = [line for line in markdown.splitlines() if line.startswith("oracle vs noop:")]
+    assert sentence.count("difference") == 1

@@ -48,10 +48,13 @@ def _leaderboard(a: Analysis) -> list[str]:
     rows = []
     for m in a.models:
         r = m.reliability
-        rows.append([m.campaign.display_name, str(r.n), _f(r.pass1_mean, 1), _f(r.pct(r.pass1_mean), 1),
-                     str(r.pass_at_k), _f(r.pct(r.pass_at_k), 1), str(r.reliable_at_k), _f(r.pct(r.reliable_at_k), 1)])
-    header = ["Model", "n", f"pass@1 (mean of {k})", "pass@1 %", f"pass@{k}", f"pass@{k} %", f"Reliable@{k}",
-              f"Reliable@{k} %"]
+        row = [m.campaign.display_name, str(r.n), _f(r.pass1_mean, 1), _f(r.pct(r.pass1_mean), 1)]
+        if k > 1:  # with one repetition pass@k and Reliable@k are pass@1: one column each, not three
+            row += [str(r.pass_at_k), _f(r.pct(r.pass_at_k), 1), str(r.reliable_at_k), _f(r.pct(r.reliable_at_k), 1)]
+        rows.append(row)
+    header = ["Model", "n", f"pass@1 (mean of {k})" if k > 1 else "pass@1", "pass@1 %"]
+    if k > 1:
+        header += [f"pass@{k}", f"pass@{k} %", f"Reliable@{k}", f"Reliable@{k} %"]
     return ["## Leaderboard", "", *_table(header, rows)]
 
 
@@ -60,14 +63,15 @@ def _intervals(a: Analysis) -> list[str]:
     rows = []
     for m in a.models:
         if m.ci_note:  # too few tasks: the reason once, not a row of made-up certainty
-            rows.append([m.campaign.display_name, str(m.reliability.n), m.ci_note, *([MISSING] * (2 + len(GATES)))])
+            rows.append([m.campaign.display_name, str(m.reliability.n), m.ci_note,
+                         *([MISSING] * ((2 if k > 1 else 0) + len(GATES)))])
             continue
-        rows.append([m.campaign.display_name, str(m.reliability.n), _ci(m.ci.get("pass1_pct")),
-                     _ci(m.ci.get("pass_at_k_pct")), _ci(m.ci.get("reliable_at_k_pct")),
+        by_k = [_ci(m.ci.get("pass_at_k_pct")), _ci(m.ci.get("reliable_at_k_pct"))] if k > 1 else []
+        rows.append([m.campaign.display_name, str(m.reliability.n), _ci(m.ci.get("pass1_pct")), *by_k,
                      *(_ci(m.ci.get(f"{g}_pct")) for g in GATES)])
-    header = ["Model", "n", "pass@1 %", f"pass@{k} %", f"Reliable@{k} %", *(f"{g} %" for g in GATES)]
-    return ["## Confidence intervals (ours: 95 %, bootstrap over tasks)", "",
-            f"Withheld for a campaign of fewer than {MIN_CI_TASKS} tasks.", "", *_table(header, rows)]
+    header = ["Model", "n", "pass@1 %", *([f"pass@{k} %", f"Reliable@{k} %"] if k > 1 else []), *(f"{g} %" for g in GATES)]
+    withheld = [f"Withheld for a campaign of fewer than {MIN_CI_TASKS} tasks.", ""] if any(m.ci_note for m in a.models) else []
+    return ["## Confidence intervals (ours: 95 %, bootstrap over tasks)", "", *withheld, *_table(header, rows)]
 
 
 def _repetitions(a: Analysis) -> list[str]:
@@ -188,9 +192,11 @@ def comparison_sentence(a: Analysis) -> str | None:
         intervals, ci, ci_k = "", f" (95 % CI {_ci(c.pass1_diff_ci_pp)})", f", 95 % CI {_ci(c.pass_at_k_diff_ci_pp)}"
     # pass@k's difference in the unit of its interval (pp), with the count of tasks beside it.
     k_pp = 100.0 * c.pass_at_k_diff / c.n_tasks if c.n_tasks else None
+    # With one repetition pass@k is pass@1: its difference is said once.
+    by_k = (f"pass@{a.k} difference {_f(k_pp, 1, signed=True)} pp ({c.pass_at_k_diff:+d} of {c.n_tasks} tasks{ci_k}); "
+            if a.k > 1 else "")
     return (f"{c.a} vs {c.b}: on the {c.n_tasks} tasks both completed: pass@1 {_f(c.pass1_a_pct, 1)} % vs "
-            f"{_f(c.pass1_b_pct, 1)} %, difference {_f(c.pass1_diff_pp, 1, signed=True)} pp{ci}; "
-            f"pass@{a.k} difference {_f(k_pp, 1, signed=True)} pp ({c.pass_at_k_diff:+d} of {c.n_tasks} tasks{ci_k}); "
+            f"{_f(c.pass1_b_pct, 1)} %, difference {_f(c.pass1_diff_pp, 1, signed=True)} pp{ci}; {by_k}"
             f"per task {c.wins} wins, {c.losses} losses, "
             f"{c.ties} ties; sign test p = {_f(c.sign_test_p, 3)}" + (f"; {intervals}." if intervals else "."))
 

@@ -95,7 +95,7 @@ def test_a_dodged_cell_is_a_failure_and_the_campaign_is_incomplete_everywhere(tm
     assert "> INCOMPLETE: Oracle: 1 of 2 planned cells unscored (1 counted as failures)" in markdown
     assert "| Oracle | **INCOMPLETE** | 2 | 1 | 1 | 0 | 50.0 | 100.0 |" in markdown
     assert "pass@1 % (scored cells only)" in markdown and f"- {B} rep0: not run — counted as a failure" in markdown
-    assert "| Oracle | 2 | 1.0 | 50.0 | 1 | 50.0 | 1 | 50.0 |" in markdown  # the published leaderboard columns
+    assert "| Oracle | 2 | 1.0 | 50.0 |" in markdown  # k = 1: pass@k and Reliable@k are pass@1, not repeated
 
 
 def test_the_plots_say_incomplete(tmp_path, monkeypatch):
@@ -195,7 +195,7 @@ def test_pending_cells_cannot_lift_pass1_and_are_listed_as_pending_until_regrade
     assert f"{tasks[5]} rep0: pending (judge verdicts for form_1.summary) — counted as a failure" in result.output
     assert "INCOMPLETE" in result.output and "> INCOMPLETE: Oracle (reference policy): 5 of 10 planned cells unscored" in markdown
     assert "5 counted as failures, 5 of them pending the judge" in markdown
-    assert "| Oracle (reference policy) | 10 | 5.0 | 50.0 | 5 | 50.0 | 5 | 50.0 |" in markdown
+    assert "| Oracle (reference policy) | 10 | 5.0 | 50.0 |" in markdown
     assert "| Oracle (reference policy) | **INCOMPLETE** | 10 | 5 | 5 | 0 | 50.0 | 100.0 |" in markdown  # scored-only beside, labelled
 
     # `regrade` settles them (here: the judge's verdicts came back FAIL): complete, and still 50 %.
