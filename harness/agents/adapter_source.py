@@ -11,13 +11,14 @@ so a package that sits in a checkout beside task data does not bring the task da
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 
 from .registry import ENTRY_POINT_GROUP
 
-__all__ = ["AdapterSource", "AdapterSourceError", "adapter_source"]
+__all__ = ["AdapterSource", "AdapterSourceError", "adapter_source", "hosted_source"]
 
 
 class AdapterSourceError(LookupError):
@@ -68,6 +69,21 @@ def adapter_source(target: str) -> AdapterSource:
     if spec.origin is None or not spec.has_location:
         raise AdapterSourceError(f"{top_level!r} is not loaded from a file (built-in or frozen)")
     return AdapterSource(top_level, Path(spec.origin).resolve())
+
+
+def hosted_source(target: str, task_dirs: Iterable[Path] = ()) -> AdapterSource:
+    """:func:`adapter_source`, refused when the package holds one of ``task_dirs``: showing the
+    package to its host (mounted in a container, bound into a sandbox) would show it that task.
+
+    Raises:
+        AdapterSourceError: as :func:`adapter_source`, or the package holds a task.
+    """
+    source = adapter_source(target)
+    inside = [d for d in task_dirs if source.holds(d)]
+    if inside:
+        raise AdapterSourceError(f"the package of adapter {target!r} ({source.path}) holds task {inside[0].name}: "
+                                 "showing it to the adapter's host would show that task's files; move the adapter out")
+    return source
 
 
 def _module_of(target: str) -> str:

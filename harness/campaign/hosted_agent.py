@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness.agents.adapter_process import AdapterLoadError
-from harness.agents.adapter_source import AdapterSourceError, adapter_source
+from harness.agents.adapter_source import AdapterSourceError, hosted_source
 from harness.agents.registry import ModelSpec
 from sandbox.agent_container_config import AGENT_PORT, AgentContainerConfig
 
@@ -60,13 +60,9 @@ def hosted_container_config(
         AdapterLoadError: the package cannot be found, or it holds one of ``task_dirs``.
     """
     try:
-        source = adapter_source(target)
+        source = hosted_source(target, task_dirs)
     except AdapterSourceError as exc:
         raise AdapterLoadError(str(exc)) from None
-    inside = [d for d in task_dirs if source.holds(d)]
-    if inside:
-        raise AdapterLoadError(f"the package of adapter {target!r} ({source.path}) holds task {inside[0].name}: "
-                               "mounting it would show the agent that task's files; move the adapter out")
     command = ("python", "-m", "harness.agents.realtime_server", "--adapter", target,
                "--host", "0.0.0.0", "--port", str(AGENT_PORT))
     return replace(

@@ -158,7 +158,8 @@ class SandboxedCellRunner:
         async with AsyncExitStack() as stack:
             try:
                 hosted: AdapterProcess | AgentFailure = await stack.enter_async_context(
-                    start_adapter_process(self.model.hosted_adapter, env=self.adapter_env))
+                    start_adapter_process(self.model.hosted_adapter, env=self.adapter_env,
+                                          task_dirs=self.task_dirs.values()))
             except AgentStartFailed as exc:
                 hosted = AgentFailure("exited", str(exc))
             yield hosted
