@@ -13,7 +13,6 @@ from harness.agents.limits import AgentLimits
 from harness.errors import AgentFailure
 from harness.session.agent_blame import AgentCalls
 
-
 #: Bounds small enough for a test to pass them (the defaults are minutes and seconds).
 SHORT = AgentLimits(agent_call_s=0.05, agent_close_s=0.05, agent_abandon_s=0.05)
 
@@ -96,7 +95,7 @@ async def test_a_call_that_awaits_forever_is_hung_at_its_own_bound_long_before_t
     with pytest.raises(AgentFailure) as failure:
         await _calls(kind, in_s=3600.0, limits=SHORT).wait("send_tool_result", lambda: asyncio.sleep(3600))
     assert failure.value.kind == "hung"
-    assert failure.value.detail == "send_tool_result() did not return within 0 s"
+    assert failure.value.detail == "send_tool_result() did not return within 0.05 s"
     assert asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]  # the bound's cancellation is taken back
 
 
@@ -111,7 +110,7 @@ async def test_a_call_that_swallows_its_cancellation_is_abandoned_and_the_caller
 async def test_a_close_that_swallows_its_cancellation_is_abandoned_and_recorded_even_past_the_watchdog() -> None:
     failure = await _calls(in_s=-1.0, limits=SHORT).close(_deaf)
     assert failure is not None and failure.kind == "hung"
-    assert failure.detail == "close() did not return within 0 s, nor 0 s after it was cancelled: abandoned"
+    assert failure.detail == "close() did not return within 0.05 s, nor 0.05 s after it was cancelled: abandoned"
 
 
 async def test_our_cancellation_during_an_abandoned_grace_stays_ours() -> None:

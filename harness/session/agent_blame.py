@@ -205,8 +205,8 @@ class AgentCalls:
         except BaseException as exc:  # noqa: BLE001 - blamed by origin, never swallowed
             _raise_blamed(self.kind, exc, call)
 
-    async def wait(self, call: str, run: Callable[[], Awaitable[T]], *, deadline: float | None = None) -> T:
-        """Await ``run()`` until the deadline (by default the watchdog's, or the call's bound if sooner).
+    async def wait(self, call: str, run: Callable[[], Awaitable[T]], *, bound_s: float | None = None) -> T:
+        """Await ``run()`` for ``bound_s`` (default: ``agent_call_s``, or until the watchdog if sooner).
 
         The call runs at once up to its first suspension; only if it suspends does the rest run
         under an ``asyncio.timeout``. A call that completes without suspending (an in-process
@@ -222,21 +222,24 @@ class AgentCalls:
         except BaseException as exc:  # noqa: BLE001 - blamed by origin, never swallowed
             _raise_blamed(self.kind, exc, call)
         now = asyncio.get_running_loop().time()
-        if deadline is None:
-            deadline = min(self.deadline, now + self.limits.agent_call_s)
-        bound_s = None if deadline == self.deadline else deadline - now  # None: the watchdog's
+        if bound_s is not None:
+            deadline = now + bound_s
+        else:
+            bound_s = self.limits.agent_call_s
+            deadline = min(self.deadline, now + bound_s)
+        passed = None if deadline == self.deadline else bound_s  # None: the watchdog fires first
         timeout = asyncio.timeout_at(deadline)
         try:
             async with timeout:
                 result = await _Resumed(steps, suspended, timeout, self.limits.agent_abandon_s)
         except _Abandoned:
-            raise self.hung(call, bound_s, abandoned=True) from None
+            raise self.hung(call, passed, abandoned=True) from None
         except BaseException as exc:  # noqa: BLE001 - blamed by origin, never swallowed
             if timeout.expired() and not _ours_to_unwind(exc):
-                raise self.hung(call, bound_s) from None
+                raise self.hung(call, passed) from None
             _raise_blamed(self.kind, exc, call)
         if timeout.expired():  # it swallowed the cancellation and returned late
-            raise self.hung(call, bound_s)
+            raise self.hung(call, passed)
         return result
 
     async def close(self, run: Callable[[], Awaitable[object]]) -> AgentFailure | None:
@@ -244,9 +247,8 @@ class AgentCalls:
 
         Our own bugs and our own cancellation still propagate (``builtin``/``provider`` blame).
         """
-        loop_time = asyncio.get_running_loop().time()
         try:
-            await self.wait("close", run, deadline=loop_time + self.limits.agent_close_s)
+            await self.wait("close", run, bound_s=self.limits.agent_close_s)
         except AgentFailure as failure:
             return failure
         return None
@@ -261,7 +263,7 @@ class AgentCalls:
         if bound_s is None:
             detail = f"{where}: the session's wall-clock watchdog fired"
         else:
-            detail = f"{where}() did not return within {bound_s:.0f} s"
+            detail = f"{where}() did not return within {bound_s:g} s"
         if abandoned:
-            detail += f", nor {self.limits.agent_abandon_s:.0f} s after it was cancelled: abandoned"
+            detail += f", nor {self.limits.agent_abandon_s:g} s after it was cancelled: abandoned"
         return AgentFailure("hung", detail)
