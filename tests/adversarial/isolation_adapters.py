@@ -244,12 +244,17 @@ class Prober(_PolicyThief):
 
     @staticmethod
     def _listening_ports() -> list[int]:
+        """Loopback ports listening in its network, but its own host's (in a container it listens itself)."""
+        own = set()
+        for fd in Path("/proc/self/fd").iterdir():
+            with suppress_all():
+                own.add(os.readlink(fd).removeprefix("socket:[").removesuffix("]"))
         ports: list[int] = []
         for table in ("/proc/net/tcp", "/proc/net/tcp6"):
             with suppress_all():
                 for line in Path(table).read_text().splitlines()[1:]:
                     fields = line.split()
-                    if fields[3] == "0A":  # LISTEN
+                    if fields[3] == "0A" and fields[9] not in own:  # LISTEN, someone else's
                         ports.append(int(fields[1].rpartition(":")[2], 16))
         return sorted(set(ports))
 
@@ -269,3 +274,31 @@ class Prober(_PolicyThief):
 def suppress_all() -> contextlib.AbstractContextManager[None]:
     """A prober tries everything and minds no refusal."""
     return contextlib.suppress(Exception)
+
+
+class ForkingDeafCloser(BridgeCaller):
+    """The honest bridge caller that, at connect, starts two children deaf to SIGTERM (one in a
+    session of its own, a daemon whose parent has exited), turns deaf to SIGTERM itself, and whose
+    ``close()`` never returns. The children carry ``APEXVOICE_MARKER`` in their command line, so a
+    test can look for them afterwards; its words say how many it started."""
+
+    model_id: ClassVar[str] = "forking-deaf-closer"
+
+    async def connect(self, config: SessionConfig) -> None:
+        import signal
+        import subprocess
+        import sys
+
+        await super().connect(config)
+        marker = os.environ["APEXVOICE_MARKER"]
+        deaf = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(3600)"
+        subprocess.Popen([sys.executable, "-c", deaf, marker])
+        daemon = f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {deaf!r}, {marker!r}], start_new_session=True)"
+        subprocess.run([sys.executable, "-c", daemon], check=True)  # its parent exits: the grandchild is orphaned
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        self._events.append(TranscriptDelta("forked 2 "))
+
+    async def close(self) -> None:
+        import time
+
+        time.sleep(3600)  # blocks its host's loop: nothing but SIGKILL ends it
