@@ -1,10 +1,10 @@
 """Where an out-of-tree adapter's code is on disk, found without running any of it.
 
 A hosted adapter (``--model package.module:Class``) is imported only by its host, out of the
-harness's process. The host needs that code and nothing else: a child process gets the directory
-holding the adapter's top-level package on its ``PYTHONPATH``; an agent container gets the
-top-level package itself (its directory, or the module file) mounted read-only, never its parent,
-so a package that sits in a checkout beside task data does not bring the task data with it.
+harness's process. The host needs that code and nothing else: a sandboxed child process or an
+agent container gets the top-level package itself (its directory, or the module file) bound or
+mounted read-only, never its parent, so a package that sits in a checkout beside task data does
+not bring the task data with it (one that *holds* a task of the campaign is refused).
 ``importlib.util.find_spec`` of a top-level name reads the import path only: no module executes.
 """
 

@@ -4,7 +4,7 @@ is hosted out of the harness's process (``--model package.module:Class`` without
 
 ``agent_isolation`` is ``builtin`` for the harness's own adapters (built-ins and provider clients:
 our code in our process), ``container`` for an agent running in its own hardened container,
-``process`` for one behind the protocol in another process (a hosted adapter's child process; a
+``process`` for one behind the protocol in another process (a hosted adapter's sandboxed child process; a
 ``ws://`` server), and ``in-process`` for an agent author's adapter loaded into the harness with
 ``--trust-adapter`` — where it shares the harness's memory and files (docs/security.md).
 
