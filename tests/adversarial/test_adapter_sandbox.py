@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -109,6 +113,11 @@ def test_a_forking_host_deaf_to_sigterm_with_a_close_that_never_returns_leaves_n
     assert result.exit_code == 0, result.output
     assert _record(tmp_path)["error"] is None
     assert "forked 2" in _agent_words(tmp_path)  # they were started
+    assert _alive(marker) == []
+
+
+def _alive(marker: str) -> list[str]:
+    """Processes whose command line carries ``marker`` (a zombie's is empty: it is dead)."""
     alive = []
     for entry in Path("/proc").iterdir():
         try:
@@ -116,7 +125,47 @@ def test_a_forking_host_deaf_to_sigterm_with_a_close_that_never_returns_leaves_n
                 alive.append(entry.name)
         except OSError:
             continue  # gone while we looked
-    assert alive == []
+    return alive
+
+
+#: A harness in miniature: hosts the forking adapter, lets it fork, hangs up (its close() then
+#: blocks its host for good) and waits to be killed.
+_HARNESS = """
+import asyncio, json, os
+from websockets.asyncio.client import connect
+from harness.agents.adapter_process import start_adapter_process
+
+async def main():
+    async with start_adapter_process("tests.adversarial.isolation_adapters:ForkingDeafCloser",
+                                     env={"APEXVOICE_MARKER": os.environ["APEXVOICE_MARKER"]}) as host:
+        async with connect(host.url) as ws:
+            await ws.recv()
+            tools = [{"type": "function", "name": "get_enrollment_window", "parameters": {"type": "object"}}]
+            await ws.send(json.dumps({"type": "session.update", "session": {"type": "realtime", "tools": tools}}))
+            while json.loads(await ws.recv())["type"] != "session.updated":
+                pass
+        print("forked and hung up", flush=True)
+        await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.usefixtures("needs_jail")
+def test_a_sigkilled_harness_takes_a_stuck_host_and_everything_it_started_with_it():
+    marker = f"apexvoice-orphan-{uuid.uuid4().hex}"
+    harness = subprocess.Popen([sys.executable, "-c", _HARNESS], stdout=subprocess.PIPE, text=True, env={
+        **os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "APEXVOICE_MARKER": marker})
+    try:
+        assert harness.stdout is not None and harness.stdout.readline() == "forked and hung up\n"
+        assert len(_alive(marker)) == 2  # the children run, their host is stuck in close()
+    finally:
+        harness.send_signal(signal.SIGKILL)
+        harness.wait()
+    deadline = time.monotonic() + 30  # the kernel delivers the deaths: wait for them, a bounded while
+    while _alive(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _alive(marker) == []
 
 
 @pytest.mark.docker
