@@ -177,3 +177,14 @@ def test_a_prober_in_the_adapter_host_container_finds_nothing_and_fails(docker_e
     assert record["agent_isolation"] == "container" and record["error"] is None and record["pts"] == 0
     found = _findings(tmp_path)
     assert {k: v for k, v in found.items() if k != "proc_cwd"} == NOTHING, found
+
+
+@pytest.mark.usefixtures("needs_jail")
+@pytest.mark.parametrize("jail", [True, False])
+def test_the_adapter_is_probed_in_the_sandbox_and_bare_only_where_docker_will_host_it(jail):
+    from harness.agents.adapter_process import AdapterLoadError, HostedDescription, probe_adapter
+
+    described = probe_adapter(f"{ADAPTERS}:BridgeCaller", jail=jail)
+    assert described == HostedDescription(f"{ADAPTERS}:BridgeCaller", "bridge-caller", ("bridge",))
+    with pytest.raises(AdapterLoadError, match="has no attribute 'Missing'"):
+        probe_adapter(f"{ADAPTERS}:Missing", jail=jail)
