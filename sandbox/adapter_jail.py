@@ -11,7 +11,8 @@ cgroup) namespaces, and sees:
   installed copy of the harness's own packages hidden under an empty ``tmpfs``;
 - its copy of the hosting code at ``/opt/runtime`` and its own top-level package at
   ``/opt/adapter/<name>``, read-only;
-- an empty writable ``HOME`` (``/home/adapter``, removed afterwards) and its own ``/tmp``;
+- an empty writable ``HOME`` (``/home/adapter``, removed afterwards), its own ``/tmp`` and
+  ``/dev/shm`` (multiprocessing's semaphores);
 - its own ``/proc`` (only its own processes), a minimal ``/dev``, no ``/sys``;
 - no network but its own loopback: the harness hands it one listening socket (:func:`jail_command`
   ``listen_fd``), bound on the harness's loopback, through which the harness alone connects.
@@ -138,7 +139,7 @@ def jail_command(command: Sequence[str], *, runtime: Path, adapter: Path, home: 
         options += ["--ro-bind", str(root), str(root)]
     options += _hidden_own_packages(roots)
     options += [
-        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm", "--tmpfs", "/tmp",
         "--ro-bind", str(runtime), JAIL_RUNTIME,
         "--ro-bind", str(adapter), f"{JAIL_ADAPTER}/{adapter.name}",
         "--bind", str(home), JAIL_HOME, "--chdir", JAIL_HOME,

@@ -42,4 +42,4 @@ def test_an_installed_copy_of_the_harness_inside_the_runtime_is_hidden(tmp_path,
     monkeypatch.setattr(adapter_jail, "runtime_roots", lambda: (tmp_path / "venv",))
     monkeypatch.setattr(adapter_jail, "source_root", lambda package: site if package == "harness" else None)
     command = adapter_jail.jail_command(["python"], runtime=tmp_path, adapter=tmp_path / "a", home=tmp_path)
-    assert [command[i + 1] for i, part in enumerate(command) if part == "--tmpfs"] == [str(site / "harness"), "/tmp"]
+    assert [command[i + 1] for i, part in enumerate(command) if part == "--tmpfs"] == [str(site / "harness"), "/dev/shm", "/tmp"]
