@@ -1,23 +1,24 @@
 """Where an out-of-tree adapter's code is on disk, found without running any of it.
 
 A hosted adapter (``--model package.module:Class``) is imported only by its host, out of the
-harness's process. The host needs that code and nothing else: a child process gets the directory
-holding the adapter's top-level package on its ``PYTHONPATH``; an agent container gets the
-top-level package itself (its directory, or the module file) mounted read-only, never its parent,
-so a package that sits in a checkout beside task data does not bring the task data with it.
+harness's process. The host needs that code and nothing else: a sandboxed child process or an
+agent container gets the top-level package itself (its directory, or the module file) bound or
+mounted read-only, never its parent, so a package that sits in a checkout beside task data does
+not bring the task data with it (one that *holds* a task of the campaign is refused).
 ``importlib.util.find_spec`` of a top-level name reads the import path only: no module executes.
 """
 
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 
 from .registry import ENTRY_POINT_GROUP
 
-__all__ = ["AdapterSource", "AdapterSourceError", "adapter_source"]
+__all__ = ["AdapterSource", "AdapterSourceError", "adapter_source", "hosted_source"]
 
 
 class AdapterSourceError(LookupError):
@@ -68,6 +69,21 @@ def adapter_source(target: str) -> AdapterSource:
     if spec.origin is None or not spec.has_location:
         raise AdapterSourceError(f"{top_level!r} is not loaded from a file (built-in or frozen)")
     return AdapterSource(top_level, Path(spec.origin).resolve())
+
+
+def hosted_source(target: str, task_dirs: Iterable[Path] = ()) -> AdapterSource:
+    """:func:`adapter_source`, refused when the package holds one of ``task_dirs``: showing the
+    package to its host (mounted in a container, bound into a sandbox) would show it that task.
+
+    Raises:
+        AdapterSourceError: as :func:`adapter_source`, or the package holds a task.
+    """
+    source = adapter_source(target)
+    inside = [d for d in task_dirs if source.holds(d)]
+    if inside:
+        raise AdapterSourceError(f"the package of adapter {target!r} ({source.path}) holds task {inside[0].name}: "
+                                 "showing it to the adapter's host would show that task's files; move the adapter out")
+    return source
 
 
 def _module_of(target: str) -> str:

@@ -39,6 +39,15 @@ class AgentLimits:
     #: (connect, clip preparation and grading happen outside media time).
     watchdog_factor: float = 2.0
     watchdog_grace_s: float = 120.0
+    #: One call into the agent (``connect``, ``send_audio``, ``send_tool_result``, a text agent's
+    #: ``act``/``reset``) that has not returned after this many seconds ends the session as the
+    #: agent's ``hung`` failure (a text agent's turn is one LLM request: this leaves it room).
+    agent_call_s: float = 120.0
+    #: ``close()`` gets this long, then it is cancelled.
+    agent_close_s: float = 10.0
+    #: A call cancelled at its bound that swallows the cancellation and still has not returned this
+    #: many seconds later is abandoned: the session goes on without it (recorded as ``hung``).
+    agent_abandon_s: float = 2.0
 
 
 #: The limits every session uses unless a test passes others.

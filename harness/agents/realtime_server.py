@@ -51,6 +51,7 @@ import itertools
 import json
 import logging
 import os
+import socket
 import sys
 from collections.abc import Callable
 from http import HTTPStatus
@@ -530,11 +531,14 @@ class _Connection:
 class RealtimeAgentServer:
     """``async with RealtimeAgentServer(factory, port=0) as server:`` then connect to ``server.url``."""
 
-    def __init__(self, factory: AgentFactory, *, agent_name: str, host: str = "127.0.0.1", port: int = 8765) -> None:
+    def __init__(self, factory: AgentFactory, *, agent_name: str, host: str = "127.0.0.1", port: int = 8765,
+                 sock: socket.socket | None = None) -> None:
         self.factory = factory
         self.agent_name = agent_name
         self.host = host
         self.port = port
+        #: A listening socket made by whoever started us (a sandboxed host has no network to bind in).
+        self.sock = sock
         self._ids = itertools.count(1)
         self._server: Server | None = None
 
@@ -554,7 +558,8 @@ class RealtimeAgentServer:
         await _Connection(ws, self.factory, self.agent_name, self._ids).run()
 
     async def __aenter__(self) -> RealtimeAgentServer:
-        self._server = await serve(self._serve, self.host, self.port, process_request=self._check_path,
+        where: dict[str, Any] = {"sock": self.sock} if self.sock is not None else {"host": self.host, "port": self.port}
+        self._server = await serve(self._serve, **where, process_request=self._check_path,
                                    max_size=AGENT_LIMITS.ws_message_bytes, compression=None)
         return self
 
@@ -607,6 +612,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--check", action="store_true",
                         help="load the adapter, print what it is as one JSON line and exit (2 when it does not load)")
     parser.add_argument("--exit-with-stdin", action="store_true", help="stop when stdin closes")
+    parser.add_argument("--listen-fd", type=int, default=None,
+                        help="serve on this inherited listening socket instead of --host/--port (the URL is printed)")
     args = parser.parse_args(argv)
     announce = _announcer()
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -623,8 +630,10 @@ def main(argv: list[str] | None = None) -> None:
         announce({"key": spec.key, "display_name": spec.display_name, "tool_modes": list(spec.tool_modes),
                   "clock": spec.clock})
         return
-    server = RealtimeAgentServer(spec.create_adapter, agent_name=spec.key, host=args.host, port=args.port)
-    asyncio.run(server.serve_forever(announce=announce if args.port == 0 else None, exit_with_stdin=args.exit_with_stdin))
+    sock = socket.socket(fileno=args.listen_fd) if args.listen_fd is not None else None
+    server = RealtimeAgentServer(spec.create_adapter, agent_name=spec.key, host=args.host, port=args.port, sock=sock)
+    announcing = args.port == 0 or sock is not None
+    asyncio.run(server.serve_forever(announce=announce if announcing else None, exit_with_stdin=args.exit_with_stdin))
 
 
 if __name__ == "__main__":

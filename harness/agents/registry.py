@@ -13,7 +13,7 @@ adapter class).
 Out-of-tree code is untrusted, and :func:`get_model` does not import it: by default the spec it
 returns says which code to host (``hosted_adapter``), and the campaign runs that adapter out of the
 harness's process, behind the OpenAI Realtime protocol (:mod:`harness.agents.realtime_server`),
-in an agent container with ``--sandbox docker`` and in a child process otherwise
+in an agent container with ``--sandbox docker`` and in a bubblewrap-sandboxed child process otherwise
 (:mod:`harness.agents.adapter_process`); the class is loaded and checked there. Only
 ``trust_adapter=True`` (``run --trust-adapter``) imports it here, into the harness, where it
 shares the harness's memory and files: the loaded task bundle with its gold and reference policy,

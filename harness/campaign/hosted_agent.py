@@ -4,7 +4,7 @@ is hosted out of the harness's process (``--model package.module:Class`` without
 
 ``agent_isolation`` is ``builtin`` for the harness's own adapters (built-ins and provider clients:
 our code in our process), ``container`` for an agent running in its own hardened container,
-``process`` for one behind the protocol in another process (a hosted adapter's child process; a
+``process`` for one behind the protocol in another process (a hosted adapter's sandboxed child process; a
 ``ws://`` server), and ``in-process`` for an agent author's adapter loaded into the harness with
 ``--trust-adapter`` — where it shares the harness's memory and files (docs/security.md).
 
@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness.agents.adapter_process import AdapterLoadError
-from harness.agents.adapter_source import AdapterSourceError, adapter_source
+from harness.agents.adapter_source import AdapterSourceError, hosted_source
 from harness.agents.registry import ModelSpec
 from sandbox.agent_container_config import AGENT_PORT, AgentContainerConfig
 
@@ -60,13 +60,9 @@ def hosted_container_config(
         AdapterLoadError: the package cannot be found, or it holds one of ``task_dirs``.
     """
     try:
-        source = adapter_source(target)
+        source = hosted_source(target, task_dirs)
     except AdapterSourceError as exc:
         raise AdapterLoadError(str(exc)) from None
-    inside = [d for d in task_dirs if source.holds(d)]
-    if inside:
-        raise AdapterLoadError(f"the package of adapter {target!r} ({source.path}) holds task {inside[0].name}: "
-                               "mounting it would show the agent that task's files; move the adapter out")
     command = ("python", "-m", "harness.agents.realtime_server", "--adapter", target,
                "--host", "0.0.0.0", "--port", str(AGENT_PORT))
     return replace(

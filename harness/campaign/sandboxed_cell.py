@@ -10,7 +10,7 @@ runs in its own container, started after the sandbox on the sandbox's network an
 session (:mod:`sandbox.agent_container`); the harness reaches it through the OpenAI adapter on the
 realtime clock (:class:`~harness.agents.container_agent.ContainerAgentAdapter`). An out-of-tree
 adapter that is not trusted (``hosted_adapter``) is hosted the same way, per session: in an
-adapter-host container with a docker sandbox, in a child process otherwise
+adapter-host container with a docker sandbox, in a bubblewrap-sandboxed child process otherwise
 (:mod:`harness.campaign.hosted_agent`, :mod:`harness.agents.adapter_process`). Every record says
 where the agent ran (``agent_isolation``).
 """
@@ -175,7 +175,8 @@ class SandboxedCellRunner:
         async with AsyncExitStack() as stack:
             try:
                 hosted: AdapterProcess | AgentFailure = await stack.enter_async_context(
-                    start_adapter_process(self.model.hosted_adapter, env=self.adapter_env))
+                    start_adapter_process(self.model.hosted_adapter, env=self.adapter_env,
+                                          task_dirs=self.task_dirs.values()))
             except AgentStartFailed as exc:
                 hosted = AgentFailure("exited", str(exc))
             yield hosted

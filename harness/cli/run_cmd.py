@@ -53,6 +53,7 @@ from harness.results.run_tree import Campaign, Run
 from harness.session.session_config import ToolMode
 from harness.tasks.bundle import TaskBundle
 from harness.user.llm_act_observer import LlmActClassifier
+from sandbox.adapter_jail import WAYS_FORWARD, jail_problem
 from sandbox.backend import SandboxBackend, get_backend
 from sandbox.errors import AgentImageError, SandboxUnavailableError, UnknownBackendError
 from sandbox.external import ExternalBackend
@@ -214,7 +215,8 @@ def run(
     condition = definition.name  # as registered (`c0` is `C0`): every later use compares the one name
     _endpoint_or_exit(endpoint)
     spec = _model_or_exit(model, condition, endpoint=endpoint, provider_model=provider_model,
-                          api_key_env=api_key_env, trust_adapter=trust_adapter, adapter_env=passed_env)
+                          api_key_env=api_key_env, trust_adapter=trust_adapter, adapter_env=passed_env,
+                          sandbox=sandbox)
     tool_mode = tool_mode or spec.tool_modes[0]
     if tool_mode not in spec.tool_modes:
         typer.echo(f"error: {spec.key} supports --tool-mode {', '.join(spec.tool_modes)}, not {tool_mode!r}", err=True)
@@ -511,7 +513,7 @@ def _adapter_env_or_exit(names: list[str]) -> dict[str, str]:
 
 def _model_or_exit(
     key: str, condition: str, *, endpoint: str | None, provider_model: str | None, api_key_env: str | None,
-    trust_adapter: bool = False, adapter_env: dict[str, str] | None = None,
+    trust_adapter: bool = False, adapter_env: dict[str, str] | None = None, sandbox: str | None = None,
 ) -> ModelSpec:
     try:
         spec = get_model(key, trust_adapter=trust_adapter)
@@ -522,7 +524,8 @@ def _model_or_exit(
         typer.echo(f"error: --trust-adapter applies to out-of-tree adapters (package.module:Class), not {key!r}", err=True)
         raise typer.Exit(2)
     if spec.hosted_adapter is not None:
-        spec = _hosted_or_exit(spec, endpoint=endpoint, provider_model=provider_model, adapter_env=adapter_env or {})
+        spec = _hosted_or_exit(spec, endpoint=endpoint, provider_model=provider_model, adapter_env=adapter_env or {},
+                               sandbox=sandbox)
         endpoint = provider_model = None
     if api_key_env is not None and key.partition(":")[0] not in PREFIXES:
         typer.echo(f"error: --api-key-env applies to {', '.join(f'{p}:MODEL' for p in PREFIXES)}, not {key!r}", err=True)
@@ -555,16 +558,23 @@ def _model_or_exit(
 
 
 def _hosted_or_exit(
-    spec: ModelSpec, *, endpoint: str | None, provider_model: str | None, adapter_env: dict[str, str]
+    spec: ModelSpec, *, endpoint: str | None, provider_model: str | None, adapter_env: dict[str, str],
+    sandbox: str | None = None,
 ) -> ModelSpec:
-    """A hosted adapter, loaded once in a child as its sessions will load it (exit 2 when it does not)."""
+    """A hosted adapter, loaded once in a child as its sessions will load it (exit 2 when it does
+    not, or when it would run without Docker where no OS sandbox can be made for it)."""
     assert spec.hosted_adapter is not None
     if endpoint is not None or provider_model is not None:
         typer.echo("error: --endpoint and --provider-model are options of in-process adapters; a hosted adapter "
                    "takes no constructor arguments (or use --trust-adapter)", err=True)
         raise typer.Exit(2)
+    problem = jail_problem()
+    if problem is not None and sandbox != "docker":
+        typer.echo(f"error: the adapter {spec.key!r} cannot be sandboxed on this machine: {problem}. "
+                   f"Either {WAYS_FORWARD}", err=True)
+        raise typer.Exit(2)
     try:
-        hosted = probe_adapter(spec.hosted_adapter, env=adapter_env)
+        hosted = probe_adapter(spec.hosted_adapter, env=adapter_env, jail=problem is None)
     except AdapterLoadError as exc:
         typer.echo(f"error: the adapter {spec.key!r} cannot be hosted: {exc}", err=True)
         raise typer.Exit(2) from None

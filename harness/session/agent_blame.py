@@ -15,7 +15,7 @@ import signal
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, Literal, NoReturn, TypeVar
 
-from harness.agents.limits import AgentLimits
+from harness.agents.limits import AGENT_LIMITS, AgentLimits
 from harness.errors import AgentFailure, HarnessBug, ProviderError, ProviderTransient
 
 __all__ = ["AGENTS_OWN", "AgentCalls", "AgentKind", "blame_malformed", "blame_raised", "describe"]
@@ -28,8 +28,6 @@ AgentKind = Literal["builtin", "provider", "remote_agent", "external_code"]
 AGENTS_OWN = ("remote_agent", "external_code")
 #: A detail longer than this is cut (an agent's exception message is its own text, of any size).
 DETAIL_CHARS = 500
-#: ``close()`` gets at least this long, even past the watchdog, so a provider's socket is shut.
-CLOSE_GRACE_S = 5.0
 
 
 def describe(exc: BaseException) -> str:
@@ -107,52 +105,99 @@ async def _awaited(run: Callable[[], Awaitable[T]]) -> T:
     return await run()
 
 
+class _Abandoned(Exception):
+    """The call swallowed its bound's cancellation and did not return in the grace after it."""
+
+
 class _Resumed:
     """The rest of a coroutine stepped to its first suspension: awaiting this passes what it awaits
-    to the task and what the task sends or throws (a timeout's cancellation) back into it."""
+    to the task and what the task sends or throws (a timeout's cancellation) back into it.
 
-    __slots__ = ("_coroutine", "_suspended")
+    Once ``timeout`` has fired and its cancellation is thrown in, the coroutine has ``abandon_s``
+    to return; if it is still suspended then (it swallowed the cancellation), the task is
+    cancelled once more and this time the coroutine is closed and dropped (:class:`_Abandoned`),
+    so an agent's call can never hold the session past its bound plus ``abandon_s``.
+    """
 
-    def __init__(self, coroutine: Coroutine[Any, Any, Any], suspended: Any) -> None:
-        self._coroutine, self._suspended = coroutine, suspended
+    __slots__ = ("_abandon_s", "_abandoning", "_coroutine", "_handle", "_suspended", "_timeout")
+
+    def __init__(self, coroutine: Coroutine[Any, Any, Any], suspended: Any, timeout: asyncio.Timeout,
+                 abandon_s: float) -> None:
+        self._coroutine, self._suspended, self._timeout, self._abandon_s = coroutine, suspended, timeout, abandon_s
+        self._handle: asyncio.TimerHandle | None = None
+        self._abandoning = False
+
+    def _abandon(self, task: asyncio.Task[Any]) -> None:
+        self._abandoning = True
+        task.cancel()
 
     def __await__(self) -> Generator[Any, Any, Any]:
         coroutine, suspended = self._coroutine, self._suspended
-        while True:
-            try:
-                sent = yield suspended
-            except GeneratorExit:
-                coroutine.close()
-                raise
-            except BaseException as exc:  # noqa: BLE001 - thrown in by the task: the coroutine's to handle
+        try:
+            while True:
                 try:
-                    suspended = coroutine.throw(exc)
-                except StopIteration as done:
-                    return done.value
-            else:
-                try:
-                    suspended = coroutine.send(sent)
-                except StopIteration as done:
-                    return done.value
+                    sent = yield suspended
+                except GeneratorExit:
+                    coroutine.close()
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - thrown in by the task: the coroutine's to handle
+                    if isinstance(exc, asyncio.CancelledError) and self._handle is not None:
+                        # In its grace, cancelled again: by our timer (abandoned), or by the harness
+                        # stopping (ours to unwind, at once: the call had its chance).
+                        self._drop(None if self._abandoning else exc)
+                    if self._handle is None and self._timeout.expired():
+                        task = asyncio.current_task()
+                        assert task is not None
+                        self._handle = asyncio.get_running_loop().call_later(self._abandon_s, self._abandon, task)
+                    try:
+                        suspended = coroutine.throw(exc)
+                    except StopIteration as done:
+                        return done.value
+                else:
+                    try:
+                        suspended = coroutine.send(sent)
+                    except StopIteration as done:
+                        return done.value
+        finally:
+            if self._handle is not None:
+                self._handle.cancel()
+
+    def _drop(self, ours: BaseException | None) -> NoReturn:
+        """Close the coroutine (whatever it does about it); raise the harness's own cancellation
+        ``ours``, or take back our timer's and raise :class:`_Abandoned`."""
+        try:
+            self._coroutine.close()
+        except BaseException:  # noqa: BLE001, S110 - it ignored GeneratorExit or raised: dropped all the same
+            pass
+        if ours is not None:
+            raise ours
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        raise _Abandoned
 
 
 class AgentCalls:
-    """Every call into one agent, blamed by origin and bounded by the session's watchdog.
+    """Every call into one agent, blamed by origin and bounded twice: by the session's watchdog,
+    and each call by ``limits.agent_call_s`` (``close()`` by ``agent_close_s``).
 
-    ``deadline`` is on the event loop's clock (``loop.time()``); an await past it ends the session
-    as the agent's ``hung`` failure, whatever the agent's kind. A synchronous method that never
-    returns cannot be interrupted in this process (the reason out-of-tree adapters run out of it).
+    ``deadline`` is on the event loop's clock (``loop.time()``); an await past it, or a call
+    suspended longer than its bound, ends the session as the agent's ``hung`` failure, whatever the
+    agent's kind. A call that swallows the cancellation is abandoned ``agent_abandon_s`` later. A
+    synchronous method that never returns cannot be interrupted in this process (the reason
+    out-of-tree adapters run out of it).
     """
 
-    def __init__(self, kind: AgentKind, deadline: float) -> None:
+    def __init__(self, kind: AgentKind, deadline: float, limits: AgentLimits = AGENT_LIMITS) -> None:
         self.kind = kind
         self.deadline = deadline
+        self.limits = limits
 
     @classmethod
     def for_session(cls, kind: AgentKind, time_budget_s: float, limits: AgentLimits) -> AgentCalls:
         """Calls watched from now: the task's time budget times ``watchdog_factor``, plus the grace."""
         span = time_budget_s * limits.watchdog_factor + limits.watchdog_grace_s
-        return cls(kind, asyncio.get_running_loop().time() + span)
+        return cls(kind, asyncio.get_running_loop().time() + span, limits)
 
     def sync(self, call: str, run: Callable[[], T]) -> T:
         try:
@@ -160,8 +205,8 @@ class AgentCalls:
         except BaseException as exc:  # noqa: BLE001 - blamed by origin, never swallowed
             _raise_blamed(self.kind, exc, call)
 
-    async def wait(self, call: str, run: Callable[[], Awaitable[T]], *, deadline: float | None = None) -> T:
-        """Await ``run()`` until the deadline.
+    async def wait(self, call: str, run: Callable[[], Awaitable[T]], *, bound_s: float | None = None) -> T:
+        """Await ``run()`` for ``bound_s`` (default: ``agent_call_s``, or until the watchdog if sooner).
 
         The call runs at once up to its first suspension; only if it suspends does the rest run
         under an ``asyncio.timeout``. A call that completes without suspending (an in-process
@@ -176,16 +221,25 @@ class AgentCalls:
             return done.value
         except BaseException as exc:  # noqa: BLE001 - blamed by origin, never swallowed
             _raise_blamed(self.kind, exc, call)
-        timeout = asyncio.timeout_at(self.deadline if deadline is None else deadline)
+        now = asyncio.get_running_loop().time()
+        if bound_s is not None:
+            deadline = now + bound_s
+        else:
+            bound_s = self.limits.agent_call_s
+            deadline = min(self.deadline, now + bound_s)
+        passed = None if deadline == self.deadline else bound_s  # None: the watchdog fires first
+        timeout = asyncio.timeout_at(deadline)
         try:
             async with timeout:
-                result = await _Resumed(steps, suspended)
+                result = await _Resumed(steps, suspended, timeout, self.limits.agent_abandon_s)
+        except _Abandoned:
+            raise self.hung(call, passed, abandoned=True) from None
         except BaseException as exc:  # noqa: BLE001 - blamed by origin, never swallowed
-            if timeout.expired():
-                raise self.hung(call) from None
+            if timeout.expired() and not _ours_to_unwind(exc):
+                raise self.hung(call, passed) from None
             _raise_blamed(self.kind, exc, call)
-        if timeout.expired():  # it swallowed the watchdog's cancellation and returned late
-            raise self.hung(call)
+        if timeout.expired():  # it swallowed the cancellation and returned late
+            raise self.hung(call, passed)
         return result
 
     async def close(self, run: Callable[[], Awaitable[object]]) -> AgentFailure | None:
@@ -193,9 +247,8 @@ class AgentCalls:
 
         Our own bugs and our own cancellation still propagate (``builtin``/``provider`` blame).
         """
-        loop_time = asyncio.get_running_loop().time()
         try:
-            await self.wait("close", run, deadline=max(self.deadline, loop_time + CLOSE_GRACE_S))
+            await self.wait("close", run, bound_s=self.limits.agent_close_s)
         except AgentFailure as failure:
             return failure
         return None
@@ -205,5 +258,12 @@ class AgentCalls:
         if asyncio.get_running_loop().time() >= self.deadline:
             raise self.hung(where)
 
-    def hung(self, where: str) -> AgentFailure:
-        return AgentFailure("hung", f"{where}: the session's wall-clock watchdog fired")
+    def hung(self, where: str, bound_s: float | None = None, *, abandoned: bool = False) -> AgentFailure:
+        """``bound_s``: the call's own bound passed (``None``: the session's watchdog fired)."""
+        if bound_s is None:
+            detail = f"{where}: the session's wall-clock watchdog fired"
+        else:
+            detail = f"{where}() did not return within {bound_s:g} s"
+        if abandoned:
+            detail += f", nor {self.limits.agent_abandon_s:g} s after it was cancelled: abandoned"
+        return AgentFailure("hung", detail)

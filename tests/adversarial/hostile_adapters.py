@@ -139,3 +139,27 @@ class OracleThatFailsToClose(OracleVoiceAgent):
 
     async def close(self) -> None:
         raise ValueError("cannot close")
+
+
+async def _await_forever_deaf() -> None:
+    """Awaits forever, swallowing every cancellation (only abandoning it ends the call)."""
+    while True:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            pass
+
+
+class DeafHangs(Hangs):
+    """:class:`Hangs`, deaf to cancellation: the call's bound cancels it in vain."""
+
+    async def _hang(self) -> None:
+        self.waiting.set()
+        await _await_forever_deaf()
+
+
+class OracleThatWillNotClose(OracleVoiceAgent):
+    """The reference policy spoken well, then ``close`` awaits forever, deaf to cancellation."""
+
+    async def close(self) -> None:
+        await _await_forever_deaf()

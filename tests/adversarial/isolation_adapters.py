@@ -7,7 +7,10 @@ replay it and pass; where they find nothing they hang up at once and fail. In th
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import os
+import stat
 from pathlib import Path
 from typing import ClassVar
 
@@ -125,3 +128,177 @@ class BridgeCaller(RealtimeAdapter):
     def poll_events(self) -> list[AgentEvent]:
         events, self._events = self._events, []
         return events
+
+
+#: What the isolation tests plant in the harness's environment: a prober that finds it anywhere
+#: (an environment, a command line, memory) has reached the harness.
+CANARY = b"apexvoice-canary"
+#: File names worth finding: a task's answers and the sandbox's secrets and control sockets.
+_WANTED = ("gold.yaml", "policy.yaml", "token", "agent-token", "control.sock")
+_SKIPPED_ROOTS = ("/proc", "/sys", "/dev")
+#: Bounds of one probe, so that it ends in the harness's process too (``--trust-adapter``).
+_MAX_ENTRIES = 300_000
+_MAX_MEMORY_BYTES = 512 * 1024 * 1024
+_MAX_LISTED = 20
+
+
+class Prober(_PolicyThief):
+    """Looks wherever an agent author's code outside the harness could: every ``/proc/<pid>``
+    (command line, environment, working directory, the parent's memory), the whole filesystem from
+    ``/`` (task answers, tokens, sockets), every unix socket and loopback port it can list (it
+    connects to each), and the harness's own modules (to load the task itself). Says what it found,
+    as its words (``probe {...}``, one JSON object), and replays a reference policy if it found one.
+    """
+
+    model_id: ClassVar[str] = "prober"
+
+    def steal(self, config: SessionConfig) -> ReferencePolicy | None:
+        import json
+        import socket
+
+        found: dict[str, list[str]] = {"canary": [], "task_files": [], "secrets": [], "sockets": [],
+                                       "connected": [], "harness_modules": [], "proc_cwd": []}
+        cwds = self._probe_proc(found)
+        paths = self._walk([Path.cwd(), *cwds, Path.home(), Path("/tmp"), Path("/")], found)
+        for path in self._listed_unix_sockets() + found["sockets"]:
+            with suppress_all(), socket.socket(socket.AF_UNIX) as client:
+                client.settimeout(1)
+                client.connect(path)
+                found["connected"].append(path)
+        for port in self._listening_ports():
+            with suppress_all(), socket.create_connection(("127.0.0.1", port), timeout=1):
+                found["connected"].append(f"127.0.0.1:{port}")
+        for module in ("harness.tasks.loader", "harness.grading", "harness.session", "harness.demo_data"):
+            with suppress_all():
+                __import__(module)
+                found["harness_modules"].append(module)
+        policy = self._policy(config, paths)
+        self.report = "probe " + json.dumps({k: sorted(set(v))[:_MAX_LISTED] for k, v in found.items()})
+        return policy
+
+    async def connect(self, config: SessionConfig) -> None:
+        await super().connect(config)
+        if self._ended:  # nothing to replay: say what it found, then hang up
+            self._events[-1:] = [TranscriptDelta(self.report), AudioDelta(voiced_audio(600)), ResponseDone(),
+                                 CallEnded()]
+
+    @staticmethod
+    def _probe_proc(found: dict[str, list[str]]) -> list[Path]:
+        cwds: list[Path] = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            for name in ("environ", "cmdline"):
+                with suppress_all():
+                    if CANARY in (entry / name).read_bytes():
+                        found["canary"].append(f"{entry}/{name}")
+            with suppress_all():
+                cwd = Path(os.readlink(entry / "cwd"))
+                if cwd != Path("/"):
+                    found["proc_cwd"].append(str(cwd))
+                    cwds.append(cwd)
+        parent = Path(f"/proc/{os.getppid()}")
+        with suppress_all(), open(parent / "mem", "rb") as memory:
+            budget = _MAX_MEMORY_BYTES
+            for line in (parent / "maps").read_text().splitlines():
+                start, _, end = line.split()[0].partition("-")
+                size = int(end, 16) - int(start, 16)
+                if "r" not in line.split()[1] or size > budget:
+                    continue
+                budget -= size
+                with suppress_all():
+                    memory.seek(int(start, 16))
+                    if CANARY in memory.read(size):
+                        found["canary"].append(f"{parent}/mem")
+                        break
+        return cwds
+
+    @staticmethod
+    def _walk(roots: list[Path], found: dict[str, list[str]]) -> list[Path]:
+        paths: list[Path] = []
+        visited = 0
+        for root in roots:
+            for directory, dirs, files in os.walk(root):
+                if directory in _SKIPPED_ROOTS:
+                    dirs[:] = []
+                    continue
+                visited += len(files) + len(dirs)
+                if visited > _MAX_ENTRIES:
+                    return paths
+                for name in files:
+                    path = os.path.join(directory, name)
+                    if name in _WANTED or name.endswith(".sock"):
+                        paths.append(Path(path))
+                        found["secrets" if "token" in name else "task_files"].append(path)
+                    with suppress_all():
+                        if stat.S_ISSOCK(os.lstat(path).st_mode):
+                            found["sockets"].append(path)
+        return paths
+
+    @staticmethod
+    def _listed_unix_sockets() -> list[str]:
+        with suppress_all():
+            lines = Path("/proc/net/unix").read_text().splitlines()[1:]
+            return [line.split()[-1] for line in lines if len(line.split()) > 7 and line.split()[-1].startswith("/")]
+        return []
+
+    @staticmethod
+    def _listening_ports() -> list[int]:
+        """Loopback ports listening in its network, but its own host's (in a container it listens itself)."""
+        own = set()
+        for fd in Path("/proc/self/fd").iterdir():
+            with suppress_all():
+                own.add(os.readlink(fd).removeprefix("socket:[").removesuffix("]"))
+        ports: list[int] = []
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            with suppress_all():
+                for line in Path(table).read_text().splitlines()[1:]:
+                    fields = line.split()
+                    if fields[3] == "0A" and fields[9] not in own:  # LISTEN, someone else's
+                        ports.append(int(fields[1].rpartition(":")[2], 16))
+        return sorted(set(ports))
+
+    @staticmethod
+    def _policy(config: SessionConfig, paths: list[Path]) -> ReferencePolicy | None:
+        tools = {tool["name"] for tool in config.tools}
+        for gold in (p for p in paths if p.name == "gold.yaml" and p.parent.name == "grading"):
+            with suppress_all():
+                task_dir = gold.parent.parent
+                spec = yaml.safe_load((task_dir / "tools" / "tool_spec.yaml").read_text())
+                if {tool["name"] for tool in spec["tools"]} == tools:
+                    policy = yaml.safe_load((task_dir / "reference" / "policy.yaml").read_text())
+                    return ReferencePolicy.model_validate(policy)
+        return None
+
+
+def suppress_all() -> contextlib.AbstractContextManager[None]:
+    """A prober tries everything and minds no refusal."""
+    return contextlib.suppress(Exception)
+
+
+class ForkingDeafCloser(BridgeCaller):
+    """The honest bridge caller that, at connect, starts two children deaf to SIGTERM (one in a
+    session of its own, a daemon whose parent has exited), turns deaf to SIGTERM itself, and whose
+    ``close()`` never returns. The children carry ``APEXVOICE_MARKER`` in their command line, so a
+    test can look for them afterwards; its words say how many it started."""
+
+    model_id: ClassVar[str] = "forking-deaf-closer"
+
+    async def connect(self, config: SessionConfig) -> None:
+        import signal
+        import subprocess
+        import sys
+
+        await super().connect(config)
+        marker = os.environ["APEXVOICE_MARKER"]
+        deaf = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(3600)"
+        subprocess.Popen([sys.executable, "-c", deaf, marker])
+        daemon = f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {deaf!r}, {marker!r}], start_new_session=True)"
+        subprocess.run([sys.executable, "-c", daemon], check=True)  # its parent exits: the grandchild is orphaned
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        self._events.append(TranscriptDelta("forked 2 "))
+
+    async def close(self) -> None:
+        import time
+
+        time.sleep(3600)  # blocks its host's loop: nothing but SIGKILL ends it

@@ -51,10 +51,12 @@ from harness.tasks.loader import load_task
 from sandbox.errors import AgentImageError, AgentStartFailed, SandboxUnavailableError
 from sandbox.local import LocalBackend
 from tests.adversarial.hostile_adapters import (
+    DeafHangs,
     Hangs,
     Hostile,
     NeverStopsTalking,
     OracleThatFailsToClose,
+    OracleThatWillNotClose,
 )
 from tests.conftest import DEMO_DATA
 
@@ -223,6 +225,29 @@ WATCHDOG = AgentLimits(watchdog_factor=1.0, watchdog_grace_s=2.0)  # deadline: b
 async def test_an_agent_that_hangs_is_ended_by_the_watchdog_and_graded(adapter, kind):
     result = await _session(adapter(), kind=kind, budget_s=2, limits=WATCHDOG)
     _assert_scored_as_agent_failure(result, "hung")
+
+
+#: Each call's bound (and its abandonment) a test can wait for; the watchdog an hour away.
+CALL_BOUND = AgentLimits(agent_call_s=0.25, agent_close_s=0.25, agent_abandon_s=0.25)
+
+
+@pytest.mark.parametrize(("adapter", "method", "kind"), [
+    (Hangs, "connect", "external_code"), (DeafHangs, "connect", "external_code"),
+    (Hangs, "send_audio", "remote_agent"), (DeafHangs, "send_audio", "external_code")])
+async def test_a_method_that_awaits_forever_ends_its_cell_at_the_call_bound_not_the_watchdog(adapter, method, kind):
+    result = await _session(adapter(method), kind=kind, budget_s=1800, limits=CALL_BOUND)
+    _assert_scored_as_agent_failure(result, "hung")
+    detail = result.agent_failure["detail"]
+    assert detail.startswith(f"{method}() did not return within 0.25 s"), detail  # not the watchdog (an hour away)
+    assert detail.endswith("abandoned") == (adapter is DeafHangs), detail
+
+
+async def test_a_close_deaf_to_cancellation_is_abandoned_at_its_bound_and_recorded():
+    result = await _session(OracleThatWillNotClose(), budget_s=300, limits=CALL_BOUND, privileged=True)
+    assert result.pts == 1 and result.outcome == "SUCCESS"  # the work was done: only the close hung
+    assert result.agent_failure == {**result.agent_failure, "kind": "hung",
+                                    "detail": "close() did not return within 0.25 s, nor 0.25 s after it was cancelled: abandoned"}
+    assert [e.payload["kind"] for e in result.events.events if e.type == EventType.AGENT_FAILURE] == ["hung"]
 
 
 async def test_our_own_cancellation_is_never_the_agents_failure():
