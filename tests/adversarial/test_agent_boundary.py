@@ -242,8 +242,12 @@ async def test_a_method_that_awaits_forever_ends_its_cell_at_the_call_bound_not_
     assert detail.endswith("abandoned") == (adapter is DeafHangs), detail
 
 
+#: Only close() bounded tightly: the oracle's other calls may be slow on a loaded machine.
+CLOSE_BOUND = AgentLimits(agent_call_s=120, agent_close_s=0.25, agent_abandon_s=0.25)
+
+
 async def test_a_close_deaf_to_cancellation_is_abandoned_at_its_bound_and_recorded():
-    result = await _session(OracleThatWillNotClose(), budget_s=300, limits=CALL_BOUND, privileged=True)
+    result = await _session(OracleThatWillNotClose(), budget_s=300, limits=CLOSE_BOUND, privileged=True)
     assert result.pts == 1 and result.outcome == "SUCCESS"  # the work was done: only the close hung
     assert result.agent_failure == {**result.agent_failure, "kind": "hung",
                                     "detail": "close() did not return within 0.25 s, nor 0.25 s after it was cancelled: abandoned"}
