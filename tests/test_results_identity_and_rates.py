@@ -135,8 +135,7 @@ async def test_plots_show_n_wrap_long_names_and_never_repeat_a_legend_entry(tmp_
     assert all("n=6" in tick for tick in ticks)
     assert all(len(line) <= plots.LABEL_WIDTH for tick in ticks for line in tick.splitlines())
     assert all(len(line) <= plots.TITLE_WIDTH for line in ax.get_title().splitlines())
-    latency = dict(figures)["latency.png"]
-    assert all("runs=" in tick.get_text() for tick in latency.axes[0].get_xticklabels())
+    assert "latency.png" not in dict(figures)  # these runs carry no audio latency: no empty chart
 
 
 def test_at_80_columns_a_long_key_leaves_the_status_word_whole(tmp_path):
@@ -248,3 +247,25 @@ def test_tool_paths_of_a_ten_task_and_a_one_task_campaign_say_so(tmp_path):
     assert "> note: the campaigns cover different tasks (model_a 10, model_b 1)" in \
         (tmp_path / "r" / "tool_paths.md").read_text()
     assert json.loads((tmp_path / "r" / "tool_paths.json").read_text())["notes"]
+
+
+async def test_plots_label_every_bar_explain_slice_axes_and_draw_no_empty_latency_chart(tmp_path, monkeypatch):
+    """Issue 36 §7: no value labels (a 0 % bar looked missing), `kburden`-style prefixes never
+    explained, one-task slices drawn as loud as any, an empty latency chart for a C0 campaign."""
+    path = _campaign(tmp_path / "c0", condition="C0", recorded="C0", tasks=TASKS, passes={(TASKS[0], 0): 0},
+                     manifest={"model": "chat:x"})
+    analysis = await analyse([load_campaign(path)], 1)
+    analysis.slices = {"kburden": [{"label": "K0_NONE", "n": 1, "chat:x": {"success": 0.0}},
+                                   {"label": "K1_SUPPLIED", "n": 5, "chat:x": {"success": 0.8}}]}
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda plt, fig, path: figures.append((path.name, fig)))
+    written = plots.write_plots(analysis, tmp_path / "plots")
+    assert "latency.png" not in [p.name for p in written] and "latency.png" not in dict(figures)
+    gates = dict(figures)["gates.png"].axes[0]
+    bar_labels = [t.get_text() for t in gates.texts]
+    assert len(bar_labels) == 4 and all(label.isdigit() for label in bar_labels)
+    heat = dict(figures)["slices.png"].axes[0]
+    rows = [t.get_text() for t in heat.get_yticklabels()]
+    assert rows == ["Knowledge burden: K0_NONE (n=1)", "Knowledge burden: K1_SUPPLIED (n=5)"]
+    assert [t.get_text() for t in heat.texts] == ["0", "80"]
+    assert len(heat.patches) == 1  # the one-task row is veiled, the five-task row is not

@@ -15,6 +15,7 @@ from harness.grading.report import GATES
 
 from .analysis import Analysis
 from .bootstrap import MIN_CI_TASKS
+from .slices import AXES
 
 __all__ = ["write_plots"]
 
@@ -22,6 +23,8 @@ __all__ = ["write_plots"]
 LABEL_WIDTH = 22
 #: Characters per line of a title.
 TITLE_WIDTH = 70
+#: A slice of fewer tasks than this is drawn faded: one task makes a solid 0 % or 100 % cell.
+FEW_TASKS = 3
 
 
 def _pyplot():
@@ -72,7 +75,9 @@ def _grouped_bars(plt, a: Analysis, path: Path, series: list[tuple[str, list[flo
         low = [v - (ci or (v, v))[0] for v, ci in zip(values, intervals, strict=True)]
         high = [(ci or (v, v))[1] - v for v, ci in zip(values, intervals, strict=True)]
         has_ci = any(ci is not None for ci in intervals)
-        ax.bar(xs, values, width, label=label, yerr=[low, high] if has_ci else None, capsize=3)
+        bars = ax.bar(xs, values, width, label=label, yerr=[low, high] if has_ci else None, capsize=3)
+        # Every bar says its value, so a 0 % bar is seen as 0, not as missing.
+        ax.bar_label(bars, labels=[f"{v:.0f}" for v in values], fontsize=7, padding=2)
     ax.set_xticks(range(len(names)), names, rotation=0 if len(names) <= 4 else 15, ha="center" if len(names) <= 4 else "right")
     ax.set_ylabel(ylabel)
     ax.set_ylim(0, 125)  # head room above 100 % for the legend, so it never hides a bar
@@ -126,25 +131,38 @@ def _afa_vs_pts(plt, a: Analysis, path: Path) -> None:
 def _slices(plt, a: Analysis, path: Path) -> bool:
     if not a.slices:
         return False
-    labels, grid = [], []
+    labels, grid, sizes = [], [], []
     for axis, rows in a.slices.items():
-        for row in rows:
-            labels.append(f"{axis}: {row['label']} ({row['n']})")
+        for row in rows:  # the axis by its title (``Knowledge burden``), not its key (``kburden``)
+            labels.append(f"{AXES.get(axis, axis)}: {row['label']} (n={row['n']})")
             grid.append([(row.get(m.key) or {}).get("success") for m in a.models])
+            sizes.append(int(row["n"]))
     if not labels:
         return False
     values = [[float("nan") if v is None else 100 * v for v in line] for line in grid]
-    fig, ax = plt.subplots(figsize=(2 + 1.5 * len(a.models), 1 + 0.3 * len(labels)))
+    fig, ax = plt.subplots(figsize=(4 + 2.0 * len(a.models), 1.2 + 0.3 * len(labels)))
     image = ax.imshow(values, aspect="auto", cmap="viridis", vmin=0, vmax=100)
-    ax.set_xticks(range(len(a.models)), _names(a), rotation=20, ha="right")
+    for y, line in enumerate(values):
+        few = sizes[y] < FEW_TASKS
+        if few:  # too few tasks to mean much: veiled, so one task's 0 or 100 does not shout
+            ax.axhspan(y - 0.5, y + 0.5, color="white", alpha=0.55, lw=0)
+        for x, value in enumerate(line):
+            if value == value:  # not NaN
+                ax.text(x, y, f"{value:.0f}", ha="center", va="center", fontsize=7,
+                        color="black" if few or value > 60 else "white")
+    # Names wrapped and upright under wide columns: long model names never run into each other.
+    ax.set_xticks(range(len(a.models)), _names(a), rotation=0, ha="center", fontsize=8)
     ax.set_yticks(range(len(labels)), labels, fontsize=7)
     fig.colorbar(image, ax=ax, label="success %")
-    ax.set_title("Taxonomy slices (success %)")
+    ax.set_title(_wrapped(f"Taxonomy slices (success %, per slice of n tasks; faded: n < {FEW_TASKS})", TITLE_WIDTH),
+                 fontsize=10)
     _save(plt, fig, path)
     return True
 
 
-def _latency(plt, a: Analysis, path: Path) -> None:
+def _latency(plt, a: Analysis, path: Path) -> bool:
+    if not any(m.aggregates.rsl_medians or m.aggregates.stop_latency_ms or m.aggregates.isl_ms for m in a.models):
+        return False  # a text (C0) campaign has no audio: no empty chart
     fig, (left, right) = plt.subplots(1, 2, figsize=(max(10, 3.4 * len(a.models)), 4))
     names = [f"{_wrapped(m.campaign.display_name)}\nruns={len(m.aggregates.rsl_medians)}" for m in a.models]
     stops = [f"{_wrapped(m.campaign.display_name)}\nn={len(m.aggregates.stop_latency_ms or m.aggregates.isl_ms)}"
@@ -158,19 +176,21 @@ def _latency(plt, a: Analysis, path: Path) -> None:
     right.set_title("Stop latency after a barge-in (audio; isl_ms if none)")
     for ax in (left, right):
         ax.tick_params(axis="x", labelsize=8)  # wrapped names, side by side: no rotation needed
+        ax.set_ylim(bottom=0)  # from zero: a 20 ms spread is drawn as the 20 ms it is
     _save(plt, fig, path)
+    return True
 
 
 def write_plots(a: Analysis, out_dir: Path) -> list[Path]:
-    """Write the PNGs into ``out_dir`` (the slices heatmap only when slices exist)."""
+    """Write the PNGs into ``out_dir`` (the latency chart only with audio, the slices only when they exist)."""
     plt = _pyplot()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, draw in (("leaderboard.png", _leaderboard), ("gates.png", _gates), ("afa_vs_pts.png", _afa_vs_pts),
-                       ("latency.png", _latency)):
+    for name, draw in (("leaderboard.png", _leaderboard), ("gates.png", _gates), ("afa_vs_pts.png", _afa_vs_pts)):
         draw(plt, a, out_dir / name)
         written.append(out_dir / name)
-    if _slices(plt, a, out_dir / "slices.png"):
-        written.append(out_dir / "slices.png")
+    for name, optional in (("latency.png", _latency), ("slices.png", _slices)):  # only where there is data
+        if optional(plt, a, out_dir / name):
+            written.append(out_dir / name)
     return written
