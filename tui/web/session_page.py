@@ -9,13 +9,14 @@ response the user heard — is read here from the same events, through the paylo
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from harness.events import EVENTS_FILE, PayloadMismatch, RunEvent, payload_as, read_event_lines
-from harness.events.payloads import SpeechAgreement
+from harness.events.payloads import AgentText, SpeechAgreement
 from harness.grading.report import FailedPredicate, FieldRow
 from harness.results.result_record import ResultRecord
 
@@ -109,11 +110,38 @@ def _gates(gates: Gates) -> dict[str, bool | None]:
     return {gate: gates.of(gate) for gate in GATES}
 
 
-def _replayed(events: list[RunEvent]) -> tuple[SessionView, list[GateChange], dict[str, SpeechAgreement]]:
-    """The final view, the gates each time they changed, and each response's speech agreement."""
-    view = SessionView()
-    changes: list[GateChange] = []
-    heard: dict[str, SpeechAgreement] = {}
+@dataclass
+class _Replay:
+    view: SessionView = field(default_factory=SessionView)
+    #: The gates each time they changed (the first grade included).
+    changes: list[GateChange] = field(default_factory=list)
+    #: Each response's speech agreement: how much of it the user heard.
+    heard: dict[str, SpeechAgreement] = field(default_factory=dict)
+    #: What the agent's transcript said a response was, where its final text (what was played
+    #: before a cut) is shorter: the reducer's line just before the final text replaced it.
+    claimed: dict[str, str] = field(default_factory=dict)
+
+
+def _claimed_before(view: SessionView, event: RunEvent) -> tuple[str, str] | None:
+    """``(response_id, transcript so far)`` when ``event``'s final text cuts that transcript short."""
+    try:
+        final = payload_as(event, AgentText)
+    except PayloadMismatch:
+        return None  # the reducer lists it among the view's errors
+    if final.response_id is None:
+        return None
+    response_id = str(final.response_id)
+    line = next((line for line in reversed(view.transcript)
+                 if line.speaker == "agent" and line.response_id == response_id), None)
+    if line is None or not line.partial or len(line.text) <= len(final.text):
+        return None
+    return response_id, line.text
+
+
+def _replayed(events: list[RunEvent]) -> _Replay:
+    """The final view and what only this page shows, from one pass over the events."""
+    replay = _Replay()
+    view, changes, heard = replay.view, replay.changes, replay.heard
     for event in events:
         kind = event_type(event)
         if kind == "AUDIO_LEVEL":
@@ -126,6 +154,8 @@ def _replayed(events: list[RunEvent]) -> tuple[SessionView, list[GateChange], di
                 continue
             heard[agreement.response_id] = agreement
             continue
+        if kind == "AGENT_TEXT" and (claim := _claimed_before(view, event)) is not None:
+            replay.claimed[claim[0]] = claim[1]
         before = _gates(view.gates)
         view = reduce(view, event)
         if kind == "GATE_STATUS":
@@ -134,7 +164,8 @@ def _replayed(events: list[RunEvent]) -> tuple[SessionView, list[GateChange], di
             if changed or not changes:
                 changes.append(GateChange(t_ms=event.media_time_ms, gates=after, changed=changed,
                                           failing=list(view.gates.failing[:_FAILING_SHOWN])))
-    return view, changes, heard
+    replay.view = view
+    return replay
 
 
 def _duplex_marks(mark: DuplexMark) -> list[Mark]:
@@ -159,13 +190,16 @@ def _marks(view: SessionView, changes: list[GateChange]) -> list[Mark]:
     return sorted(marks, key=lambda m: m.t_ms)
 
 
-def _transcript(view: SessionView, heard: dict[str, SpeechAgreement]) -> list[TranscriptRow]:
+def _transcript(replay: _Replay) -> list[TranscriptRow]:
+    """The lines, an agent's as its transcript claimed them, with how much of each the user heard."""
     rows = []
-    for line in view.transcript:
-        agreement = heard.get(line.response_id) if line.response_id is not None else None
+    for line in replay.view.transcript:
+        response_id = line.response_id
+        agreement = replay.heard.get(response_id) if response_id is not None else None
+        text = replay.claimed.get(response_id, line.text) if response_id is not None else line.text
         rows.append(TranscriptRow(
-            t_ms=line.t_ms, speaker=line.speaker, text=line.text, tags=list(line.tags), partial=line.partial,
-            heard_chars=None if agreement is None else min(len(line.text), agreement.heard_chars),
+            t_ms=line.t_ms, speaker=line.speaker, text=text, tags=list(line.tags), partial=line.partial,
+            heard_chars=None if agreement is None else min(len(text), agreement.heard_chars),
             heard_verdict=None if agreement is None else agreement.verdict,
         ))
     return rows
@@ -179,7 +213,8 @@ def build_session_page(
     ``audio_url`` is where the page will find the recording (``None``: leave the audio out even if
     the session has one)."""
     events = read_event_lines(session_dir / EVENTS_FILE) if (session_dir / EVENTS_FILE).is_file() else []
-    view, changes, heard = _replayed(events)
+    replay = _replayed(events)
+    view, changes = replay.view, replay.changes
     if record is not None:
         view = with_settled(view, CellResult.from_record(record.model_dump(mode="json")))
     verdict = view.verdict
@@ -206,7 +241,7 @@ def build_session_page(
         duration_ms=peaks.duration_ms if peaks else None,
         peaks=[list(channel) for channel in peaks.channels] if peaks else [],
         end_ms=view.clock_ms,
-        transcript=_transcript(view, heard),
+        transcript=_transcript(replay),
         tools=[ToolCallRow(t_ms=call.called_ms, tool=call.tool, call_id=call.call_id, args=call.args,
                            result=call.result, done=call.done, is_error=call.is_error, error=call.error,
                            auth_decision=call.auth_decision, latency_ms=call.latency_ms,
