@@ -3,8 +3,6 @@ one demo task (C2, with its recording), the no-op agent failing it, and the orac
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,20 +10,13 @@ from typer.testing import CliRunner
 
 from harness.cli.main import app as cli
 from tests.conftest import DEMO_DATA
-
-DEMO_TASK = "demo_benefits_enrollment_001"
-#: Debian's Chromium (``apt-get install chromium``): the binary itself, not the ``/usr/bin`` wrapper.
-CHROMIUM_PATHS = ("/usr/lib/chromium/chromium", "/usr/bin/chromium")
+from tests.viewer.helpers import DEMO_TASK
 
 RUNS = {
     "oracle": ["--model", "oracle"],
     "noop": ["--model", "noop"],
     "c0": ["--model", "oracle", "--condition", "C0"],
 }
-
-
-def session_dir(campaign_dir: Path) -> Path:
-    return next(campaign_dir.glob(f"{DEMO_TASK}/rep0/*/events.jsonl")).parent
 
 
 @pytest.fixture(scope="session")
@@ -46,15 +37,3 @@ def viewer_runs(tmp_path_factory) -> dict[str, Path]:
             runs[name] = out
     return runs
 
-
-def chromium_path() -> str:
-    """The system Chromium; skipped without one, a failure under CI=true (``.ci/run`` installs it)."""
-    for path in CHROMIUM_PATHS:
-        if os.access(path, os.X_OK):
-            return path
-    found = shutil.which("chromium")
-    if found:
-        return found
-    if os.environ.get("CI") == "true":
-        pytest.fail("CI=true but Chromium is not installed (Debian: apt-get install chromium)")
-    pytest.skip("no Chromium (Debian: apt-get install chromium)")

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from harness.cli.main import app as cli
 from harness.results.result_record import ResultRecord
-from tests.viewer.conftest import DEMO_TASK, session_dir
+from tests.viewer.helpers import DEMO_TASK, session_dir
 from tui.web.campaign_index import read_site
 from tui.web.peaks import BIN_MS
 from tui.web.serve import make_app
