@@ -86,21 +86,21 @@ def _wait_for_audio(page: Page) -> None:
 def test_the_campaign_page_lists_every_cell_and_filters_sorts_and_opens_one(page, sites):
     page.open((sites["all"] / "index.html").as_uri())
     page.tab.wait_for_selector("#rows tr.link")
-    assert page.js("document.querySelectorAll('#rows tr').length") == 3
+    assert page.js("document.querySelectorAll('#rows tr.cell').length") == 3
     page.tab.select_option("#filter-status", "failed")
-    rows = page.tab.locator("#rows tr")
+    rows = page.tab.locator("#rows tr.cell")
     assert rows.count() == 1
     reason = rows.first.locator("td.reason")
     assert reason.is_visible() and "terminal predicate enrollment_submitted failed" in reason.inner_text()
     page.tab.select_option("#filter-status", "all")
     page.tab.click("th[data-key=campaign]")
     page.tab.click("th[data-key=campaign]")
-    firsts = page.js("Array.from(document.querySelectorAll('#rows tr td:first-child')).map(td => td.textContent)")
+    firsts = page.js("Array.from(document.querySelectorAll('#rows tr.cell td:first-child')).map(td => td.textContent)")
     assert firsts == sorted(firsts, reverse=True)
     page.tab.fill("#filter-text", "no such task")
-    assert page.tab.locator("#rows tr").inner_text() == "no cell matches"
+    assert page.tab.locator("#rows tr.none").inner_text() == "no cell matches"
     page.tab.fill("#filter-text", "")
-    page.tab.locator("#rows tr", has_text="failed").click()
+    page.tab.locator("#rows tr.cell", has_text="failed").click()
     page.tab.wait_for_selector("#why")
     assert page.errors == []
 

@@ -129,6 +129,8 @@ def test_a_directory_of_campaigns_a_rep_and_a_session_directory_are_read(viewer_
     runs_root = viewer_runs["oracle"].parent
     site = read_site(runs_root)
     assert {c.condition for c in site.index.campaigns} == {"C0", "C2"} and len(site.index.cells) == 3
+    names = sorted(c.name for c in site.index.campaigns)  # the oracle's two campaigns, told apart
+    assert names == ["No-op (silent)", "Oracle (reference policy) [C0]", "Oracle (reference policy) [C2]"]
     assert len(set(site.sessions)) == 3  # one page per campaign, told apart
     for path in (session_dir(viewer_runs["noop"]), session_dir(viewer_runs["noop"]).parent):
         single = read_site(path)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from harness.events import EVENTS_FILE
 from harness.results.denominator import Unscored, cell_values
+from harness.results.identity import keep_apart
 from harness.results.result_record import RESULT_FILE, ResultRecord
 from harness.results.run_tree import Campaign, Run, find_campaigns, is_campaign, load_campaign
 
@@ -214,9 +215,10 @@ def read_site(path: Path) -> Site:
         )
     sessions: dict[str, SessionSource] = {}
     summaries, cells = [], []
-    for number, campaign_dir in enumerate(campaign_dirs):
-        campaign = load_campaign(campaign_dir)
-        prefix = f"c{number}." if len(campaign_dirs) > 1 else ""
+    # Two campaigns of one model are named by what tells them apart (``Oracle [C0]``), as in ``results``.
+    campaigns, _ = keep_apart([load_campaign(campaign_dir) for campaign_dir in campaign_dirs])
+    for number, campaign in enumerate(campaigns):
+        prefix = f"c{number}." if len(campaigns) > 1 else ""
         rows = _campaign_cells(campaign, prefix, sessions)
         summaries.append(_summary(campaign, rows))
         cells += rows

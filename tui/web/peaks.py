@@ -35,19 +35,15 @@ def read_peaks(path: Path) -> Peaks:
     """The peaks of every channel of the WAV at ``path`` (a mono file has one channel)."""
     info = sf.info(str(path))
     bin_frames = max(1, round(info.samplerate * BIN_MS / 1000))
-    per_channel: list[list[np.ndarray]] = [[] for _ in range(info.channels)]
-    full_scale = float(np.iinfo(np.int16).max)
+    parts: list[np.ndarray] = []
     for block in sf.blocks(str(path), blocksize=bin_frames * _BINS_PER_BLOCK, dtype="int16", always_2d=True):
-        frames = block.shape[0]
-        bins = -(-frames // bin_frames)
-        padded = np.zeros((bins * bin_frames, block.shape[1]), dtype=np.int32)
-        padded[:frames] = np.abs(block.astype(np.int32))
-        peak = padded.reshape(bins, bin_frames, block.shape[1]).max(axis=1)
-        for channel in range(block.shape[1]):
-            per_channel[channel].append(peak[:, channel])
-    scaled = tuple(
-        np.minimum(PEAK_SCALE, np.round(np.concatenate(parts) * PEAK_SCALE / full_scale)).astype(int).tolist()
-        if parts else []
-        for parts in per_channel
-    )
-    return Peaks(duration_ms=info.frames * 1000 / info.samplerate, sample_rate=info.samplerate, channels=scaled)
+        bins = -(-block.shape[0] // bin_frames)
+        # Channel-major and padded to whole bins, so each bin's reduction runs over contiguous samples.
+        samples = np.zeros((block.shape[1], bins * bin_frames), dtype=np.int16)
+        samples[:, : block.shape[0]] = block.T
+        binned = samples.reshape(block.shape[1], bins, bin_frames)
+        parts.append(np.maximum(binned.max(axis=2).astype(np.int32), -binned.min(axis=2).astype(np.int32)))
+    peaks = np.concatenate(parts, axis=1) if parts else np.zeros((info.channels, 0), dtype=np.int32)
+    scaled = np.minimum(PEAK_SCALE, np.round(peaks * (PEAK_SCALE / np.iinfo(np.int16).max))).astype(int)
+    return Peaks(duration_ms=info.frames * 1000 / info.samplerate, sample_rate=info.samplerate,
+                 channels=tuple(channel.tolist() for channel in scaled))

@@ -74,22 +74,23 @@
   const filters = { text: "", status: "all", campaign: "all", sort: null, desc: false };
 
   const COLUMNS = [
-    { key: "campaign", label: "campaign", multi: true },
-    { key: "task_id", label: "task" },
-    { key: "rep", label: "rep", num: true },
-    { key: "status", label: "status", html: (r) => statusChip(r.status) },
-    { key: "outcome", label: "outcome" },
-    { key: "pts", label: "PTS", num: true },
-    ...GATES.map((g) => ({ key: g, label: g, get: (r) => r.gates[g], html: (r) => gateChip(g, r.gates[g], true) })),
-    { key: "afa", label: "AFA", num: true, html: (r) => num(r.afa, 2) },
-    { key: "fda", label: "FDA", num: true, html: (r) => num(r.fda, 2) },
-    { key: "stop_ms", label: "stop ms", num: true, html: (r) => num(r.stop_ms, 0) },
-    { key: "overlap_pct", label: "overlap %", num: true, html: (r) => num(r.overlap_pct, 1) },
-    { key: "turns", label: "turns", num: true },
-    { key: "tool_calls", label: "calls", num: true },
-    { key: "media_ms", label: "length", num: true, html: (r) => clock(r.media_ms) },
+    { key: "campaign", label: "campaign", multi: true, width: 140 },
+    { key: "task_id", label: "task", width: 200 },
+    { key: "rep", label: "rep", num: true, width: 40 },
+    { key: "status", label: "status", width: 100, html: (r) => statusChip(r.status) },
+    { key: "outcome", label: "outcome", width: 84 },
+    { key: "pts", label: "PTS", num: true, width: 40 },
+    ...GATES.map((g) => ({ key: g, label: g, width: 34, get: (r) => r.gates[g], html: (r) => gateChip(g, r.gates[g], true) })),
+    { key: "afa", label: "AFA", num: true, width: 50, html: (r) => num(r.afa, 2) },
+    { key: "fda", label: "FDA", num: true, width: 48, html: (r) => num(r.fda, 2) },
+    { key: "stop_ms", label: "stop", title: "median stop latency after a barge-in (ms)", num: true, width: 56, html: (r) => num(r.stop_ms, 0) },
+    { key: "overlap_pct", label: "ovl %", title: "overlap: both channels speaking, % of the session", num: true, width: 56, html: (r) => num(r.overlap_pct, 1) },
+    { key: "turns", label: "turns", num: true, width: 46 },
+    { key: "tool_calls", label: "calls", title: "tool calls", num: true, width: 44 },
+    { key: "media_ms", label: "length", title: "media time to resolution", num: true, width: 60, html: (r) => clock(r.media_ms) },
     { key: "reason", label: "why it failed" },
   ];
+  const REASON_PX = 300;
   function cellValue(column, row) { return column.get ? column.get(row) : row[column.key]; }
 
   function matches(row) {
@@ -143,26 +144,51 @@
           `<option${c.name === filters.campaign ? " selected" : ""}>${esc(c.name)}</option>`).join("")}</select>` : ""}
         <span class="count" id="count"></span>
       </div>
-      <table class="cells"><thead><tr>${columns.map((c) =>
-        `<th data-key="${c.key}">${esc(c.label)}</th>`).join("")}</tr></thead><tbody id="rows"></tbody></table>`;
+      <div class="table-wrap" id="table-wrap"><table class="cells"><colgroup>${columns.map((c) =>
+        `<col${c.width ? ` style="width:${c.width}px"` : ""}>`).join("")}</colgroup><thead><tr>${columns.map((c) =>
+        `<th data-key="${c.key}"${c.title ? ` title="${esc(c.title)}"` : ""}>${esc(c.label)}</th>`).join("")}</tr></thead><tbody id="rows"></tbody></table></div>`;
+    // Fixed columns and at least REASON_PX for the reason: narrower windows scroll sideways.
+    app.querySelector("table.cells").style.minWidth = columns.reduce((sum, c) => sum + (c.width || 0), REASON_PX) + "px";
+    const wrap = document.getElementById("table-wrap");
     const body = document.getElementById("rows");
     const count = document.getElementById("count");
     const heads = app.querySelectorAll("th");
+    let shown = [];
+    let rowHeight = 28;
+    let painting = false;
+    function rowHtml(row) {
+      const cls = row.id ? "cell link" : "cell nosession";
+      const id = row.id ? ` data-id="${esc(row.id)}"` : ` title="no session to show"`;
+      return `<tr class="${cls}"${id}>` + columns.map((c) => {
+        const value = c.html ? c.html(row) : esc(cellValue(c, row) ?? "–");
+        const title = c.key === "reason" || c.key === "task_id" ? ` title="${esc(cellValue(c, row) || "")}"` : "";
+        return `<td class="${c.num ? "num" : c.key === "reason" ? "reason" : ""}"${title}>${value}</td>`;
+      }).join("") + "</tr>";
+    }
+    function spacer(rows) {
+      return rows > 0 ? `<tr class="spacer" style="height:${rows * rowHeight}px"><td colspan="${columns.length}"></td></tr>` : "";
+    }
+    // Only the rows in view (and a margin) are in the page: 1,800 rows drawn whole take seconds to lay out.
+    function paint() {
+      painting = false;
+      if (!shown.length) { body.innerHTML = `<tr class="none"><td colspan="${columns.length}" class="empty">no cell matches</td></tr>`; return; }
+      const view = Math.max(wrap.clientHeight, window.innerHeight);
+      const first = Math.max(0, Math.floor(wrap.scrollTop / rowHeight) - 20);
+      const last = Math.min(shown.length, Math.ceil((wrap.scrollTop + view) / rowHeight) + 20);
+      body.innerHTML = spacer(first) + shown.slice(first, last).map(rowHtml).join("") + spacer(shown.length - last);
+      const drawn = body.querySelector("tr.cell");
+      const measured = drawn ? drawn.getBoundingClientRect().height : 0;
+      if (measured && Math.abs(measured - rowHeight) > 0.5) { rowHeight = measured; paint(); }
+    }
     function render() {
-      const rows = sorted(index.cells.filter(matches), columns);
-      count.textContent = `${rows.length} of ${index.cells.length} cells`;
+      shown = sorted(index.cells.filter(matches), columns);
+      count.textContent = `${shown.length} of ${index.cells.length} cells`;
       heads.forEach((th) => {
         th.className = th.dataset.key === filters.sort ? (filters.desc ? "sorted-desc" : "sorted-asc") : "";
       });
-      body.innerHTML = rows.map((row) => {
-        const cls = row.id ? "link" : "nosession";
-        const id = row.id ? ` data-id="${esc(row.id)}"` : ` title="no session to show"`;
-        return `<tr class="${cls}"${id}>` + columns.map((c) => {
-          const value = c.html ? c.html(row) : esc(cellValue(c, row) ?? "–");
-          return `<td class="${c.num ? "num" : c.key === "reason" ? "reason" : ""}">${value}</td>`;
-        }).join("") + "</tr>";
-      }).join("") || `<tr><td colspan="${columns.length}" class="empty">no cell matches</td></tr>`;
+      paint();
     }
+    wrap.addEventListener("scroll", () => { if (!painting) { painting = true; requestAnimationFrame(paint); } });
     document.getElementById("filter-text").addEventListener("input", (e) => { filters.text = e.target.value.trim().toLowerCase(); render(); });
     document.getElementById("filter-status").addEventListener("change", (e) => { filters.status = e.target.value; render(); });
     const campaignSelect = document.getElementById("filter-campaign");
