@@ -74,8 +74,8 @@
   const filters = { text: "", status: "all", campaign: "all", sort: null, desc: false };
 
   const COLUMNS = [
-    { key: "campaign", label: "campaign", multi: true, width: 140 },
-    { key: "task_id", label: "task", width: 200 },
+    { key: "campaign", label: "campaign", multi: true, width: 190 },
+    { key: "task_id", label: "task", width: 230 },
     { key: "rep", label: "rep", num: true, width: 40 },
     { key: "status", label: "status", width: 100, html: (r) => statusChip(r.status) },
     { key: "outcome", label: "outcome", width: 84 },
@@ -90,7 +90,7 @@
     { key: "media_ms", label: "length", title: "media time to resolution", num: true, width: 60, html: (r) => clock(r.media_ms) },
     { key: "reason", label: "why it failed" },
   ];
-  const REASON_PX = 300;
+  const REASON_PX = 240;
   function cellValue(column, row) { return column.get ? column.get(row) : row[column.key]; }
 
   function matches(row) {
