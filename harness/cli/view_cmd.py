@@ -75,4 +75,7 @@ def view(
     except OSError as exc:
         _usage(f"--port {port}: cannot listen on {HOST} ({exc.strerror or exc})")
     typer.echo(f"serving {site.index.title} at http://{HOST}:{sock.getsockname()[1]}/  (Ctrl-C to stop)")
-    serve_site(site, sock)
+    try:
+        serve_site(site, sock)
+    except KeyboardInterrupt:
+        pass  # Ctrl-C is how a server is stopped: not a failure

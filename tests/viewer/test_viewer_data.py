@@ -189,3 +189,34 @@ def test_the_server_answers_what_the_folder_holds_and_seeks_in_the_recording(vie
     assert ranged.status_code == 206 and ranged.content == stereo.read_bytes()[1000:2000]
     assert client.get("/data/sessions/nope.js").status_code == 404
     assert client.get("/audio/nope.wav").status_code == 404
+
+
+def test_view_serves_on_127_0_0_1_until_interrupted_and_refuses_a_port_in_use(viewer_runs):
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    import httpx
+
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    server = subprocess.Popen([sys.executable, "-m", "harness.cli.main", "view", str(viewer_runs["oracle"]), "--port", "0"],
+                              cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        assert line.startswith("serving ") and "http://127.0.0.1:" in line, line
+        url = line.split()[line.split().index("at") + 1]
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        index = httpx.get(url + "data/index.js", timeout=30)
+        assert index.status_code == 200 and index.text.startswith('apexViewer.receive("index", ')
+        taken = subprocess.run([sys.executable, "-m", "harness.cli.main", "view", str(viewer_runs["oracle"]),
+                                "--port", str(port)], cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+        assert taken.returncode == 2 and f"--port {port}: cannot listen on 127.0.0.1" in taken.stderr
+        with socket.create_connection(("127.0.0.1", port)):
+            pass  # still serving: the refused second server changed nothing
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=30) == 0

@@ -28,6 +28,7 @@ HOST = "127.0.0.1"
 #: Session data kept in memory (a page is tens of kilobytes; going back and forth re-uses them).
 _CACHED_SESSIONS = 32
 _JS = "text/javascript; charset=utf-8"
+_BACKLOG = 128
 
 
 def make_app(site: Site) -> Starlette:
@@ -68,6 +69,7 @@ def bind(port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((HOST, port))
+        sock.listen(_BACKLOG)  # listening from now: a browser opened on the printed URL waits, never is refused
     except OSError:
         sock.close()
         raise
