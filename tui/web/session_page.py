@@ -29,6 +29,8 @@ __all__ = ["STEREO_FILE", "GateChange", "Mark", "SessionPage", "ToolCallRow", "T
 
 #: The session's recording, L user and R agent (``harness/results/run_dir.py``).
 STEREO_FILE = Path("audio") / "stereo.wav"
+#: Event types the page does not draw: the recording's peaks stand for the live level meter.
+_UNDRAWN = frozenset({"AUDIO_LEVEL"})
 #: Failing checks kept per gate change (the full list is in the verdict).
 _FAILING_SHOWN = 3
 
@@ -144,8 +146,6 @@ def _replayed(events: list[RunEvent]) -> _Replay:
     view, changes, heard = replay.view, replay.changes, replay.heard
     for event in events:
         kind = event_type(event)
-        if kind == "AUDIO_LEVEL":
-            continue  # the page draws the recording's peaks, not the live level meter
         if kind == "SPEECH_AGREEMENT":
             try:
                 agreement = payload_as(event, SpeechAgreement)
@@ -212,7 +212,8 @@ def build_session_page(
 
     ``audio_url`` is where the page will find the recording (``None``: leave the audio out even if
     the session has one)."""
-    events = read_event_lines(session_dir / EVENTS_FILE) if (session_dir / EVENTS_FILE).is_file() else []
+    events_file = session_dir / EVENTS_FILE
+    events = read_event_lines(events_file, skip_types=_UNDRAWN) if events_file.is_file() else []
     replay = _replayed(events)
     view, changes = replay.view, replay.changes
     if record is not None:
