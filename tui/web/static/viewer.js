@@ -231,9 +231,13 @@
     }</tbody></table></div>`;
   }
 
+  const WHY_SHOWN = 6; // explanation lines shown before "N more"
   function whyPanel(s) {
     if (s.status === "passed") return "";
-    const lines = s.explain.map((line) => `<li>${esc(line)}</li>`).join("");
+    const item = (line) => `<li>${esc(line)}</li>`;
+    const rest = s.explain.slice(WHY_SHOWN);
+    const lines = s.explain.slice(0, WHY_SHOWN).map(item).join("") +
+      (rest.length ? `</ul><details><summary>${rest.length} more</summary><ul>${rest.map(item).join("")}</ul></details><ul>` : "");
     const head = s.status === "pending judge" ? "Waiting on the judge" : "Why it failed";
     return `<div class="why" id="why"><h2>${head}${s.reason ? ` · ended: ${esc(s.reason)}` : ""}</h2>
       ${s.detail ? `<p>${esc(s.detail)}</p>` : ""}${lines ? `<ul>${lines}</ul>` : ""}
