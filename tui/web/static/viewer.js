@@ -76,10 +76,10 @@
   const COLUMNS = [
     { key: "campaign", label: "campaign", multi: true, width: 190 },
     { key: "task_id", label: "task", width: 230 },
-    { key: "rep", label: "rep", num: true, width: 40 },
-    { key: "status", label: "status", width: 100, html: (r) => statusChip(r.status) },
-    { key: "outcome", label: "outcome", width: 84 },
-    { key: "pts", label: "PTS", num: true, width: 40 },
+    { key: "rep", label: "rep", num: true, width: 36 },
+    { key: "status", label: "status", width: 96, html: (r) => statusChip(r.status) },
+    { key: "outcome", label: "outcome", width: 80 },
+    { key: "pts", label: "PTS", num: true, width: 36 },
     ...GATES.map((g) => ({ key: g, label: g, width: 34, get: (r) => r.gates[g], html: (r) => gateChip(g, r.gates[g], true) })),
     { key: "afa", label: "AFA", num: true, width: 50, html: (r) => num(r.afa, 2) },
     { key: "fda", label: "FDA", num: true, width: 48, html: (r) => num(r.fda, 2) },
@@ -90,7 +90,7 @@
     { key: "media_ms", label: "length", title: "media time to resolution", num: true, width: 60, html: (r) => clock(r.media_ms) },
     { key: "reason", label: "why it failed" },
   ];
-  const REASON_PX = 240;
+  const REASON_PX = 200;
   function cellValue(column, row) { return column.get ? column.get(row) : row[column.key]; }
 
   function matches(row) {
@@ -128,7 +128,12 @@
     document.title = index.title + " · apex-voice view";
     crumb.textContent = index.title;
     const multi = index.campaigns.length > 1;
-    const columns = COLUMNS.filter((c) => !c.multi || multi);
+    // The task column as wide as the longest task id (within bounds), measured in the page's font.
+    const longest = index.cells.reduce((a, c) => (c.task_id.length > a.length ? c.task_id : a), "");
+    const measure = document.createElement("canvas").getContext("2d");
+    measure.font = getComputedStyle(document.body).font;
+    const taskWidth = Math.min(320, Math.max(120, Math.ceil(measure.measureText(longest).width) + 14));
+    const columns = COLUMNS.filter((c) => !c.multi || multi).map((c) => (c.key === "task_id" ? { ...c, width: taskWidth } : c));
     const campaigns = index.campaigns.map((c) =>
       `<div class="camp"><b>${esc(c.name)}</b> · ${esc(c.condition)} · ${c.passed} passed of ${c.cells} cells` +
       (c.unscored ? ` · <span class="st st-unscored">${c.unscored} unscored</span>` : "") + `</div>`).join("");
