@@ -34,15 +34,11 @@ def view(
     as_json: Annotated[bool, typer.Option(
         "--json", help="With --out: print what was written as one JSON object.")] = False,
 ) -> None:
-    """See and hear sessions in a browser: the campaign's cells, each session's waveforms with the
-    transcript, tool calls, barge-ins, approvals and gates in step with playback, and why it failed.
+    """See and hear sessions in a browser: the campaign's cells, each session's waveforms with the transcript, tool calls, barge-ins, approvals and gates in step with playback, and why it failed.
 
-    Works offline: the pages ship with apex-voice, no CDN. `--out DIR` writes a folder anyone can
-    open from the disk (recordings included); `--serve` (the default) serves it on
-    http://127.0.0.1:PORT/ and builds each session's page when it is opened.
+    Works offline: the pages ship with apex-voice, no CDN. `--out DIR` writes a folder anyone can open from the disk (recordings included); `--serve` (the default) serves it on http://127.0.0.1:PORT/ and builds each session's page when it is opened.
 
-    In a session: space play/pause, ← / → 5 s, Shift+← / → 1 s, n / p next / previous tool call,
-    Home / End, ? every key. Exit code 0 when written (or served until Ctrl-C), 2 for a usage error.
+    In a session: space play/pause, ← / → 5 s, Shift+← / → 1 s, n / p next / previous tool call, Home / End, ? every key. Exit code 0 when written (or served until Ctrl-C), 2 for a usage error.
     """
     from tui.web.campaign_index import ViewerInputError, read_site
     from tui.web.site import OutDirError, export_site
