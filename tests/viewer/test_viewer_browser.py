@@ -6,6 +6,7 @@ sent the folder opens it), and once from ``--serve``'s server.
 
 from __future__ import annotations
 
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -204,3 +205,33 @@ def test_the_served_viewer_loads_and_plays_the_recording(page, viewer_runs):
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+
+
+def test_a_large_campaign_draws_only_the_rows_in_view_and_scrolls_and_sorts_them_all(page, sites, tmp_path):
+    from tui.web.campaign_index import CampaignIndex, CampaignSummary, CellRow
+    from tui.web.site import data_script
+
+    site = tmp_path / "large"
+    shutil.copytree(sites["oracle"], site)
+    cells = [CellRow(campaign="m", task_id=f"task_{t:03d}", rep=rep, status="failed" if (t + rep) % 3 else "passed",
+                     scored=True, pts=int((t + rep) % 3 == 0), afa=((t * 7 + rep) % 100) / 100,
+                     reason=f"why {t}.{rep}" if (t + rep) % 3 else "")
+             for t in range(120) for rep in range(15)]
+    index = CampaignIndex(title="large", campaigns=[CampaignSummary(key="m", name="m", condition="C2", path="x",
+                                                                   cells=len(cells), passed=600, unscored=0)],
+                          cells=cells)
+    (site / "data" / "index.js").write_text(data_script("index", index))
+    page.open((site / "index.html").as_uri())
+    page.tab.wait_for_selector("#rows tr.cell")
+    assert page.js("document.getElementById('count').textContent") == "1800 of 1800 cells"
+    assert page.js("document.querySelectorAll('#rows tr.cell').length") < 150
+    page.js("document.getElementById('table-wrap').scrollTop = 1e9")
+    page.tab.wait_for_function("Array.from(document.querySelectorAll('#rows tr.cell td:first-child'))"
+                               ".some(td => td.textContent === 'task_119')")
+    page.tab.click("th[data-key=afa]")
+    page.tab.click("th[data-key=afa]")
+    page.js("document.getElementById('table-wrap').scrollTop = 0")
+    page.tab.wait_for_function("document.querySelector('#rows tr.cell td.num:nth-child(10)').textContent === '0.99'")
+    page.tab.fill("#filter-text", "why 7.4")
+    assert page.js("document.getElementById('count').textContent") == "1 of 1800 cells"
+    assert page.errors == []
