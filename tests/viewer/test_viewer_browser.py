@@ -167,8 +167,12 @@ def test_a_failed_cell_shows_why_and_its_field_verdicts(page, sites):
     assert page.errors == []
 
 
-def test_a_c0_session_without_audio_shows_its_turns_and_calls(page, sites):
-    page.open(_session_url(sites["c0"]))
+def test_a_c0_session_without_audio_shows_its_turns_and_calls(page, viewer_runs, tmp_path):
+    out = tmp_path / "c0-session"  # the session directory itself: the folder opens on its page
+    result = CliRunner().invoke(cli, ["view", str(session_dir(viewer_runs["c0"])), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    page.open((out / "index.html").as_uri())
+    page.tab.wait_for_url(f"**#/s/{PAGE}")
     page.tab.wait_for_selector("#transcript .line.user")
     assert page.js("document.getElementById('audio')") is None
     assert page.js("document.getElementById('play').disabled") is True
