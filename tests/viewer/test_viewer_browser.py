@@ -112,8 +112,8 @@ def test_a_session_page_loads_without_error_and_its_audio_is_the_recording(page,
     assert page.js("document.getElementById('audio').duration") == pytest.approx(
         _recording_seconds(viewer_runs["oracle"]), abs=1e-3)
     assert page.js("document.querySelectorAll('#transcript .line').length") > 10
-    assert page.js("document.querySelectorAll('.tl-mark.k-barge-in').length") == 1
-    assert page.js("document.querySelectorAll('.tl-mark.k-approval').length") == 1
+    assert page.js("document.querySelectorAll('#timeline .tl-mark.k-barge-in').length") == 1
+    assert page.js("document.querySelectorAll('#timeline .tl-mark.k-approval').length") == 1
     assert page.js("document.querySelectorAll('#transcript del.unheard').length") == 1  # the cut read-back
     assert page.errors == []
 
@@ -121,9 +121,9 @@ def test_a_session_page_loads_without_error_and_its_audio_is_the_recording(page,
 def test_clicking_a_tool_call_moves_the_playhead_to_its_media_time(page, sites):
     page.open(_session_url(sites["oracle"]))
     _wait_for_audio(page)
-    times = page.js("Array.from(document.querySelectorAll('.tl-tool')).map(b => Number(b.dataset.seek))")
+    times = page.js("Array.from(document.querySelectorAll('#timeline .tl-tool')).map(b => Number(b.dataset.seek))")
     assert len(times) == 12 and times == sorted(times)
-    page.tab.locator(".tl-tool").nth(5).click()
+    page.tab.locator("#timeline .tl-tool").nth(5).click()
     assert page.js("document.getElementById('audio').currentTime") == pytest.approx(times[5] / 1000, abs=1e-3)
     assert page.js("document.querySelector('.call.current').dataset.i") == "5"
     page.tab.locator(".call-head").nth(2).click()  # the list's entries seek too
@@ -140,13 +140,13 @@ def test_keyboard_shortcuts_play_seek_step_and_show_help(page, sites):
     page.tab.keyboard.press("Shift+ArrowLeft")
     assert page.js("document.getElementById('audio').currentTime") == pytest.approx(4.0, abs=1e-3)
     page.tab.keyboard.press("n")
-    first_call = page.js("Number(document.querySelector('.tl-tool').dataset.seek)")
+    first_call = page.js("Number(document.querySelector('#timeline .tl-tool').dataset.seek)")
     assert page.js("document.getElementById('audio').currentTime") == pytest.approx(first_call / 1000, abs=1e-3)
     page.tab.keyboard.press(" ")
     page.tab.wait_for_function("!document.getElementById('audio').paused")
     page.tab.keyboard.press(" ")
     page.tab.wait_for_function("document.getElementById('audio').paused")
-    assert page.js("document.getElementById('play').textContent") == "play"
+    page.tab.wait_for_function("document.getElementById('play').textContent === 'play'")  # on the pause event
     page.tab.keyboard.press("?")
     assert page.tab.locator("#help").is_visible()
     page.tab.keyboard.press("Escape")
@@ -177,8 +177,8 @@ def test_a_c0_session_without_audio_shows_its_turns_and_calls(page, viewer_runs,
     assert page.js("document.getElementById('audio')") is None
     assert page.js("document.getElementById('play').disabled") is True
     assert page.js("document.querySelectorAll('.call').length") == 12
-    page.tab.locator(".tl-tool").nth(3).click()
-    seek = page.js("Number(document.querySelectorAll('.tl-tool')[3].dataset.seek)")
+    page.tab.locator("#timeline .tl-tool").nth(3).click()
+    seek = page.js("Number(document.querySelectorAll('#timeline .tl-tool')[3].dataset.seek)")
     assert page.js("document.querySelector('.call.current').dataset.i") == "3"
     assert page.js("document.getElementById('now').textContent") == f"0:{seek / 1000:04.1f}"
     assert page.errors == []
@@ -201,8 +201,8 @@ def test_the_served_viewer_loads_and_plays_the_recording(page, viewer_runs):
         _wait_for_audio(page)
         assert page.js("document.getElementById('audio').duration") == pytest.approx(
             _recording_seconds(viewer_runs["oracle"]), abs=1e-3)
-        page.tab.locator(".tl-tool").nth(7).click()
-        seek = page.js("Number(document.querySelectorAll('.tl-tool')[7].dataset.seek)")
+        page.tab.locator("#timeline .tl-tool").nth(7).click()
+        seek = page.js("Number(document.querySelectorAll('#timeline .tl-tool')[7].dataset.seek)")
         assert page.js("document.getElementById('audio').currentTime") == pytest.approx(seek / 1000, abs=1e-3)
         assert page.errors == []
     finally:
