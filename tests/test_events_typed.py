@@ -59,3 +59,19 @@ def test_our_integer_stop_latencies_stay_integers_on_the_line():
     event = bus.emit(EventType.DUPLEX_EVENT, "user", 0, {"event_id": "e", "type": "BARGE", "isl_ms": 120})
     isl = json.loads(event.to_line())["payload"]["isl_ms"]
     assert isl == 120 and isinstance(isl, int)
+
+
+def test_skipped_types_are_left_out_in_the_writers_format_and_in_another(tmp_path):
+    from harness.events import read_event_lines
+
+    envelope = {"actor": "harness", "run_id": "r", "task_version": "1", "condition": "C2"}
+    level = {"type": "AUDIO_LEVEL", "payload": {"window_ms": 100, "user_dbfs": -60.0, "agent_dbfs": -60.0}}
+    lines = [
+        json.dumps({"seq": 0, **level, **envelope}),  # the writer's own format: not parsed at all
+        json.dumps({"seq": 1, **level, **envelope}, separators=(",", ":")),  # another: parsed, then dropped
+        json.dumps({"seq": 2, "type": "USER_TEXT", "payload": {"text": "hi"}, **envelope}),
+    ]
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert [e.seq for e in read_event_lines(path)] == [0, 1, 2]
+    assert [e.seq for e in read_event_lines(path, skip_types={"AUDIO_LEVEL"})] == [2]

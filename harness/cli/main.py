@@ -37,6 +37,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "render-audio": LazyCommand("harness.cli.render_audio_cmd:render_audio", "Render a task's user speech clips."),
     "watch": LazyCommand("harness.cli.watch_cmd:watch", "Watch a campaign another process is running, in the terminal UI."),
     "replay": LazyCommand("harness.cli.replay_cmd:replay", "Replay a finished session in the terminal UI."),
+    "view": LazyCommand("harness.cli.view_cmd:view", "See and hear campaigns and sessions in a browser (offline)."),
     "regrade": LazyCommand("harness.cli.regrade_cmd:regrade", "Re-grade saved sessions with the current graders."),
     "results": LazyCommand("harness.cli.results_cmd:results", "Aggregate campaigns into the published tables and plots."),
     "tasks": LazyCommand("harness.cli.tasks_cmd:tasks", "List the suite's tasks: id, version, domain, title."),
