@@ -3,6 +3,7 @@ terminal, ``--version``, ``-v``, and a failure's explanation that says when it w
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -62,6 +63,22 @@ def test_a_session_starting_is_a_line_and_a_retry_says_its_attempt():
     progress.started(CampaignCell(0, "t_a"), 1)
     progress.started(CampaignCell(0, "t_a"), 2)
     assert stream.getvalue().splitlines() == ["[ … ] t_a rep0: started", "[ … ] t_a rep0: started (attempt 2)"]
+
+
+async def test_a_session_still_running_is_said_every_beat_until_it_settles():
+    """Issue 36: a piped real-time run printed nothing for the two minutes of its session."""
+    stream = io.StringIO()
+    progress = PlainProgress(2, stream)
+    cell = CampaignCell(0, "t_a")
+    progress.started(cell, 1)
+    async with progress.beating(every_s=0.01):
+        while stream.getvalue().count("still running") < 2:
+            await asyncio.sleep(0.01)
+        progress(CellOutcome(cell, "ran", ResultRecord(task_id="t_a", rep=0, model="oracle", pts=1, outcome="SUCCESS")))
+        beats = stream.getvalue().count("still running")
+        await asyncio.sleep(0.05)
+    assert stream.getvalue().count("still running") == beats  # a settled cell is not said again
+    assert re.search(r"^\[ … \] t_a rep0: still running, 0:00 so far$", stream.getvalue(), re.MULTILINE)
 
 
 def test_a_piped_run_prints_each_cell_as_it_finishes(tmp_path):

@@ -664,8 +664,9 @@ async def _run_with_progress(
     try:
         if wants_plain_progress(sys.stdout, sys.stderr):  # a pipe or a CI log: a line per cell as it finishes
             plain = PlainProgress(total, sys.stderr)
-            return await run_campaign(settings, task_ids, runner, on_cell=plain, on_start=plain.started,
-                                      **campaign_options)
+            async with plain.beating():
+                return await run_campaign(settings, task_ids, runner, on_cell=plain, on_start=plain.started,
+                                          **campaign_options)
         with Progress(*columns, console=cli_console(stderr=True), transient=True, disable=quiet) as progress:
             bar = progress.add_task(f"{settings.model.key}", total=total)
 
