@@ -294,6 +294,25 @@ def build_lock(cache_dir: Path, report: Callable[[str], None]) -> Iterator[None]
         yield
 
 
+def _dangling_ids(client: docker.DockerClient) -> set[str]:
+    return {image.id for image in client.images.list(filters={"dangling": True})}
+
+
+def _remove_build_stages(client: docker.DockerClient, stage_ids: set[str], report: Callable[[str], None]) -> None:
+    """The untagged images this build's multi-stage Dockerfiles left (their ``install`` stages, half a
+    gigabyte each): shown as ``<none>`` by ``docker images`` and piling up with every source edit.
+    Only images that appeared during this build, under the build lock, are touched."""
+    removed = 0
+    for image_id in stage_ids:
+        try:
+            client.images.remove(image_id)
+            removed += 1
+        except docker.errors.APIError:
+            pass  # a child still uses it, or another build removed it first: nothing left to tidy here
+    if removed:
+        report(f"removed {removed} intermediate build stage image(s)")
+
+
 def build_images(
     names: Iterable[str] | None = None,
     *,
@@ -323,9 +342,11 @@ def build_images(
         specs = [IMAGE_SPECS[name] for name in selected]
         for spec in specs:  # one at a time: two specs may share a wheelhouse directory
             builder.wheelhouse(spec)
+        stages_before = _dangling_ids(client)
         # Then the images side by side: a build is mostly one pip install, on one core.
         with ThreadPoolExecutor(max_workers=PARALLEL_BUILDS, thread_name_prefix="image-build") as pool:
             results = tuple(pool.map(builder.ensure, specs))
+        _remove_build_stages(client, _dangling_ids(client) - stages_before, report)
     for result in results:
         report(
             f"{result.name}: {'cached' if result.cached else 'built'} {result.reference} in {result.seconds:.1f} s"

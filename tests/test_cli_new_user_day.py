@@ -200,3 +200,13 @@ def test_results_md_with_one_repetition_says_each_figure_once(tmp_path):
     assert "Withheld" not in markdown
     (sentence,) = [line for line in markdown.splitlines() if line.startswith("oracle vs noop:")]
     assert sentence.count("difference") == 1
+
+
+def test_images_build_help_names_every_image_it_builds():
+    """Surprise 12: `images build --only` listed two images where it builds four."""
+    from harness.cli.images_cmd import IMAGE_NAMES
+    from sandbox.image_build import IMAGE_SPECS
+
+    assert IMAGE_NAMES == tuple(IMAGE_SPECS)
+    result = _invoke("images", "build", "--help", env={"COLUMNS": "200"})
+    assert all(name in result.output for name in IMAGE_SPECS)

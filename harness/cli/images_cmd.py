@@ -7,7 +7,11 @@ from typing import Annotated
 
 import typer
 
-__all__ = ["app"]
+__all__ = ["IMAGE_NAMES", "app"]
+
+#: The images `build` makes, in order (``sandbox.image_build.IMAGE_SPECS``, which imports the Docker SDK:
+#: named here so `--help` stays fast; a test keeps the two equal).
+IMAGE_NAMES = ("mcp-server", "native-oracle", "adapter-host", "harness")
 
 app = typer.Typer(
     help="Build the Docker images the sandbox uses (offline-capable).", no_args_is_help=True, add_completion=False
@@ -17,7 +21,7 @@ app = typer.Typer(
 @app.command("build")
 def build(
     only: Annotated[
-        list[str] | None, typer.Option("--only", help="Build just this image (mcp-server, harness); repeatable.")
+        list[str] | None, typer.Option("--only", help=f"Build just this image ({', '.join(IMAGE_NAMES)}); repeatable.")
     ] = None,
     base_image: Annotated[
         str | None,
@@ -30,7 +34,8 @@ def build(
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the build summary as JSON.")] = False,
 ) -> None:
-    """Ensure the base image, then build apex-voice/mcp-server and apex-voice/harness.
+    """Ensure the base image, then build every apex-voice image (or those named by --only), and
+    remove the superseded builds and the intermediate stages a build leaves untagged.
 
     Unchanged images are reused (a content hash is stored as a label), so a second run is quick.
     Progress goes to stderr. Exit code 1 when a build fails, 2 for an unknown image name.
