@@ -93,3 +93,26 @@ def test_a_runs_directory_of_the_host_user_is_left_as_it_is(project):
     _runs_dir_step(runs, project / "harness" / "demo_data")
     assert (runs.stat().st_uid, runs.stat().st_mode & 0o777) == (HOST_UID, 0o755)
     _writes_campaign_dir(HARNESS_UID, _harness_out(runs))
+
+
+def _handback_step(runs: Path) -> None:
+    service = COMPOSE["services"]["runs-handback"]
+    shell, flags, script = service["command"]
+    subprocess.run([shell, flags, script.replace("$$", "$")], env={**os.environ, "RUNS": str(runs)}, check=True)
+
+
+def test_the_sessions_files_go_to_the_owner_of_runs_and_back_to_the_harness_at_the_next_up(project):
+    """Issue 36: runs/compose stayed owned by uid 10001, so the host user could not delete it."""
+    runs = project / "runs"
+    runs.mkdir(mode=0o755)
+    if ROOT:
+        os.chown(runs, HOST_UID, HOST_UID)
+    _runs_dir_step(runs, project / "harness" / "demo_data")
+    out = _harness_out(runs)
+    _writes_campaign_dir(HARNESS_UID, out)
+    _handback_step(runs)
+    assert {p.stat().st_uid for p in (runs / "compose", out, out / "campaign.json")} == {HOST_UID}
+    assert COMPOSE["services"]["runs-handback"]["depends_on"]["harness"]["condition"] == "service_completed_successfully"
+    _runs_dir_step(runs, project / "harness" / "demo_data")  # the next `docker compose up`
+    _writes_campaign_dir(HARNESS_UID, out / "rep0")  # the harness resumes into what it wrote before
+    assert (out / "campaign.json").stat().st_uid == HARNESS_UID

@@ -39,6 +39,8 @@ def test_one_session_as_a_stack_keeps_its_results_after_down(tmp_path):
         assert up.returncode == 0, up.stderr
         # `logs -f` returns once the harness has run its session (the container exits).
         logs = subprocess.run([*compose, "logs", "-f", "harness"], env=env, capture_output=True, text=True, timeout=600)
+        # Then runs-handback gives the session's files to the owner of ./runs, and exits.
+        subprocess.run([*compose, "logs", "-f", "runs-handback"], env=env, capture_output=True, timeout=120)
         down = subprocess.run([*compose, "down", "-v"], env=env, capture_output=True, text=True, timeout=120)
     finally:
         subprocess.run([*compose, "down", "-v"], env=env, capture_output=True, timeout=120)
@@ -47,3 +49,5 @@ def test_one_session_as_a_stack_keeps_its_results_after_down(tmp_path):
     results = list((tmp_path / "runs" / "compose" / "oracle").rglob("result.json"))
     assert results, "no result.json kept in ./runs"
     assert json.loads(results[0].read_text())["task_id"] == TASK
+    owner = (tmp_path / "runs").stat().st_uid
+    assert {path.stat().st_uid for path in (tmp_path / "runs" / "compose").rglob("*")} == {owner}  # not uid 10001
