@@ -145,6 +145,17 @@ class WhisperRecognizer:
         )
         return " ".join(segment.text.strip() for segment in segments).strip()
 
+    def words_sync(self, audio_16k: np.ndarray) -> list[tuple[float, float]]:
+        """(start, end) in seconds of every recognized word in float32 16 kHz audio (the same
+        greedy decoding, with word timestamps)."""
+        if self._model is None:
+            self._model = self._load()
+        segments, _ = self._model.transcribe(
+            audio_16k, beam_size=1, temperature=0.0, condition_on_previous_text=False, vad_filter=False,
+            word_timestamps=True,
+        )
+        return [(float(w.start), float(w.end)) for segment in segments for w in (segment.words or [])]
+
     def describe(self) -> dict[str, Any]:
         _, source = resolve_whisper_model(self.model)
         return {"asr": "faster-whisper", "version": _version("faster-whisper"), "model": self.model, "source": source}
