@@ -16,6 +16,7 @@ from harness.results.analysis import Analysis, ModelSummary, analyse
 from harness.results.bootstrap import MIN_CI_TASKS
 from harness.results.denominator import has_plan
 from harness.results.identity import keep_apart
+from harness.results.noise_floor import noise_line
 from harness.results.run_tree import Campaign, find_campaigns, is_campaign, load_campaign
 from harness.results.tables import comparison_sentence, scope_line, write_tables
 from harness.results.task_facts import TaskFacts, load_task_facts
@@ -223,8 +224,12 @@ def _print_summary(analysis: Analysis) -> None:
     # The intervals under the table (it fits 80 columns): one line, the withheld ones with their reason.
     console.print(Text("pass@1 % 95% CI (bootstrap over tasks): "
                        + "; ".join(f"{m.key} {_interval(m)}" for m in analysis.models)), soft_wrap=True)
+    for m in analysis.models:
+        console.print(Text(f"noise floor: {noise_line(m.key, m.noise)}"), soft_wrap=True)
     sentence = comparison_sentence(analysis)
     if sentence is not None:
         console.print(Text(f"compare: {sentence}"), soft_wrap=True)
+    if analysis.pair_noise is not None:
+        console.print(Text(f"compare: {analysis.pair_noise.sentence}"), soft_wrap=True)
     for note in analysis.notes:
         console.print(Text(f"note: {note}"), soft_wrap=True)

@@ -20,6 +20,7 @@ from harness.grading.report import GATES
 
 from .analysis import Analysis, ModelSummary
 from .bootstrap import MIN_CI_TASKS
+from .noise_floor import noise_line
 from .slices import AXES
 
 __all__ = ["comparison_sentence", "scope_line", "write_tables"]
@@ -53,6 +54,19 @@ def _leaderboard(a: Analysis) -> list[str]:
     header = ["Model", "n", f"pass@1 (mean of {k})", "pass@1 %", f"pass@{k}", f"pass@{k} %", f"Reliable@{k}",
               f"Reliable@{k} %"]
     return ["## Leaderboard", "", *_table(header, rows)]
+
+
+def _noise_floor(a: Analysis) -> list[str]:
+    """Under the leaderboard: how much of it is repetition noise (harness/results/noise_floor.py)."""
+    lines = ["## Noise floor (ours)", "",
+             f"Per campaign: tasks whose {a.k} verdicts disagree; pass^j (j repetitions all passing, τ-bench's; "
+             f"pass^{a.k} = Reliable@{a.k} / n); the smallest difference a paired test of two campaigns of this size "
+             "detects at 80 % power (α = 0.05) from the repetitions' noise alone, and the repetitions a stated "
+             "difference needs.", ""]
+    lines += [f"- {noise_line(m.campaign.display_name, m.noise)}" for m in a.models]
+    if a.pair_noise is not None:
+        lines.append(f"- compare: {a.pair_noise.sentence}")
+    return [*lines, ""]
 
 
 def _intervals(a: Analysis) -> list[str]:
@@ -244,7 +258,7 @@ def results_markdown(a: Analysis) -> str:
             f"Generated {a.generated_at} by apex-voice {__version__}: {scope_line(a)}; "
             f"counts are out of n (tasks with all {a.k} repetitions counted; here up to {n}).", ""]
     notes = [f"> {note}" for note in a.notes]
-    sections = [_leaderboard(a), _completeness(a), _intervals(a), _repetitions(a), _gates(a), _latency(a), _duplex(a),
+    sections = [_leaderboard(a), _noise_floor(a), _completeness(a), _intervals(a), _repetitions(a), _gates(a), _latency(a), _duplex(a),
                 _slices(a),
                 _interaction(a),
                 _committed_writes(a), _comparison(a), _cost(a)]

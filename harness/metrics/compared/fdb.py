@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-
 from .trace import Trace
 
 __all__ = ["agent_words", "fdb_v1", "fdb_v15", "merge_gaps", "silero_segments"]
