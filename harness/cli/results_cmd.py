@@ -230,6 +230,6 @@ def _print_summary(analysis: Analysis) -> None:
     if sentence is not None:
         console.print(Text(f"compare: {sentence}"), soft_wrap=True)
     if analysis.pair_noise is not None:
-        console.print(Text(f"compare: {analysis.pair_noise.sentence}"), soft_wrap=True)
+        console.print(Text(f"noise floor: {analysis.pair_noise.sentence}"), soft_wrap=True)
     for note in analysis.notes:
         console.print(Text(f"note: {note}"), soft_wrap=True)

@@ -65,7 +65,7 @@ def _noise_floor(a: Analysis) -> list[str]:
              "difference needs.", ""]
     lines += [f"- {noise_line(m.campaign.display_name, m.noise)}" for m in a.models]
     if a.pair_noise is not None:
-        lines.append(f"- compare: {a.pair_noise.sentence}")
+        lines.append(f"- {a.pair_noise.sentence}")
     return [*lines, ""]
 
 
