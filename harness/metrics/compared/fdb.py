@@ -13,7 +13,7 @@ figure reported here. Silero is the v6 ONNX model that faster-whisper ships, run
 
 **v1** (``eval_smooth_turn_taking.py``, ``eval_user_interruption.py``): the model's words with ASR
 word timestamps (the source: parakeet-tdt / CrisperWhisper; here faster-whisper ``tiny.en``, the
-model the project ships, with ``word_timestamps``, on each agent speech segment). Per user turn: no words, or words spanning
+model the project ships, with ``word_timestamps``, decoding speech only). Per user turn: no words, or words spanning
 < 1 s that number ≤ 3, is no take-over (TOR 0); otherwise TOR 1 and latency = first word start −
 user end, a negative latency counted as 0. For a smooth turn the words considered start between
 the user turn's start and the next user turn; for an interruption (the user turn starts while
@@ -138,18 +138,8 @@ def fdb_v1(trace: Trace, words: list[Span]) -> dict[str, Any]:
     return result
 
 
-def agent_words(trace: Trace, pad_ms: int = 100) -> list[Span]:
-    """The agent channel's words (s) by faster-whisper ``tiny.en`` with word timestamps, one agent
-    speech segment (± ``pad_ms``) at a time: Whisper's word alignment puts the first word at the
-    window's start when long silence leads it, so silence is never handed to it."""
+def agent_words(trace: Trace) -> list[Span]:
+    """The agent channel's words (s) by faster-whisper ``tiny.en`` with word timestamps, speech only."""
     from harness.audio.agent_asr import WhisperRecognizer
 
-    recognizer = WhisperRecognizer()
-    audio = trace.pcm_16k("agent")
-    words: list[Span] = []
-    for segment in trace.agent:
-        first = max(0, (segment.start_ms - pad_ms) * SR // 1000)
-        last = min(len(audio), (segment.end_ms + pad_ms) * SR // 1000)
-        offset = first / SR
-        words += [(offset + start, offset + end) for start, end in recognizer.words_sync(audio[first:last])]
-    return words
+    return WhisperRecognizer().words_sync(trace.pcm_16k("agent"))
