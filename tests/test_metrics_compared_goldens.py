@@ -23,6 +23,7 @@ from harness.metrics.compared.eva import eva_metrics, latency_score
 from harness.metrics.compared.fdb import fdb_v1, fdb_v15
 from harness.metrics.compared.ours import ours_from_audio
 from harness.metrics.compared.tau_voice import tau_voice_metrics
+from harness.metrics.compared.tool_latency import tool_latency_summary
 from harness.metrics.compared.trace import Trace, trace_from_audio
 from harness.metrics.timeline import Interval
 
@@ -230,6 +231,25 @@ def test_speech_during_a_tool_call(clips):
     v15 = fdb_v15(trace)
     assert v15["model_segments"] == 2  # 5330 → 7070 is far beyond the 0.5 s merge
     assert v15["response_latency_mean"] == pytest.approx(0.54, abs=SILERO_MS / 1000)
+    # Ours, tool-aware: the first word 600 ms after the user; the call is open 3000 ms, of which the
+    # filler covers 1200: 1800 ms of dead air; nothing said before the call; answered after it.
+    tools = tool_latency_summary(trace)
+    [turn] = tools["per_turn"]
+    assert turn["first_word_ms"] == pytest.approx(600, abs=WEBRTC_MS) and turn["tool_open_ms"] == 3000
+    assert turn["dead_air_in_tool_ms"] == pytest.approx(1800, abs=WEBRTC_MS)
+    assert turn["speech_before_tool_ms"] == 0 and not turn["filler_only"]
+    assert tools["first_word_median_ms_tool_turns"] == turn["first_word_ms"] and tools["speech_before_tool_rate"] == 0
+
+
+def test_a_preamble_then_silence_is_a_filler_only_turn(clips):
+    #   user  |--U 1100..3500--|
+    #   agent                       |filler 4100..5300|       (no answer)
+    #   tool                               [call 4500 ...... result 6700)
+    trace = _scene(clips, 8000, [(1100, USER_LONG, 2400)], [(4100, FILLER, 1200)], tool_calls=[(4500, 6700)])
+    [turn] = tool_latency_summary(trace)["per_turn"]
+    assert turn["speech_before_tool_ms"] == pytest.approx(400, abs=WEBRTC_MS)  # 4100 → 4500
+    assert turn["dead_air_in_tool_ms"] == pytest.approx(2200 - 800, abs=WEBRTC_MS)  # open 2200, filler 4500..5300
+    assert turn["filler_only"]
 
 
 def test_eva_scores_a_tool_turn_on_its_own_curve(clips):

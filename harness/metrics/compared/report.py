@@ -20,6 +20,7 @@ from .eva import eva_metrics
 from .fdb import agent_words, fdb_v1, fdb_v15
 from .ours import ours_from_audio, ours_from_events
 from .tau_voice import tau_voice_metrics
+from .tool_latency import tool_latency_summary
 from .trace import RecordingError, Trace, load_recording, trace_from_audio
 
 __all__ = ["MetricRow", "MetricsReport", "compare", "open_recording"]
@@ -83,6 +84,22 @@ def open_recording(path: Path | None = None, *, user: Path | None = None, agent:
 
 def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000, 1)
+
+
+def _tool_rows(tools: dict[str, Any]) -> list[MetricRow]:
+    n = tools["tool_turns"]
+    return [
+        MetricRow(measure="tool-aware latency", variant="ours first word after the user, tool turns (median)",
+                  value=tools["first_word_median_ms_tool_turns"], unit="ms", n=n),
+        MetricRow(measure="tool-aware latency", variant="ours first word after the user, plain turns (median)",
+                  value=tools["first_word_median_ms_plain_turns"], unit="ms", n=tools["turns"] - n),
+        MetricRow(measure="tool-aware latency", variant="ours dead air while a tool call is open (total)",
+                  value=tools["dead_air_in_tool_ms"], unit="ms", n=n),
+        MetricRow(measure="tool-aware latency", variant="ours tool turns with speech before the call",
+                  value=tools["speech_before_tool_rate"], unit="fraction", n=n),
+        MetricRow(measure="tool-aware latency", variant="ours filler-only tool turns", value=tools["filler_only_turns"],
+                  unit="turns", n=n),
+    ]
 
 
 def _rows(tau: dict[str, Any], eva: dict[str, Any], v15: dict[str, Any], v1: dict[str, Any] | None,
@@ -161,11 +178,12 @@ def compare(opened: Opened, *, asr: bool = True) -> MetricsReport:
     v1 = fdb_v1(trace, agent_words(trace)) if asr else None
     ours_audio = ours_from_audio(trace)
     ours_events = ours_from_events(trace) if trace.events is not None else None
+    tools = tool_latency_summary(trace)
     variants: dict[str, Any] = {"tau_voice": tau, "eva": eva, "fdb_v1_5": v15, "fdb_v1": v1,
-                                "ours_audio": ours_audio, "ours_events": ours_events}
+                                "ours_audio": ours_audio, "ours_events": ours_events, "tool_latency": tools}
     return MetricsReport(
         recording=opened.label, session=trace.events is not None, duration_ms=trace.duration_ms,
         source_rate=trace.source_rate, speech={"user_segments": len(trace.user), "agent_segments": len(trace.agent),
                                                "backchannels": len(trace.backchannels), "tool_calls": len(trace.tool_calls)},
-        rows=_rows(tau, eva, v15, v1, ours_audio, ours_events), variants=variants, result_json=opened.result_json,
+        rows=_rows(tau, eva, v15, v1, ours_audio, ours_events) + _tool_rows(tools), variants=variants, result_json=opened.result_json,
     )
