@@ -100,3 +100,17 @@ def test_metrics_on_our_own_run_equals_result_json(campaigns):
     rows = {row["variant"]: row["value"] for row in report["rows"]}
     assert rows["ours RSL median (events = result.json)"] == ours["rsl_median_ms"]
     assert rows["EVA turn_taking score"] is not None and rows["τ-Voice L_R (mean, 200 ms ticks)"] is not None
+
+
+def test_metrics_on_a_campaign_pools_every_cell(campaigns):
+    result = CliRunner().invoke(app, ["metrics", str(campaigns["oracle"]), "--json", "--no-asr"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    pooled = json.loads(result.output)
+    assert pooled["sessions"] == 10 * K and len(pooled["per_task"]) == 10 and not pooled["skipped"]
+    rsl = {row["variant"]: row for row in pooled["rows"]}["ours RSL median (events = result.json)"]
+    records = [json.loads(p.read_text())["latency"]["response_start_latency_ms"]
+               for p in sorted(campaigns["oracle"].glob("*/rep*/result.json"))]
+    # Weighted by each session's n: Σ median·n / Σ n over the sessions that have one.
+    valued = [r for r in records if r["median"] is not None]
+    assert rsl["n"] == sum(r["n"] for r in records)
+    assert rsl["value"] == pytest.approx(sum(r["median"] * r["n"] for r in valued) / sum(r["n"] for r in valued), abs=1e-3)
