@@ -29,6 +29,8 @@ def campaigns(tmp_path_factory) -> dict[str, Path]:
     result = CliRunner().invoke(app, ["run", "--data", str(DEMO_DATA), "--sandbox", "local", "--repeats", str(K),
                                       "--out", str(oracle)])
     assert result.exit_code == 0, result.output
+    # The run's own table ends with the noise floor too: the oracle never flips.
+    assert "noise floor: oracle: verdict flips in 0/10 tasks (0.0 %)" in result.output
     flaky = root / "flaky"
     shutil.copytree(oracle, flaky)
     for task, rep in FLIPPED:
