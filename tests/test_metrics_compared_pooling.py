@@ -24,3 +24,14 @@ def test_pool_rows_weights_means_by_n_and_sums_totals():
     assert latency.value == pytest.approx((600 * 3 + 1000) / 4) and latency.n == 4 and latency.note == "2/3 sessions"
     assert filler.value == 3.0 and dead_air.value == 500.0
     assert pool_rows([]) == []
+
+
+def test_results_refuses_an_unknown_metrics_family(tmp_path):
+    from typer.testing import CliRunner
+
+    from harness.cli.main import app
+
+    (tmp_path / "c" / "t" / "rep0").mkdir(parents=True)
+    (tmp_path / "c" / "t" / "rep0" / "result.json").write_text("{}")
+    result = CliRunner().invoke(app, ["results", str(tmp_path / "c"), "--out", str(tmp_path / "o"), "--metrics", "eva,bogus"])
+    assert result.exit_code == 2 and "unknown bogus" in result.output

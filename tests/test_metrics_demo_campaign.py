@@ -116,3 +116,23 @@ def test_metrics_on_a_campaign_pools_every_cell(campaigns):
     valued = [r for r in records if r["median"] is not None]
     assert rsl["n"] == sum(r["n"] for r in records)
     assert rsl["value"] == pytest.approx(sum(r["median"] * r["n"] for r in valued) / sum(r["n"] for r in valued), abs=1e-3)
+
+
+def test_results_with_metrics_adds_the_sources_columns(campaigns, tmp_path):
+    # Two tasks of the campaign, as a directory of runs without a manifest (the plan is what is present).
+    trimmed = tmp_path / "oracle2"
+    for task in ("demo_auto_claim_intake_001", "demo_hvac_inspection_001"):
+        shutil.copytree(campaigns["oracle"] / task, trimmed / task)
+    out = tmp_path / "results"
+    result = CliRunner().invoke(app, ["results", str(trimmed), "--out", str(out), "--metrics", "tau-voice,eva,ours"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    rows = json.loads((out / "results.json").read_text())["compared_metrics"]["oracle"]
+    variants = {row["variant"] for row in rows}
+    assert "τ-Voice L_R (mean, 200 ms ticks)" in variants and "EVA turn_taking score" in variants
+    assert not any(v.startswith("FDB") for v in variants)  # not asked for
+    rsl = next(r for r in rows if r["variant"] == "ours RSL median (events = result.json)")
+    records = [json.loads(p.read_text())["latency"]["response_start_latency_ms"] for p in sorted(trimmed.glob("*/rep*/result.json"))]
+    assert rsl["n"] == sum(r["n"] for r in records)
+    assert "## Turn-taking under other benchmarks' definitions" in (out / "results.md").read_text()
+    assert (out / "compared_metrics.png").stat().st_size > 0

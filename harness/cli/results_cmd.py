@@ -38,6 +38,10 @@ def results(
     repeats: Annotated[int | None, typer.Option("--repeats", help="k: repetitions per task counted for pass@k (default: the smallest repeat count the campaigns were run with).")] = None,
     compare_keys: Annotated[tuple[str, str] | None, typer.Option("--compare", help="Paired per-task comparison of two model keys.")] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG plots (matplotlib).")] = True,
+    metrics: Annotated[str | None, typer.Option("--metrics", help="Also τ-Voice, EVA and Full-Duplex-Bench turn-taking, "
+                                                "each in its source's definition, from every session's audio: a comma "
+                                                "list of tau-voice, eva, fdb, ours (fdb runs Whisper; "
+                                                "docs/metrics-compared.md).")] = None,
     by: Annotated[str | None, typer.Option("--by", help="tool-path: instead of the paper's tables, the same tasks side "
                                            "by side per tool path (bridge, mcp-agent, mcp-provider): PTS and tool-call "
                                            "round trips, in tool_paths.md and tool_paths.json.")] = None,
@@ -51,6 +55,7 @@ def results(
         _usage(f"--repeats must be at least 1, got {repeats}")
     if by not in (None, "tool-path"):
         _usage(f"--by {by!r}: the only grouping is tool-path")
+    families = _metric_families(metrics)
     campaigns, apart = _campaigns(runs_dirs or [], runs_root, run or [])
     if by == "tool-path":
         _tool_paths(campaigns, out)
@@ -65,6 +70,8 @@ def results(
     judge = SemanticJudge.from_env() or CachedVerdicts(JudgeCache())
     analysis = run_interruptible(analyse(campaigns, repeats, facts=facts, judge=judge, compare_keys=compare_keys))
     analysis.notes[:0] = apart
+    if families:
+        analysis.compared_metrics = _compared_metrics(campaigns, families)
     if note:
         analysis.notes.append(note)
 
@@ -80,6 +87,29 @@ def results(
         typer.echo(f"warning: {judge.errors} judge verdict(s) unavailable; those fields count as failed in the "
                    "published re-grade", err=True)
     _print_summary(analysis)
+
+
+def _metric_families(metrics: str | None) -> list[str]:
+    from harness.metrics.compared.campaign import FAMILIES
+
+    names = [name.strip() for name in (metrics or "").split(",") if name.strip()]
+    unknown = [name for name in names if name not in FAMILIES]
+    if unknown:
+        _usage(f"--metrics: unknown {', '.join(unknown)} (choose from {', '.join(FAMILIES)})")
+    return names
+
+
+def _compared_metrics(campaigns: list[Campaign], families: list[str]) -> dict[str, list[dict]]:
+    """Every campaign's sessions through `apex-voice metrics`, the chosen families' rows pooled."""
+    from harness.metrics.compared.campaign import campaign_metrics, select_rows
+
+    found: dict[str, list[dict]] = {}
+    for campaign in campaigns:
+        pooled = campaign_metrics(campaign.path, asr="fdb" in families)
+        for cell, reason in pooled.skipped.items():
+            typer.echo(f"warning: --metrics: {campaign.key}: {cell}: {reason}", err=True)
+        found[campaign.key] = [row.model_dump(mode="json") for row in select_rows(pooled.rows, families)]
+    return found
 
 
 def _tool_paths(campaigns: list[Campaign], out: Path) -> None:

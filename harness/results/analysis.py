@@ -119,6 +119,8 @@ class Analysis:
     comparison: PairedComparison | None = None
     #: The compared pair's noise: its detectable difference and whether the difference is inside it.
     pair_noise: PairNoise | None = None
+    #: ``results --metrics``: per model key, the other benchmarks' turn-taking rows pooled over its sessions.
+    compared_metrics: dict[str, list[dict[str, Any]]] | None = None
     notes: list[str] = field(default_factory=list)
     #: Model keys in campaign order (``models`` is in ranked order), as published ``results.json`` lists them.
     campaign_order: list[str] = field(default_factory=list)
@@ -156,6 +158,7 @@ class Analysis:
             "slices": self.slices,
             "compare": self.comparison.model_dump(mode="json") if self.comparison else None,
             "compare_noise": self.pair_noise.model_dump(mode="json") if self.pair_noise else None,
+            **({"compared_metrics": self.compared_metrics} if self.compared_metrics is not None else {}),
             "notes": self.notes,
         }
 

@@ -161,6 +161,31 @@ def _latency(plt, a: Analysis, path: Path) -> None:
     _save(plt, fig, path)
 
 
+def _compared(plt, a: Analysis, path: Path) -> bool:
+    """``--metrics``: every millisecond variant side by side per model (a row's n under its name)."""
+    if not a.compared_metrics:
+        return False
+    keys = [m.key for m in a.models if m.key in a.compared_metrics]
+    variants = list(dict.fromkeys(r["variant"] for key in keys for r in a.compared_metrics[key] if r["unit"] == "ms"))
+    if not variants:
+        return False
+    fig, ax = plt.subplots(figsize=(9, max(3.0, 0.45 * len(variants) * max(1, len(keys)))))
+    height = 0.8 / max(1, len(keys))
+    for offset, key in enumerate(keys):
+        rows = {r["variant"]: r for r in a.compared_metrics[key]}
+        values = [rows.get(v, {}).get("value") for v in variants]
+        ax.barh([i + offset * height for i in range(len(variants))], [float("nan") if v is None else v for v in values],
+                height=height, label=key)
+    ax.set_yticks([i + height * (len(keys) - 1) / 2 for i in range(len(variants))],
+                  [_wrapped(v, 48) for v in variants], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("ms")
+    ax.set_title(_titled(a, "Turn-taking under each source's definition (--metrics)"))
+    ax.legend(fontsize=8)
+    _save(plt, fig, path)
+    return True
+
+
 def write_plots(a: Analysis, out_dir: Path) -> list[Path]:
     """Write the PNGs into ``out_dir`` (the slices heatmap only when slices exist)."""
     plt = _pyplot()
@@ -173,4 +198,6 @@ def write_plots(a: Analysis, out_dir: Path) -> list[Path]:
         written.append(out_dir / name)
     if _slices(plt, a, out_dir / "slices.png"):
         written.append(out_dir / "slices.png")
+    if _compared(plt, a, out_dir / "compared_metrics.png"):
+        written.append(out_dir / "compared_metrics.png")
     return written

@@ -69,6 +69,31 @@ def _noise_floor(a: Analysis) -> list[str]:
     return [*lines, ""]
 
 
+def _compared_metrics(a: Analysis) -> list[str]:
+    """``--metrics``: the other benchmarks' definitions, recomputed from each campaign's audio."""
+    if not a.compared_metrics:
+        return []
+    keys = [m.key for m in a.models if m.key in a.compared_metrics]
+    by_variant: dict[str, dict[str, dict[str, Any]]] = {}
+    for key in keys:
+        for row in a.compared_metrics[key]:
+            by_variant.setdefault(row["variant"], {})[key] = row
+    rows = []
+    for variant, cells in by_variant.items():
+        unit = next(iter(cells.values()))["unit"]
+        values = []
+        for key in keys:
+            cell = cells.get(key) or {}
+            value = cell.get("value")
+            shown = MISSING if value is None else (_f(value, 0) if unit in ("ms", "turns") else _f(value, 3))
+            values.append(f"{shown} (n={cell.get('n')})" if cell.get("n") is not None else shown)
+        rows.append([variant, unit, *values])
+    return ["## Turn-taking under other benchmarks' definitions (`--metrics`)", "",
+            "Each source's definition recomputed from the campaign's audio (docs/metrics-compared.md), pooled "
+            "over its sessions: means weighted by each session's n, totals summed.", "",
+            *_table(["variant", "unit", *(m.campaign.display_name for m in a.models if m.key in keys)], rows), ""]
+
+
 def _intervals(a: Analysis) -> list[str]:
     k = a.k
     rows = []
@@ -260,7 +285,7 @@ def results_markdown(a: Analysis) -> str:
     notes = [f"> {note}" for note in a.notes]
     sections = [_leaderboard(a), _noise_floor(a), _completeness(a), _intervals(a), _repetitions(a), _gates(a), _latency(a), _duplex(a),
                 _slices(a),
-                _interaction(a),
+                _interaction(a), _compared_metrics(a),
                 _committed_writes(a), _comparison(a), _cost(a)]
     return "\n".join(head + (notes + [""] if notes else []) + [line for s in sections for line in s])
 

@@ -14,7 +14,10 @@ from pydantic import BaseModel
 
 from .report import MetricRow, MetricsReport, compare, open_recording
 
-__all__ = ["CampaignMetrics", "campaign_metrics", "pool_rows"]
+__all__ = ["FAMILIES", "CampaignMetrics", "campaign_metrics", "pool_rows", "select_rows"]
+
+#: ``results --metrics`` names → the variants' row prefix.
+FAMILIES = {"tau-voice": "τ-Voice", "eva": "EVA", "fdb": "FDB", "ours": "ours"}
 
 
 class CampaignMetrics(BaseModel):
@@ -68,3 +71,9 @@ def campaign_metrics(campaign: Path, *, asr: bool = True,
     every = [r for reports in by_task.values() for r in reports]
     return CampaignMetrics(campaign=str(campaign), sessions=len(every), rows=pool_rows(every),
                            per_task={task: pool_rows(reports) for task, reports in by_task.items()}, skipped=skipped)
+
+
+def select_rows(rows: list[MetricRow], families: list[str]) -> list[MetricRow]:
+    """The rows of the named families (``FAMILIES`` keys), in the report's order."""
+    prefixes = tuple(FAMILIES[name] for name in families)
+    return [row for row in rows if row.variant.startswith(prefixes)]
