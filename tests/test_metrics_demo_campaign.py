@@ -127,7 +127,7 @@ def test_results_with_metrics_adds_the_sources_columns(campaigns, tmp_path):
     result = CliRunner().invoke(app, ["results", str(trimmed), "--out", str(out), "--metrics", "tau-voice,eva,ours"],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    rows = json.loads((out / "results.json").read_text())["compared_metrics"]["oracle"]
+    rows = json.loads((out / "results.json").read_text())["compared_metrics"]["oracle2"]  # named by its directory
     variants = {row["variant"] for row in rows}
     assert "τ-Voice L_R (mean, 200 ms ticks)" in variants and "EVA turn_taking score" in variants
     assert not any(v.startswith("FDB") for v in variants)  # not asked for
