@@ -321,3 +321,16 @@ def test_cli_usage_errors(tmp_path):
     bad = runner.invoke(app, ["metrics", str(tmp_path / "mono.wav")])
     assert bad.exit_code == 2 and "want 2" in bad.output
 
+
+
+def test_without_faster_whisper_fdb_is_left_out_and_said_so(clean, monkeypatch):
+    import importlib.util
+
+    from harness.metrics.compared.report import Opened, compare
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "faster_whisper" else real(name, *a))
+    report = compare(Opened(clean, "clean", None))
+    assert not any(row.variant.startswith("FDB") for row in report.rows)
+    assert "apex-voice[asr]" in report.unavailable["fdb"]
+    assert any(row.variant.startswith("EVA") for row in report.rows)

@@ -43,6 +43,8 @@ def _print(report: MetricsReport) -> None:
     console.print(f"speech: {speech['user_segments']} user and {speech['agent_segments']} agent segments"
                   + (f"; session events: {speech['backchannels']} back-channels, {speech['tool_calls']} tool calls"
                      if report.session else "; no session events (a foreign recording)"))
+    for reason in report.unavailable.values():
+        console.print(f"left out: {reason}")
 
 
 def _print_campaign(report: CampaignMetrics) -> None:

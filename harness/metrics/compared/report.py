@@ -7,6 +7,7 @@ are in milliseconds whatever unit the source reports in.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,8 @@ class MetricsReport(BaseModel):
     variants: dict[str, Any]
     #: ``result.json`` of the session's cell, when found (ours must equal it).
     result_json: dict[str, Any] | None = None
+    #: Variants left out, and why (FDB needs faster-whisper's Silero model: the ``asr`` extra).
+    unavailable: dict[str, str] = {}
 
 
 @dataclass
@@ -102,7 +105,7 @@ def _tool_rows(tools: dict[str, Any]) -> list[MetricRow]:
     ]
 
 
-def _rows(tau: dict[str, Any], eva: dict[str, Any], v15: dict[str, Any], v1: dict[str, Any] | None,
+def _rows(tau: dict[str, Any], eva: dict[str, Any], v15: dict[str, Any] | None, v1: dict[str, Any] | None,
           ours_audio: dict[str, Any], ours_events: dict[str, Any] | None) -> list[MetricRow]:
     rows = [
         MetricRow(measure="response latency", variant="τ-Voice L_R (mean, 200 ms ticks)",
@@ -112,9 +115,10 @@ def _rows(tau: dict[str, Any], eva: dict[str, Any], v15: dict[str, Any], v1: dic
                   n=eva["n_turns"]),
         MetricRow(measure="response latency", variant="EVA p50_latency_ms", value=eva["p50_latency_ms"], unit="ms",
                   n=eva["n_turns"]),
-        MetricRow(measure="response latency", variant="FDB v1.5 response latency (mean)",
-                  value=_ms(v15["response_latency_mean"]), unit="ms", n=v15["n_response"]),
     ]
+    if v15 is not None:
+        rows.append(MetricRow(measure="response latency", variant="FDB v1.5 response latency (mean)",
+                              value=_ms(v15["response_latency_mean"]), unit="ms", n=v15["n_response"]))
     if v1 is not None:
         rows.append(MetricRow(measure="response latency", variant="FDB v1 smooth-turn latency (ASR words)",
                               value=_ms(v1["smooth_latency_mean"]), unit="ms", n=v1["n_smooth"]))
@@ -129,8 +133,8 @@ def _rows(tau: dict[str, Any], eva: dict[str, Any], v15: dict[str, Any], v1: dic
                   note="hidden on the leaderboard" if tau["yield_latency_mean"]["hidden"] else ""),
         MetricRow(measure="stop latency", variant="EVA user_interruption.mean_yield_ms",
                   value=eva["user_interruption.mean_yield_ms"], unit="ms"),
-        MetricRow(measure="stop latency", variant="FDB v1.5 stop latency (mean overlap)",
-                  value=_ms(v15["stop_latency_mean"]), unit="ms", n=v15["n_stop"]),
+        *([MetricRow(measure="stop latency", variant="FDB v1.5 stop latency (mean overlap)",
+                     value=_ms(v15["stop_latency_mean"]), unit="ms", n=v15["n_stop"])] if v15 is not None else []),
         MetricRow(measure="stop latency", variant="ours stop latency median (audio)",
                   value=ours_audio["stop_latency_median_ms"], unit="ms", n=ours_audio["stop_latency_n"]),
     ]
@@ -174,8 +178,14 @@ def _rows(tau: dict[str, Any], eva: dict[str, Any], v15: dict[str, Any], v1: dic
 def compare(opened: Opened, *, asr: bool = True) -> MetricsReport:
     """Every variant on the opened recording (``asr=False`` leaves out FDB v1, which needs Whisper)."""
     trace = opened.trace
-    tau, eva, v15 = tau_voice_metrics(trace), eva_metrics(trace), fdb_v15(trace)
-    v1 = fdb_v1(trace, agent_words(trace)) if asr else None
+    tau, eva = tau_voice_metrics(trace), eva_metrics(trace)
+    unavailable: dict[str, str] = {}
+    v15 = v1 = None
+    if importlib.util.find_spec("faster_whisper") is None:
+        unavailable["fdb"] = "Full-Duplex-Bench needs Silero and Whisper: pip install 'apex-voice[asr]'"
+    else:
+        v15 = fdb_v15(trace)
+        v1 = fdb_v1(trace, agent_words(trace)) if asr else None
     ours_audio = ours_from_audio(trace)
     ours_events = ours_from_events(trace) if trace.events is not None else None
     tools = tool_latency_summary(trace)
@@ -185,5 +195,6 @@ def compare(opened: Opened, *, asr: bool = True) -> MetricsReport:
         recording=opened.label, session=trace.events is not None, duration_ms=trace.duration_ms,
         source_rate=trace.source_rate, speech={"user_segments": len(trace.user), "agent_segments": len(trace.agent),
                                                "backchannels": len(trace.backchannels), "tool_calls": len(trace.tool_calls)},
-        rows=_rows(tau, eva, v15, v1, ours_audio, ours_events) + _tool_rows(tools), variants=variants, result_json=opened.result_json,
+        rows=_rows(tau, eva, v15, v1, ours_audio, ours_events) + _tool_rows(tools), variants=variants,
+        result_json=opened.result_json, unavailable=unavailable,
     )
