@@ -145,6 +145,19 @@ class WhisperRecognizer:
         )
         return " ".join(segment.text.strip() for segment in segments).strip()
 
+    def words_sync(self, audio_16k: np.ndarray, speech_pad_ms: int = 100) -> list[tuple[float, float]]:
+        """(start, end) in seconds of every recognized word in float32 16 kHz audio (the same
+        greedy decoding, with word timestamps). Only speech is decoded (faster-whisper's Silero
+        filter, padded by ``speech_pad_ms``, times mapped back): Whisper's word alignment puts the
+        first word at the window's start when long silence leads it."""
+        if self._model is None:
+            self._model = self._load()
+        segments, _ = self._model.transcribe(
+            audio_16k, beam_size=1, temperature=0.0, condition_on_previous_text=False, word_timestamps=True,
+            vad_filter=True, vad_parameters={"speech_pad_ms": speech_pad_ms, "min_silence_duration_ms": 500},
+        )
+        return [(float(w.start), float(w.end)) for segment in segments for w in (segment.words or [])]
+
     def describe(self) -> dict[str, Any]:
         _, source = resolve_whisper_model(self.model)
         return {"asr": "faster-whisper", "version": _version("faster-whisper"), "model": self.model, "source": source}

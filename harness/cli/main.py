@@ -40,6 +40,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "view": LazyCommand("harness.cli.view_cmd:view", "See and hear campaigns and sessions in a browser (offline)."),
     "regrade": LazyCommand("harness.cli.regrade_cmd:regrade", "Re-grade saved sessions with the current graders."),
     "results": LazyCommand("harness.cli.results_cmd:results", "Aggregate campaigns into the published tables and plots."),
+    "metrics": LazyCommand("harness.cli.metrics_cmd:metrics", "Turn-taking metrics of τ-Voice, EVA and Full-Duplex-Bench beside ours, from one recording."),
     "tasks": LazyCommand("harness.cli.tasks_cmd:tasks", "List the suite's tasks: id, version, domain, title."),
     "judge-cache": LazyCommand("harness.cli.judge_cache_cmd:app", "Export or import the judge's verdicts as published JSON."),
     "download": LazyCommand("harness.cli.download_cmd:download", "Download and verify a dataset snapshot."),

@@ -16,6 +16,7 @@ from harness.results.analysis import Analysis, ModelSummary, analyse
 from harness.results.bootstrap import MIN_CI_TASKS
 from harness.results.denominator import has_plan
 from harness.results.identity import identity_note, keep_apart, plan_notes, repetitions
+from harness.results.noise_floor import noise_line
 from harness.results.run_tree import Campaign, find_campaigns, is_campaign, load_campaign
 from harness.results.tables import comparison_sentence, scope_line, write_tables
 from harness.results.task_facts import TaskFacts, load_task_facts
@@ -38,6 +39,10 @@ def results(
     repeats: Annotated[int | None, typer.Option("--repeats", help="k: repetitions per task counted for pass@k (default: the smallest repeat count the campaigns were run with).")] = None,
     compare_keys: Annotated[tuple[str, str] | None, typer.Option("--compare", help="Paired per-task comparison of two model keys.")] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG plots (matplotlib).")] = True,
+    metrics: Annotated[str | None, typer.Option("--metrics", help="Also τ-Voice, EVA and Full-Duplex-Bench turn-taking, "
+                                                "each in its source's definition, from every session's audio: a comma "
+                                                "list of tau-voice, eva, fdb, ours (fdb runs Whisper; "
+                                                "docs/metrics-compared.md).")] = None,
     by: Annotated[str | None, typer.Option("--by", help="tool-path: instead of the paper's tables, the same tasks side "
                                            "by side per tool path (bridge, mcp-agent, mcp-provider): PTS and tool-call "
                                            "round trips, in tool_paths.md and tool_paths.json.")] = None,
@@ -52,6 +57,7 @@ def results(
         _usage(f"--repeats must be at least 1, got {repeats}")
     if by not in (None, "tool-path"):
         _usage(f"--by {by!r}: the only grouping is tool-path")
+    families = _metric_families(metrics)
     campaigns, apart = _campaigns(runs_dirs or [], runs_root, run or [])
     writable_dir_or_exit(out, what="the tables and plots")
     if by == "tool-path":
@@ -67,6 +73,8 @@ def results(
     judge = SemanticJudge.from_env() or CachedVerdicts(JudgeCache())
     analysis = run_interruptible(analyse(campaigns, repeats, facts=facts, judge=judge, compare_keys=compare_keys))
     analysis.notes[:0] = [*apart, *_differences(campaigns, k=repeats, beside=("condition",))]
+    if families:
+        analysis.compared_metrics = _compared_metrics(campaigns, families)
     if note:
         analysis.notes.append(note)
 
@@ -84,6 +92,29 @@ def results(
     _print_summary(analysis)
     if not analysis.complete:  # the files are written, but the figures are not final: cells are missing
         raise typer.Exit(1)
+
+
+def _metric_families(metrics: str | None) -> list[str]:
+    from harness.metrics.compared.campaign import FAMILIES
+
+    names = [name.strip() for name in (metrics or "").split(",") if name.strip()]
+    unknown = [name for name in names if name not in FAMILIES]
+    if unknown:
+        _usage(f"--metrics: unknown {', '.join(unknown)} (choose from {', '.join(FAMILIES)})")
+    return names
+
+
+def _compared_metrics(campaigns: list[Campaign], families: list[str]) -> dict[str, list[dict]]:
+    """Every campaign's sessions through `apex-voice metrics`, the chosen families' rows pooled."""
+    from harness.metrics.compared.campaign import campaign_metrics, select_rows
+
+    found: dict[str, list[dict]] = {}
+    for campaign in campaigns:
+        pooled = campaign_metrics(campaign.path, asr="fdb" in families)
+        for cell, reason in pooled.skipped.items():
+            typer.echo(f"warning: --metrics: {campaign.key}: {cell}: {reason}", err=True)
+        found[campaign.key] = [row.model_dump(mode="json") for row in select_rows(pooled.rows, families)]
+    return found
 
 
 def _tool_paths(campaigns: list[Campaign], out: Path, notes: list[str]) -> None:
@@ -228,8 +259,12 @@ def _print_summary(analysis: Analysis) -> None:
     # The intervals under the table (it fits 80 columns): one line, the withheld ones with their reason.
     console.print(Text("pass@1 % 95% CI (bootstrap over tasks): "
                        + "; ".join(f"{m.key} {_interval(m)}" for m in analysis.models)), soft_wrap=True)
+    for m in analysis.models:
+        console.print(Text(f"noise floor: {noise_line(m.key, m.noise)}"), soft_wrap=True)
     sentence = comparison_sentence(analysis)
     if sentence is not None:
         console.print(Text(f"compare: {sentence}"), soft_wrap=True)
+    if analysis.pair_noise is not None:
+        console.print(Text(f"noise floor: {analysis.pair_noise.sentence}"), soft_wrap=True)
     for note in analysis.notes:
         console.print(Text(f"note: {note}"), soft_wrap=True)

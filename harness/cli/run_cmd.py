@@ -47,6 +47,7 @@ from harness.results.campaign_files import MANIFEST_FILE
 from harness.results.denominator import PENDING
 from harness.results.leaderboard import reliability
 from harness.results.measurement_identity import TaskPin
+from harness.results.noise_floor import noise_floor, noise_line
 from harness.results.regrade import pending_regrader
 from harness.results.result_record import RESULT_FILE, ResultRecord
 from harness.results.run_tree import Campaign, Run
@@ -694,6 +695,10 @@ def _print_results(result: CampaignResult, *, full: bool = False) -> None:
             console.print(line, highlight=False, soft_wrap=True, markup=False)
     console.print(result.summary(), highlight=False, soft_wrap=True)
     console.print(_denominator_line(result), highlight=False, soft_wrap=True, markup=False)
+    if result.settings.repeats > 1:
+        rel = reliability(_as_campaign(result), result.settings.repeats)
+        console.print(f"noise floor: {noise_line(result.settings.model.key, noise_floor(rel.outcomes, rel.k))}",
+                      highlight=False, soft_wrap=True, markup=False)
     console.print(_this_start_line(result), highlight=False, soft_wrap=True, markup=False)
 
 

@@ -23,6 +23,7 @@ from .compare import PairedComparison, compare
 from .denominator import PENDING
 from .grading_inputs import GradingInputs
 from .leaderboard import Reliability, rank, reliability
+from .noise_floor import NoiseFloor, PairNoise, noise_floor, pair_noise
 from .run_tree import Campaign
 from .slices import FieldOutcomes, correction_uptake, field_outcomes, slice_rows
 from .task_facts import TaskFacts
@@ -47,6 +48,11 @@ class ModelSummary:
     @property
     def key(self) -> str:
         return self.campaign.key
+
+    @property
+    def noise(self) -> NoiseFloor:
+        """Verdict flips, pass^j and the detectable difference of this campaign (:mod:`.noise_floor`)."""
+        return noise_floor(self.reliability.outcomes, self.reliability.k)
 
     def model_json(self) -> dict[str, Any]:
         """The published per-model keys of ``results.json``, then ours."""
@@ -80,6 +86,7 @@ class ModelSummary:
             "unscored": [cell.json() for cell in rel.unscored],
             "pass1_pct": rel.pct(rel.pass1_mean),
             "pass1_pct_scored_cells_only": rel.scored_only_pass1_pct,
+            "noise_floor": self.noise.model_dump(mode="json"),
             "writes_after_committed": {
                 "runs": self.committed_writes_runs,
                 "pass1_mean_reference_reading": self.reference_reading.pass1_mean if self.reference_reading else None,
@@ -111,6 +118,10 @@ class Analysis:
     facts: dict[str, TaskFacts] | None
     slices: dict[str, list[dict[str, Any]]] | None = None
     comparison: PairedComparison | None = None
+    #: The compared pair's noise: its detectable difference and whether the difference is inside it.
+    pair_noise: PairNoise | None = None
+    #: ``results --metrics``: per model key, the other benchmarks' turn-taking rows pooled over its sessions.
+    compared_metrics: dict[str, list[dict[str, Any]]] | None = None
     notes: list[str] = field(default_factory=list)
     #: Model keys in campaign order (``models`` is in ranked order), as published ``results.json`` lists them.
     campaign_order: list[str] = field(default_factory=list)
@@ -147,6 +158,8 @@ class Analysis:
             "models": {m.key: m.model_json() for m in sorted(self.models, key=self._campaign_index)},
             "slices": self.slices,
             "compare": self.comparison.model_dump(mode="json") if self.comparison else None,
+            "compare_noise": self.pair_noise.model_dump(mode="json") if self.pair_noise else None,
+            **({"compared_metrics": self.compared_metrics} if self.compared_metrics is not None else {}),
             "notes": self.notes,
         }
 
@@ -243,6 +256,7 @@ async def analyse(
     if compare_keys is not None:
         a, b = compare_keys
         analysis.comparison = compare(a, summaries[a].reliability, b, summaries[b].reliability)
+        analysis.pair_noise = pair_noise(summaries[a].reliability.outcomes, summaries[b].reliability.outcomes, k, a, b)
     analysis.notes.extend(incomplete_note(m) for m in analysis.models if not m.reliability.complete)
     analysis.notes.extend(
         f"IN-PROCESS AGENT: {m.campaign.display_name}: {m.isolation()['in-process']} run(s) ran an out-of-tree adapter "

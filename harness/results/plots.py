@@ -181,6 +181,31 @@ def _latency(plt, a: Analysis, path: Path) -> bool:
     return True
 
 
+def _compared(plt, a: Analysis, path: Path) -> bool:
+    """``--metrics``: every millisecond variant side by side per model (a row's n under its name)."""
+    if not a.compared_metrics:
+        return False
+    keys = [m.key for m in a.models if m.key in a.compared_metrics]
+    variants = list(dict.fromkeys(r["variant"] for key in keys for r in a.compared_metrics[key] if r["unit"] == "ms"))
+    if not variants:
+        return False
+    fig, ax = plt.subplots(figsize=(9, max(3.0, 0.45 * len(variants) * max(1, len(keys)))))
+    height = 0.8 / max(1, len(keys))
+    for offset, key in enumerate(keys):
+        rows = {r["variant"]: r for r in a.compared_metrics[key]}
+        values = [rows.get(v, {}).get("value") for v in variants]
+        ax.barh([i + offset * height for i in range(len(variants))], [float("nan") if v is None else v for v in values],
+                height=height, label=key)
+    ax.set_yticks([i + height * (len(keys) - 1) / 2 for i in range(len(variants))],
+                  [_wrapped(v, 48) for v in variants], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("ms")
+    ax.set_title(_titled(a, "Turn-taking under each source's definition (--metrics)"))
+    ax.legend(fontsize=8)
+    _save(plt, fig, path)
+    return True
+
+
 def write_plots(a: Analysis, out_dir: Path) -> list[Path]:
     """Write the PNGs into ``out_dir`` (the latency chart only with audio, the slices only when they exist)."""
     plt = _pyplot()
@@ -190,7 +215,7 @@ def write_plots(a: Analysis, out_dir: Path) -> list[Path]:
     for name, draw in (("leaderboard.png", _leaderboard), ("gates.png", _gates), ("afa_vs_pts.png", _afa_vs_pts)):
         draw(plt, a, out_dir / name)
         written.append(out_dir / name)
-    for name, optional in (("latency.png", _latency), ("slices.png", _slices)):  # only where there is data
-        if optional(plt, a, out_dir / name):
+    for name, optional in (("latency.png", _latency), ("slices.png", _slices), ("compared_metrics.png", _compared)):
+        if optional(plt, a, out_dir / name):  # only where there is data
             written.append(out_dir / name)
     return written

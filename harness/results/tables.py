@@ -20,6 +20,7 @@ from harness.grading.report import GATES
 
 from .analysis import Analysis, ModelSummary
 from .bootstrap import MIN_CI_TASKS
+from .noise_floor import noise_line
 from .slices import AXES
 
 __all__ = ["comparison_sentence", "scope_line", "write_tables"]
@@ -56,6 +57,44 @@ def _leaderboard(a: Analysis) -> list[str]:
     if k > 1:
         header += [f"pass@{k}", f"pass@{k} %", f"Reliable@{k}", f"Reliable@{k} %"]
     return ["## Leaderboard", "", *_table(header, rows)]
+
+
+def _noise_floor(a: Analysis) -> list[str]:
+    """Under the leaderboard: how much of it is repetition noise (harness/results/noise_floor.py)."""
+    lines = ["## Noise floor (ours)", "",
+             f"Per campaign: tasks whose {a.k} verdicts disagree; pass^j (j repetitions all passing, τ-bench's; "
+             f"pass^{a.k} = Reliable@{a.k} / n); the smallest difference a paired test of two campaigns of this size "
+             "detects at 80 % power (α = 0.05) from the repetitions' noise alone, and the repetitions a stated "
+             "difference needs.", ""]
+    lines += [f"- {noise_line(m.campaign.display_name, m.noise)}" for m in a.models]
+    if a.pair_noise is not None:
+        lines.append(f"- {a.pair_noise.sentence}")
+    return [*lines, ""]
+
+
+def _compared_metrics(a: Analysis) -> list[str]:
+    """``--metrics``: the other benchmarks' definitions, recomputed from each campaign's audio."""
+    if not a.compared_metrics:
+        return []
+    keys = [m.key for m in a.models if m.key in a.compared_metrics]
+    by_variant: dict[str, dict[str, dict[str, Any]]] = {}
+    for key in keys:
+        for row in a.compared_metrics[key]:
+            by_variant.setdefault(row["variant"], {})[key] = row
+    rows = []
+    for variant, cells in by_variant.items():
+        unit = next(iter(cells.values()))["unit"]
+        values = []
+        for key in keys:
+            cell = cells.get(key) or {}
+            value = cell.get("value")
+            shown = MISSING if value is None else (_f(value, 0) if unit in ("ms", "turns") else _f(value, 3))
+            values.append(f"{shown} (n={cell.get('n')})" if cell.get("n") is not None else shown)
+        rows.append([variant, unit, *values])
+    return ["## Turn-taking under other benchmarks' definitions (`--metrics`)", "",
+            "Each source's definition recomputed from the campaign's audio (docs/metrics-compared.md), pooled "
+            "over its sessions: means weighted by each session's n, totals summed.", "",
+            *_table(["variant", "unit", *(m.campaign.display_name for m in a.models if m.key in keys)], rows), ""]
 
 
 def _intervals(a: Analysis) -> list[str]:
@@ -254,9 +293,9 @@ def results_markdown(a: Analysis) -> str:
             f"Generated {a.generated_at} by apex-voice {__version__}: {scope_line(a)}; "
             f"counts are out of n (tasks with all {a.k} repetitions counted; here up to {n}).", ""]
     notes = [f"> {note}" for note in a.notes]
-    sections = [_leaderboard(a), _completeness(a), _intervals(a), _repetitions(a), _gates(a), _latency(a), _duplex(a),
+    sections = [_leaderboard(a), _noise_floor(a), _completeness(a), _intervals(a), _repetitions(a), _gates(a), _latency(a), _duplex(a),
                 _slices(a),
-                _interaction(a),
+                _interaction(a), _compared_metrics(a),
                 _committed_writes(a), _comparison(a), _cost(a)]
     return "\n".join(head + (notes + [""] if notes else []) + [line for s in sections for line in s])
 
