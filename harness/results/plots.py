@@ -72,8 +72,10 @@ def _grouped_bars(plt, a: Analysis, path: Path, series: list[tuple[str, list[flo
     width = 0.8 / len(series)
     for i, (label, values, intervals) in enumerate(series):
         xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(names))]
-        low = [v - (ci or (v, v))[0] for v, ci in zip(values, intervals, strict=True)]
-        high = [(ci or (v, v))[1] - v for v, ci in zip(values, intervals, strict=True)]
+        # Clipped at 0: a figure over every planned cell can sit outside an interval drawn from fewer
+        # (an incomplete campaign), and matplotlib refuses a negative error bar outright.
+        low = [max(0.0, v - (ci or (v, v))[0]) for v, ci in zip(values, intervals, strict=True)]
+        high = [max(0.0, (ci or (v, v))[1] - v) for v, ci in zip(values, intervals, strict=True)]
         has_ci = any(ci is not None for ci in intervals)
         bars = ax.bar(xs, values, width, label=label, yerr=[low, high] if has_ci else None, capsize=3)
         # Every bar says its value, so a 0 % bar is seen as 0, not as missing.

@@ -61,6 +61,10 @@ def _leaderboard(a: Analysis) -> list[str]:
 
 def _noise_floor(a: Analysis) -> list[str]:
     """Under the leaderboard: how much of it is repetition noise (harness/results/noise_floor.py)."""
+    if a.k == 1:  # nothing to flip: say so once, and how to see it
+        return ["## Noise floor (ours)", "",
+                "One repetition per task: no verdict can flip, so the repetitions' noise is unseen "
+                "(run with `--repeats 3` to measure it).", ""]
     lines = ["## Noise floor (ours)", "",
              f"Per campaign: tasks whose {a.k} verdicts disagree; pass^j (j repetitions all passing, τ-bench's; "
              f"pass^{a.k} = Reliable@{a.k} / n); the smallest difference a paired test of two campaigns of this size "
