@@ -6,6 +6,7 @@ the PNGs can never disagree.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -169,7 +170,7 @@ def _intervals(rel: Reliability, campaign: Campaign) -> dict[str, tuple[float, f
         return dict.fromkeys(("pass1_pct", "pass_at_k_pct", "reliable_at_k_pct", *(f"{g}_pct" for g in GATES)))
     outcomes = np.array(list(rel.outcomes.values()), dtype=float).reshape(-1, rel.k)
 
-    def pct(stat):
+    def pct(stat: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
         return lambda rows: 100.0 * stat(rows)
 
     ci: dict[str, tuple[float, float] | None] = {

@@ -45,7 +45,7 @@ def sign_test_p(wins: int, losses: int) -> float | None:
     if n == 0:
         return None
     tail = sum(comb(n, i) for i in range(0, min(wins, losses) + 1)) / 2**n
-    return min(1.0, 2.0 * tail)
+    return min(1.0, 2.0 * float(tail))
 
 
 def compare(key_a: str, a: Reliability, key_b: str, b: Reliability) -> PairedComparison:
@@ -58,7 +58,7 @@ def compare(key_a: str, a: Reliability, key_b: str, b: Reliability) -> PairedCom
     wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
 
     def mean_pp(rows: np.ndarray) -> np.ndarray:
-        return 100.0 * rows.mean(axis=1)
+        return np.asarray(100.0 * rows.mean(axis=1))
 
     withheld = ci_withheld(len(tasks))
     ci = None if withheld else bootstrap_ci(diff, mean_pp)

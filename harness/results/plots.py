@@ -8,13 +8,16 @@ of too few tasks for a bootstrap interval gets no error bar, and the title says 
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from harness.atomic_write import atomic_path
 from harness.grading.report import GATES
 
-from .analysis import Analysis
+from .analysis import Analysis, ModelSummary
 from .bootstrap import MIN_CI_TASKS
+from .leaderboard import Reliability
 from .slices import AXES
 
 __all__ = ["write_plots"]
@@ -27,7 +30,7 @@ TITLE_WIDTH = 70
 FEW_TASKS = 3
 
 
-def _pyplot():
+def _pyplot() -> Any:  # matplotlib.pyplot, imported only when plots are asked for
     import matplotlib
 
     matplotlib.use("Agg")
@@ -36,7 +39,7 @@ def _pyplot():
     return plt
 
 
-def _save(plt, fig, path: Path) -> None:
+def _save(plt: Any, fig: Any, path: Path) -> None:
     fig.tight_layout()
     with atomic_path(path) as tmp:
         # Tight: whatever the labels need is kept in the image, however long a model's name.
@@ -48,7 +51,7 @@ def _wrapped(text: str, width: int = LABEL_WIDTH) -> str:
     return "\n".join(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False)) or text
 
 
-def _names(a: Analysis, n_of=lambda m: f"n={m.reliability.n}") -> list[str]:
+def _names(a: Analysis, n_of: Callable[[ModelSummary], str] = lambda m: f"n={m.reliability.n}") -> list[str]:
     """Each model's label: its name (wrapped), its n, and INCOMPLETE when planned cells are unscored."""
     return [f"{_wrapped(m.campaign.display_name)}\n{n_of(m)}" + ("" if m.reliability.complete else " INCOMPLETE")
             for m in a.models]
@@ -65,7 +68,7 @@ def _titled(a: Analysis, title: str, *, intervals: bool = False) -> str:
     return "\n".join(_wrapped(line, TITLE_WIDTH) for line in lines)
 
 
-def _grouped_bars(plt, a: Analysis, path: Path, series: list[tuple[str, list[float], list[tuple[float, float] | None]]],
+def _grouped_bars(plt: Any, a: Analysis, path: Path, series: list[tuple[str, list[float], list[tuple[float, float] | None]]],
                   *, ylabel: str, title: str, names: list[str]) -> None:
     """One group of bars per model, one bar per series (``label, values, intervals``), in percent."""
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(names) + 2), 4))
@@ -89,8 +92,9 @@ def _grouped_bars(plt, a: Analysis, path: Path, series: list[tuple[str, list[flo
     _save(plt, fig, path)
 
 
-def _leaderboard(plt, a: Analysis, path: Path) -> None:
-    metrics = [("pass@1 %", "pass1_pct", lambda r: r.pct(r.pass1_mean))]
+def _leaderboard(plt: Any, a: Analysis, path: Path) -> None:
+    metrics: list[tuple[str, str, Callable[[Reliability], float | None]]] = [
+        ("pass@1 %", "pass1_pct", lambda r: r.pct(r.pass1_mean))]
     if a.k > 1:  # with k = 1 all three are the same figure: one bar, not three alike
         metrics += [(f"pass@{a.k} %", "pass_at_k_pct", lambda r: r.pct(r.pass_at_k)),
                     (f"Reliable@{a.k} %", "reliable_at_k_pct", lambda r: r.pct(r.reliable_at_k))]
@@ -100,18 +104,18 @@ def _leaderboard(plt, a: Analysis, path: Path) -> None:
                   title=_titled(a, "Leaderboard (95 % bootstrap intervals over tasks)", intervals=True))
 
 
-def _gates(plt, a: Analysis, path: Path) -> None:
+def _gates(plt: Any, a: Analysis, path: Path) -> None:
     no_intervals: list[tuple[float, float] | None] = [None] * len(a.models)
     series = [(gate, [m.aggregates.gate_rate(gate) or 0.0 for m in a.models], no_intervals) for gate in GATES]
     _grouped_bars(plt, a, path, series, ylabel="% of runs passing the gate", names=_names(a, _runs),
                   title=_titled(a, "PTS gate pass rates (all runs)"))
 
 
-def _runs(m) -> str:
+def _runs(m: ModelSummary) -> str:
     return f"runs={m.aggregates.runs}"
 
 
-def _afa_vs_pts(plt, a: Analysis, path: Path) -> None:
+def _afa_vs_pts(plt: Any, a: Analysis, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(6, 4.5))
     for m in a.models:
         afa = m.aggregates.figures()["afa_mean"]
@@ -130,7 +134,7 @@ def _afa_vs_pts(plt, a: Analysis, path: Path) -> None:
     _save(plt, fig, path)
 
 
-def _slices(plt, a: Analysis, path: Path) -> bool:
+def _slices(plt: Any, a: Analysis, path: Path) -> bool:
     if not a.slices:
         return False
     labels, grid, sizes = [], [], []
@@ -162,7 +166,7 @@ def _slices(plt, a: Analysis, path: Path) -> bool:
     return True
 
 
-def _latency(plt, a: Analysis, path: Path) -> bool:
+def _latency(plt: Any, a: Analysis, path: Path) -> bool:
     if not any(m.aggregates.rsl_medians or m.aggregates.stop_latency_ms or m.aggregates.isl_ms for m in a.models):
         return False  # a text (C0) campaign has no audio: no empty chart
     fig, (left, right) = plt.subplots(1, 2, figsize=(max(10, 3.4 * len(a.models)), 4))
@@ -183,7 +187,7 @@ def _latency(plt, a: Analysis, path: Path) -> bool:
     return True
 
 
-def _compared(plt, a: Analysis, path: Path) -> bool:
+def _compared(plt: Any, a: Analysis, path: Path) -> bool:
     """``--metrics``: every millisecond variant side by side per model (a row's n under its name)."""
     if not a.compared_metrics:
         return False

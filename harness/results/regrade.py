@@ -7,7 +7,7 @@ rewritten atomically with the new grade. Nothing is re-run; the metrics of the s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, Field, computed_field
@@ -126,7 +126,9 @@ async def regrade_rep_dir(rep_dir: Path, gold_for: GoldLookup, judge: FieldJudge
     return change
 
 
-def pending_regrader(gold_for: GoldLookup, judge: FieldJudge | None):
+def pending_regrader(
+    gold_for: GoldLookup, judge: FieldJudge | None
+) -> Callable[[object, Path, ResultRecord], Awaitable[ResultRecord]]:
     """A campaign's :data:`~harness.campaign.campaign.PendingRegrader`: fill a loaded record's pending verdicts.
 
     Returns the record itself (unchanged, not rewritten) when it cannot be re-graded or nothing changed.

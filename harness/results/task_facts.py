@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.checksums import ChecksumManifest
@@ -23,7 +24,7 @@ __all__ = ["TaskFacts", "load_task_facts"]
 class TaskFacts:
     task_id: str
     #: The published ``data/tasks.jsonl`` row (raw taxonomy values).
-    row: dict
+    row: dict[str, Any]
     gold: GoldSpec
     #: Required gold fields (``"<artifact>.<field>"``) that a correction event asks to repair.
     corrected_fields: frozenset[str]
