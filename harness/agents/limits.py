@@ -29,6 +29,23 @@ class AgentLimits:
     transcript_session_chars: int = 1_000_000
     #: Events one ``poll_events()`` may return (one 20 ms frame's worth, with room to spare).
     events_per_poll: int = 2_000
+    #: Events the agent may hand over in one 20 ms frame, however many polls it takes (an
+    #: in-process adapter is polled until a poll comes back empty).
+    events_per_frame: int = 2_000
+    #: Events an adapter's client may hold for the runner between two polls (its reader's queue).
+    events_pending: int = 20_000
+    #: Events of one session (each may become a line of ``events.jsonl``): 100 an honest second
+    #: for 2 × the longest budget.
+    events_per_session: int = 1_000_000
+    #: Distinct responses (by the agent's id) of one session, and distinct items (response, item)
+    #: — what the harness keeps a record of per response or item.
+    responses_per_session: int = 10_000
+    items_per_session: int = 20_000
+    #: Audio deltas queued ahead of playout (a flood of one-sample deltas would otherwise hold a
+    #: numpy array per sample within the 120 s bound): 5 ms a delta on average over 120 s.
+    queued_audio_deltas: int = 24_000
+    #: The agent's error events (or errors its client reports) kept over a session.
+    errors_per_session: int = 1_000
     #: Bytes of one audio delta (87 s of speech: an agent may hand over a whole answer at once, as
     #: the oracle hands over each clip).
     audio_delta_bytes: int = 4 * 1024 * 1024
