@@ -34,9 +34,9 @@ class AgentLimits:
     events_per_frame: int = 2_000
     #: Events an adapter's client may hold for the runner between two polls (its reader's queue).
     events_pending: int = 20_000
-    #: Events of one session (each may become a line of ``events.jsonl``): 100 an honest second
-    #: for 2 × the longest budget.
-    events_per_session: int = 1_000_000
+    #: Events of one session (each may become a line of ``events.jsonl``; an honest session sends
+    #: a few thousand, 50 a second of speech at most).
+    events_per_session: int = 250_000
     #: Distinct responses (by the agent's id) of one session, and distinct items (response, item)
     #: — what the harness keeps a record of per response or item.
     responses_per_session: int = 10_000
