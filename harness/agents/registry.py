@@ -373,7 +373,8 @@ def _spec_from_object(key: str, target: object, *, provider: str) -> ModelSpec:
     """A spec for an out-of-tree entry: a ModelSpec as given (never privileged), or an adapter class."""
     if isinstance(target, ModelSpec):
         # Never privileged, and never trusted as ours: its code is the agent author's (its text too).
-        fields = {name: safe_text(value) if type(value) is str else value for name, value in target.__dict__.items()}
+        fields: dict[str, Any] = {name: safe_text(value) if type(value) is str else value
+                                  for name, value in target.__dict__.items()}
         return ModelSpec(**{**fields, "key": key, "privileged": False, "agent_kind": "external_code"})
     if isinstance(target, type) and issubclass(target, RealtimeAdapter):
         return ModelSpec(
