@@ -58,3 +58,15 @@ def test_an_honest_session_never_spills():
     bus = EventBus(run_id="r", task_version="v", condition="C1")
     _emit(bus, 5_000)  # more than any demo session's events
     assert bus.events.spilled == 0 and len(bus.events) == 5_000
+
+
+def test_the_window_is_bounded_by_its_payloads_characters_too():
+    """10,000 events of 32,000-character agent strings would be 320 MB: the window holds 4 M characters."""
+    bus = EventBus(run_id="r", task_version="v", condition="C1")
+    for i in range(300):
+        bus.emit(EventType.AGENT_SIGNAL, "agent", i, {"signal": "mcp_call_failed", "detail": {"error": "e" * 32_000}})
+    log = bus.events
+    assert sum(len(e.payload["detail"]["error"]) for e in log._recent) <= log.window_chars
+    assert log.spilled > 150 and len(log) == 300
+    bus.close()
+    assert [e.seq for e in log] == list(range(300))

@@ -34,33 +34,53 @@ __all__ = ["WINDOW_EVENTS", "EventBus", "EventLog", "EventSubscriber"]
 
 EventSubscriber = Callable[[RunEvent], None]
 
-#: Events a bus keeps in memory (an honest session has a few thousand; ~1.5 KiB each).
+#: Events a bus keeps in memory (an honest session has a few thousand; ~1.6 KiB each)...
 WINDOW_EVENTS = 10_000
+#: ...and the characters of their payloads' strings (an agent's strings may each be 32,000 long).
+WINDOW_CHARS = 4_000_000
 
 _log = logging.getLogger(__name__)
 
 
+def _chars(value: Any) -> int:
+    """Characters of the strings in a payload (keys included): what its memory grows with."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(len(key) + _chars(item) for key, item in value.items())
+    if isinstance(value, list):
+        return sum(_chars(item) for item in value)
+    return 0
+
+
 class EventLog(Sequence[RunEvent]):
-    """A session's events in order: the newest ``window`` in memory, older ones on disk.
+    """A session's events in order: the newest ``window`` (within ``window_chars`` of payload
+    strings) in memory, older ones on disk.
 
     Reading the spilled part (iterating past the window, or indexing into it) waits for the
     spill's thread to write what it holds: done after the session, never in its frame loop.
     """
 
-    def __init__(self, window: int = WINDOW_EVENTS) -> None:
-        self.window = window
+    def __init__(self, window: int = WINDOW_EVENTS, window_chars: int = WINDOW_CHARS) -> None:
+        self.window, self.window_chars = window, window_chars
         self._recent: deque[RunEvent] = deque()
+        self._weights: deque[int] = deque()
+        self._chars = 0
         self._spilled = 0
         self._spill: Any = None  # a JsonlEventWriter over an anonymous file, once the window overflows
 
     def append(self, event: RunEvent) -> None:
+        weight = _chars(event.payload)
         self._recent.append(event)
-        if len(self._recent) > self.window:
+        self._weights.append(weight)
+        self._chars += weight
+        while len(self._recent) > 1 and (len(self._recent) > self.window or self._chars > self.window_chars):
             if self._spill is None:
                 from .jsonl import JsonlEventWriter  # jsonl's writer module imports this one
 
                 self._spill = JsonlEventWriter(None)
             self._spill(self._recent.popleft())
+            self._chars -= self._weights.popleft()
             self._spilled += 1
 
     @property

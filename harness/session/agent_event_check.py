@@ -126,6 +126,8 @@ class EventCheck:
         self._responses: set[str | None] = set()
         self._unnamed_responses = 0
         self._items: set[tuple[str | None, str | None]] = set()
+        #: Every tool call id the agent named (requested or cancelled): the tool executor's keys.
+        self._calls: set[str] = set()
         self._checks: dict[type, Callable[[Any], AgentEvent]] = {
             AudioDelta: self._audio,
             TranscriptDelta: self._transcript_delta,
@@ -269,9 +271,19 @@ class EventCheck:
             raise _malformed("UserTranscript.final", event.final, "bool")
         return UserTranscript(text, event.final, self._id(event.item_id))
 
+    def _call_id(self, value: object, what: str) -> str:
+        """A tool call id, counted among the session's calls (bounded as its items are)."""
+        call_id = _str(value, what, self._ids)
+        if call_id not in self._calls:
+            self._calls.add(call_id)
+            if len(self._calls) > self.limits.items_per_session:
+                raise AgentFailure("over_limit", f"the agent named {len(self._calls)} tool calls in the session "
+                                                 f"(limit {self.limits.items_per_session})")
+        return call_id
+
     def _tool_call(self, event: ToolCallRequested) -> ToolCallRequested:
         return ToolCallRequested(
-            _str(event.call_id, "ToolCallRequested.call_id", self._ids),
+            self._call_id(event.call_id, "ToolCallRequested.call_id"),
             _str(event.name, "ToolCallRequested.name", self._ids),
             _str(event.arguments, "ToolCallRequested.arguments", self.limits.tool_arguments_chars),
             *self._ids_of(event),
@@ -281,7 +293,7 @@ class EventCheck:
         ids = event.call_ids
         if type(ids) not in (tuple, list) or len(ids) > self.limits.events_per_poll:
             raise _malformed("ToolCallCancelled.call_ids", ids, "a bounded tuple of str")
-        return ToolCallCancelled(tuple(_str(i, "a cancelled call id", self._ids) for i in ids))
+        return ToolCallCancelled(tuple(self._call_id(i, "a cancelled call id") for i in ids))
 
     def _mcp_call(self, event: McpCallReported) -> McpCallReported:
         return McpCallReported(
