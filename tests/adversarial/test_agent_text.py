@@ -129,6 +129,18 @@ def test_every_string_field_of_every_event_comes_out_of_the_boundary_safe(text):
     assert json.loads(json.dumps(strings, ensure_ascii=False).encode("utf-8")) == strings
 
 
+async def test_a_text_agents_odd_reply_and_tool_call_names_come_out_safe():
+    """C0 text sessions check the agent's turn at their own boundary: the same one function."""
+    from harness.agents.text_agents import AgentTurn, ToolCallRequest
+    from tests.adversarial.test_agent_boundary import _text_session, _TextAgentReplying
+
+    reply = AgentTurn(ODD, [ToolCallRequest(ODD, {}, ODD)], True)
+    result = await _text_session(_TextAgentReplying(reply))
+    strings = _strings([event.payload for event in result.events.events])
+    assert any("\ufffd" in s for s in strings)
+    assert all(_is_safe(s) for s in strings), [s for s in strings if not _is_safe(s)]
+
+
 # -- through the real CLI, for each agent kind -----------------------------------------------------
 
 
