@@ -24,11 +24,14 @@ from array import array
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from itertools import islice
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from .lines import parse_event_line
 from .payloads import validate_payload
 from .types import Actor, EventType, RunEvent
+
+if TYPE_CHECKING:
+    from .jsonl import JsonlEventWriter
 
 __all__ = ["WINDOW_EVENTS", "EventBus", "EventLog", "EventSubscriber"]
 
@@ -67,14 +70,16 @@ class EventLog(Sequence[RunEvent]):
         self._weights: deque[int] = deque()
         self._chars = 0
         self._spilled = 0
-        self._spill: Any = None  # a JsonlEventWriter over an anonymous file, once the window overflows
+        #: Writes the spilled events to an anonymous file, once the window first overflows.
+        self._spill: JsonlEventWriter | None = None
+        self._finished = False
 
     def append(self, event: RunEvent) -> None:
         weight = _chars(event.payload)
         self._recent.append(event)
         self._weights.append(weight)
         self._chars += weight
-        while len(self._recent) > 1 and (len(self._recent) > self.window or self._chars > self.window_chars):
+        while not self._finished and len(self._recent) > 1 and (len(self._recent) > self.window or self._chars > self.window_chars):
             if self._spill is None:
                 from .jsonl import JsonlEventWriter  # jsonl's writer module imports this one
 
@@ -91,15 +96,15 @@ class EventLog(Sequence[RunEvent]):
     def __len__(self) -> int:
         return self._spilled + len(self._recent)
 
-    def _from_disk(self, start: int = 0) -> Iterator[tuple[int, RunEvent]]:
-        """``(byte offset, event)`` of the spilled events from index ``start`` on."""
-        if self._spill is None or start >= self._spilled:
-            return
-        for index, (offset, line) in enumerate(self._spill.read_back()):
-            if index >= self._spilled:
-                return
-            if index >= start:
-                yield offset, self._parsed(line, offset)
+    def _spilled_lines(self) -> Iterator[tuple[int, str]]:
+        """``(byte offset, line)`` of every spilled event, in order."""
+        if self._spill is not None:
+            yield from islice(self._spill.read_back(), self._spilled)
+
+    def _from_disk(self, start: int = 0) -> Iterator[RunEvent]:
+        """The spilled events from index ``start`` on."""
+        for offset, line in islice(self._spilled_lines(), start, None):
+            yield self._parsed(line, offset)
 
     @staticmethod
     def _parsed(line: str, offset: int) -> RunEvent:
@@ -109,14 +114,13 @@ class EventLog(Sequence[RunEvent]):
         return event
 
     def __iter__(self) -> Iterator[RunEvent]:
-        for _, event in self._from_disk():
-            yield event
-        yield from list(self._recent)
+        yield from self._from_disk()
+        yield from list(self._recent)  # a copy: an event emitted meanwhile must not break the iteration
 
     def __reversed__(self) -> Iterator[RunEvent]:
         yield from reversed(list(self._recent))
-        if self._spilled:  # offsets only (8 bytes an event), then each line read again
-            offsets = array("q", (offset for offset, _ in self._from_disk()))
+        if self._spill is not None:  # offsets only (8 bytes an event), then each line read again
+            offsets = array("q", (offset for offset, _ in self._spilled_lines()))
             for offset in reversed(offsets):
                 _, line = next(self._spill.read_back(offset, wait=False))
                 yield self._parsed(line, offset)
@@ -137,11 +141,12 @@ class EventLog(Sequence[RunEvent]):
             raise IndexError("event index out of range")
         if index >= self._spilled:
             return self._recent[index - self._spilled]
-        return next(self._from_disk(index))[1]
+        return next(self._from_disk(index))
 
     def finish(self) -> None:
-        """No more events: the spill's thread writes what it holds and ends (its anonymous file is
-        deleted with this log)."""
+        """No more spilling: the spill's thread writes what it holds and ends (its anonymous file is
+        deleted with this log); an event appended later stays in memory."""
+        self._finished = True
         if self._spill is not None:
             self._spill.end()
 
