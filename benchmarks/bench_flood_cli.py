@@ -19,15 +19,30 @@ exits. The agents:
 path ahead of it. A run passing ``--cap-mib`` (default 2,048) or ``--timeout-s`` is killed and
 reported at its peak so far. Run: ``PYTHONPATH=. python benchmarks/bench_flood_cli.py [--repo PATH]``.
 
-Measured (2-core host, shared; ``before`` = 1ffb003, ``after`` = this branch):
+Measured (2-core host, shared with other work; ``before`` = 1ffb003, the commit before issue 33,
+``after`` = its bounds; each a JSON line of this script, condensed):
 
-==========================  =====================  =====================  ==============================
-scenario                    before: peak, outcome  after: peak, outcome   bound that stops it (after)
-==========================  =====================  =====================  ==============================
-ws mcp_names (3 MB names)   see the table printed  by the run below       ``tool_name_chars``
-==========================  =====================  =====================  ==============================
-
-(The table is filled from the run recorded in ``docs/security.md``, Limits.)
+=========================================  ==============================  ===============================
+scenario                                   before: peak RSS, outcome        after: peak RSS, wall, outcome
+=========================================  ==============================  ===============================
+ws mcp_names (3 MB names)                  2,052 MiB, killed at the cap     141 MiB, 14 s, over_limit
+                                           (59 s)                           (a name past 256 characters)
+ws mcp_items (40-char names, fresh ids)    329 MiB, growing; killed at      87 MiB, 16 s, over_limit
+                                           120 s                            (20,000 MCP call items)
+ws responses (fresh ids)                   2,049 MiB, killed at the cap     146 MiB, 18 s, over_limit
+                                           (77 s)                           (10,000 responses)
+ws one_sample                              92 MiB, closed at 55 s           93 MiB, 36 s, over_limit
+                                                                            (250,000 events)
+ws odd_text                                no result.json, exit 1           81 MiB, 5 s, scored (closed)
+in-process FloodsEveryPoll                 2,048 MiB, killed at the cap     85 MiB, 5 s, over_limit
+                                           (105 s)                          (4,000 events in one frame)
+in-process FloodsResponses                 2,050 MiB, killed at the cap     139 MiB, 5 s, over_limit
+                                           (68 s)                           (10,000 responses)
+in-process FloodsOneSampleDeltas           478 MiB, growing; killed at      84 MiB, 3 s, over_limit
+                                           120 s                            (24,000 queued deltas)
+hosted FloodsEveryPoll                     445 MiB, closed at 62 s          121 MiB, 88 s, over_limit
+                                                                            (250,000 events)
+=========================================  ==============================  ===============================
 """
 
 from __future__ import annotations
