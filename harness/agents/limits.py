@@ -44,7 +44,8 @@ class AgentLimits:
     #: Audio deltas queued ahead of playout (a flood of one-sample deltas would otherwise hold a
     #: numpy array per sample within the 120 s bound): 5 ms a delta on average over 120 s.
     queued_audio_deltas: int = 24_000
-    #: The agent's error events (or errors its client reports) kept over a session.
+    #: The agent's error events (or errors its client reports) kept over a session; an MCP call
+    #: the agent reports as failed with an error counts as one.
     errors_per_session: int = 1_000
     #: Bytes of one audio delta (87 s of speech: an agent may hand over a whole answer at once, as
     #: the oracle hands over each clip).
@@ -52,6 +53,8 @@ class AgentLimits:
     #: Characters of a tool call's name and arguments, and of any other string field of an event.
     tool_name_chars: int = 256
     tool_arguments_chars: int = 1_000_000
+    #: All tool call arguments of one session (each call's are logged, and on disk).
+    tool_arguments_session_chars: int = 16_000_000
     #: The wall-clock watchdog: the task's time budget times this factor, plus the grace below
     #: (connect, clip preparation and grading happen outside media time).
     watchdog_factor: float = 2.0

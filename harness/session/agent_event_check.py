@@ -121,6 +121,7 @@ class EventCheck:
         self._frame_events = 0
         self._session_events = 0
         self._errors = 0
+        self._argument_chars = 0
         #: Every response id and (response id, item id) the agent named: the keys of the runner's
         #: records (a response done without an id starts a new one, so each such done counts).
         self._responses: set[str | None] = set()
@@ -282,10 +283,15 @@ class EventCheck:
         return call_id
 
     def _tool_call(self, event: ToolCallRequested) -> ToolCallRequested:
+        arguments = _str(event.arguments, "ToolCallRequested.arguments", self.limits.tool_arguments_chars)
+        self._argument_chars += len(arguments)
+        if self._argument_chars > self.limits.tool_arguments_session_chars:
+            raise AgentFailure("over_limit", f"the session's tool call arguments passed "
+                                             f"{self.limits.tool_arguments_session_chars} characters")
         return ToolCallRequested(
             self._call_id(event.call_id, "ToolCallRequested.call_id"),
             _str(event.name, "ToolCallRequested.name", self._ids),
-            _str(event.arguments, "ToolCallRequested.arguments", self.limits.tool_arguments_chars),
+            arguments,
             *self._ids_of(event),
         )
 
@@ -296,6 +302,8 @@ class EventCheck:
         return ToolCallCancelled(tuple(self._call_id(i, "a cancelled call id") for i in ids))
 
     def _mcp_call(self, event: McpCallReported) -> McpCallReported:
+        if event.error is not None:
+            self._count_error()
         return McpCallReported(
             _str(event.call_id, "McpCallReported.call_id", self._ids),
             _str(event.name, "McpCallReported.name", self._ids),
@@ -319,11 +327,14 @@ class EventCheck:
             raise _malformed("ResponseDone.usage", usage, "Usage")
         return Usage(**{name: _opt_int(getattr(usage, name), f"Usage.{name}") for name in Usage.__slots__})
 
-    def _adapter_error(self, event: AdapterError) -> AdapterError:
+    def _count_error(self) -> None:
         self._errors += 1
         if self._errors > self.limits.errors_per_session:
             raise AgentFailure("over_limit", f"the agent reported {self._errors} errors in the session "
                                              f"(limit {self.limits.errors_per_session})")
+
+    def _adapter_error(self, event: AdapterError) -> AdapterError:
+        self._count_error()
         return AdapterError(
             _str(event.message, "AdapterError.message", self.limits.transcript_item_chars),
             _choice(event.kind, "AdapterError.kind", _ERROR_KINDS),

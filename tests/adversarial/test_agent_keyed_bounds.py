@@ -19,6 +19,7 @@ from harness.agents.realtime import (
     AdapterError,
     AgentEvent,
     AudioDelta,
+    McpCallReported,
     ResponseDone,
     SpeechStarted,
     ToolCallCancelled,
@@ -96,6 +97,18 @@ async def test_error_events_are_bounded_per_session():
     failure = await _over_limit(_EveryPoll(lambda f: [AdapterError(f"remark {f}", kind="provider")], once_per_frame=True),
                                 limits, "errors in the session (limit 5)")
     assert failure["kind"] == "over_limit"
+
+
+async def test_mcp_call_errors_count_among_the_sessions_errors():
+    limits = AgentLimits(errors_per_session=5)
+    make = lambda f: [McpCallReported(f"mcp_{f}", "lookup", "failed", "r1", "e" * 1000)]  # noqa: E731
+    await _over_limit(_EveryPoll(make, once_per_frame=True), limits, "errors in the session (limit 5)")
+
+
+async def test_tool_call_arguments_are_bounded_per_session():
+    limits = AgentLimits(tool_arguments_chars=1000, tool_arguments_session_chars=5000)
+    make = lambda f: [ToolCallRequested(f"call_{f}", "no_such_tool", "x" * 1000, "r1", "i1")]  # noqa: E731
+    await _over_limit(_EveryPoll(make, once_per_frame=True), limits, "tool call arguments passed 5000 characters")
 
 
 async def test_one_sample_deltas_are_bounded_by_their_count_not_only_their_audio():
