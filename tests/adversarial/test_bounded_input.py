@@ -4,7 +4,10 @@ A websocket agent that announces a 3 GiB frame is refused at the frame's header 
 buffered); an agent that queues audio past the bound is the agent's failure; the audio queue costs
 linear work however the audio is cut; SIGTERM ends the harness even when an agent has starved its
 loop; and an agent that floods audio through the real CLI (``ws://``) is stopped at the bound
-with its cell's ``result.json`` written.
+with its cell's ``result.json`` written. Issue 33's floods of what the harness keeps per thing the
+agent names (MCP call names, items and errors, fresh responses, one-sample deltas, events on
+every poll) are stopped the same way for ``ws://``, in-process and hosted agents, the CLI process
+under 256 MiB throughout.
 """
 
 from __future__ import annotations
