@@ -58,6 +58,7 @@ from sandbox.errors import AgentStartFailed, SandboxUnavailableError
 from sandbox.session_files import owned_temp_dir
 
 from .adapter_source import AdapterSourceError, hosted_source
+from .agent_text import safe_text
 
 __all__ = ["AdapterLoadError", "AdapterProcess", "HostedDescription", "probe_adapter", "start_adapter_process"]
 
@@ -173,7 +174,9 @@ def probe_adapter(target: str, *, env: Mapping[str, str] | None = None, python: 
             raise AdapterLoadError(reason.removeprefix("error: ") or f"its host exited with code {done.returncode}")
         try:
             answer = json.loads(done.stdout)
-            return HostedDescription(answer["key"], answer["display_name"], tuple(answer["tool_modes"]))
+            # The host announces what the adapter declares: the agent's text, made safe here.
+            return HostedDescription(safe_text(str(answer["key"])), safe_text(str(answer["display_name"])),
+                                     tuple(safe_text(str(mode)) for mode in answer["tool_modes"]))
         except (ValueError, KeyError, TypeError):
             raise AdapterLoadError(f"adapter {target!r}: its host answered {done.stdout[:200]!r}") from None
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from typing import Any, Literal
 
+from .agent_text import safe_text
 from .realtime import RealtimeAdapter
 
 __all__ = ["CONTAINER_ADAPTER", "MODELS", "PREFIXES", "ModelFamily", "ModelSpec", "UnknownModelError", "get_model"]
@@ -371,12 +372,14 @@ def _hosted(key: str, target: str, *, provider: str) -> ModelSpec:
 def _spec_from_object(key: str, target: object, *, provider: str) -> ModelSpec:
     """A spec for an out-of-tree entry: a ModelSpec as given (never privileged), or an adapter class."""
     if isinstance(target, ModelSpec):
-        # Never privileged, and never trusted as ours: its code is the agent author's.
-        return ModelSpec(**{**target.__dict__, "key": key, "privileged": False, "agent_kind": "external_code"})
+        # Never privileged, and never trusted as ours: its code is the agent author's (its text too).
+        fields: dict[str, Any] = {name: safe_text(value) if type(value) is str else value
+                                  for name, value in target.__dict__.items()}
+        return ModelSpec(**{**fields, "key": key, "privileged": False, "agent_kind": "external_code"})
     if isinstance(target, type) and issubclass(target, RealtimeAdapter):
         return ModelSpec(
             key=key,
-            display_name=str(getattr(target, "model_id", target.__name__)),
+            display_name=safe_text(str(getattr(target, "model_id", target.__name__))),
             provider=provider,
             adapter=f"{target.__module__}:{target.__qualname__}",
             clock=getattr(target, "clock_mode", "realtime"),

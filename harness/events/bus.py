@@ -6,6 +6,13 @@ subscriber that raises neither fails the session nor stops the others; the first
 with its traceback (and kept in :attr:`EventBus.first_subscriber_error`), later ones are counted. :meth:`EventBus.stream` gives an async iterator of the
 same events — past ones first, then live ones until the bus closes — for consumers that run on
 their own schedule, such as the TUI. Emitting never blocks the session loop.
+
+Memory does not grow with a session's length: :attr:`EventBus.events` keeps the newest
+``WINDOW_EVENTS`` events in memory and hands older ones to a temporary file (written by a
+:class:`~harness.events.jsonl.JsonlEventWriter` thread, as ``events.jsonl`` is), from where a
+reader after the session (metrics, grading, results) gets them back in order. An honest session
+has a few thousand events and never spills; an agent that floods the session with signals costs
+disk, not memory.
 """
 
 from __future__ import annotations
@@ -13,17 +20,135 @@ from __future__ import annotations
 import asyncio
 import logging
 import traceback
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from array import array
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from itertools import islice
+from typing import TYPE_CHECKING, Any, overload
 
+from .lines import parse_event_line
 from .payloads import validate_payload
 from .types import Actor, EventType, RunEvent
 
-__all__ = ["EventBus", "EventSubscriber"]
+if TYPE_CHECKING:
+    from .jsonl import JsonlEventWriter
+
+__all__ = ["WINDOW_EVENTS", "EventBus", "EventLog", "EventSubscriber"]
 
 EventSubscriber = Callable[[RunEvent], None]
 
+#: Events a bus keeps in memory (an honest session has a few thousand; ~1.6 KiB each)...
+WINDOW_EVENTS = 10_000
+#: ...and the characters of their payloads' strings (an agent's strings may each be 32,000 long).
+WINDOW_CHARS = 4_000_000
+
 _log = logging.getLogger(__name__)
+
+
+def _chars(value: Any) -> int:
+    """Characters of the strings in a payload (keys included): what its memory grows with."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(len(key) + _chars(item) for key, item in value.items())
+    if isinstance(value, list):
+        return sum(_chars(item) for item in value)
+    return 0
+
+
+class EventLog(Sequence[RunEvent]):
+    """A session's events in order: the newest ``window`` (within ``window_chars`` of payload
+    strings) in memory, older ones on disk.
+
+    Reading the spilled part (iterating past the window, or indexing into it) waits for the
+    spill's thread to write what it holds: done after the session, never in its frame loop.
+    """
+
+    def __init__(self, window: int = WINDOW_EVENTS, window_chars: int = WINDOW_CHARS) -> None:
+        self.window, self.window_chars = window, window_chars
+        self._recent: deque[RunEvent] = deque()
+        self._weights: deque[int] = deque()
+        self._chars = 0
+        self._spilled = 0
+        #: Writes the spilled events to an anonymous file, once the window first overflows.
+        self._spill: JsonlEventWriter | None = None
+        self._finished = False
+
+    def append(self, event: RunEvent) -> None:
+        weight = _chars(event.payload)
+        self._recent.append(event)
+        self._weights.append(weight)
+        self._chars += weight
+        while not self._finished and len(self._recent) > 1 and (len(self._recent) > self.window or self._chars > self.window_chars):
+            if self._spill is None:
+                from .jsonl import JsonlEventWriter  # jsonl's writer module imports this one
+
+                self._spill = JsonlEventWriter(None)
+            self._spill(self._recent.popleft())
+            self._chars -= self._weights.popleft()
+            self._spilled += 1
+
+    @property
+    def spilled(self) -> int:
+        """How many events are on disk, not in memory."""
+        return self._spilled
+
+    def __len__(self) -> int:
+        return self._spilled + len(self._recent)
+
+    def _spilled_lines(self) -> Iterator[tuple[int, str]]:
+        """``(byte offset, line)`` of every spilled event, in order."""
+        if self._spill is not None:
+            yield from islice(self._spill.read_back(), self._spilled)
+
+    def _from_disk(self, start: int = 0) -> Iterator[RunEvent]:
+        """The spilled events from index ``start`` on."""
+        for offset, line in islice(self._spilled_lines(), start, None):
+            yield self._parsed(line, offset)
+
+    @staticmethod
+    def _parsed(line: str, offset: int) -> RunEvent:
+        event = parse_event_line(line)
+        if event is None:
+            raise RuntimeError(f"the event bus's spill file has a line that is not an event at byte {offset}")
+        return event
+
+    def __iter__(self) -> Iterator[RunEvent]:
+        yield from self._from_disk()
+        yield from list(self._recent)  # a copy: an event emitted meanwhile must not break the iteration
+
+    def __reversed__(self) -> Iterator[RunEvent]:
+        yield from reversed(list(self._recent))
+        if self._spill is not None:  # offsets only (8 bytes an event), then each line read again
+            offsets = array("q", (offset for offset, _ in self._spilled_lines()))
+            for offset in reversed(offsets):
+                _, line = next(self._spill.read_back(offset, wait=False))
+                yield self._parsed(line, offset)
+
+    @overload
+    def __getitem__(self, index: int) -> RunEvent: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[RunEvent]: ...
+    def __getitem__(self, index: int | slice) -> RunEvent | list[RunEvent]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step == 1:
+                return list(islice(self, start, max(start, stop)))
+            return [self[i] for i in range(start, stop, step)]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("event index out of range")
+        if index >= self._spilled:
+            return self._recent[index - self._spilled]
+        return next(self._from_disk(index))
+
+    def finish(self) -> None:
+        """No more spilling: the spill's thread writes what it holds and ends (its anonymous file is
+        deleted with this log); an event appended later stays in memory."""
+        self._finished = True
+        if self._spill is not None:
+            self._spill.end()
 
 
 class EventBus:
@@ -40,7 +165,8 @@ class EventBus:
         self.run_id = run_id
         self.task_version = task_version
         self.condition = condition
-        self.events: list[RunEvent] = []
+        #: Every event so far, in order (the newest in memory, older ones on disk).
+        self.events = EventLog()
         self._wall_clock_ns = wall_clock_ns
         self._subscribers: list[EventSubscriber] = []
         self._streams: list[asyncio.Queue[RunEvent | None]] = []
@@ -106,6 +232,7 @@ class EventBus:
         if self.closed:
             return
         self.closed = True
+        self.events.finish()
         for queue in self._streams:
             queue.put_nowait(None)
         for closer in self._closers:

@@ -13,13 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import queue
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, TYPE_CHECKING
 
-from .bus import EventBus
 from .types import RunEvent
+
+if TYPE_CHECKING:  # the bus spills its old events through a writer of this module
+    from .bus import EventBus
 
 __all__ = ["EVENTS_FILE", "GATHER_S", "EventLogError", "JsonlEventWriter", "read_events"]
 
@@ -46,13 +52,16 @@ class JsonlEventWriter:
 
     _STOP = object()
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, path: Path | None) -> None:
+        """``path=None``: an anonymous temporary file (gone once closed), read back with :meth:`read_back`."""
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._file = path.open("w", encoding="utf-8")
+        self._file: IO[str] = (path.open("w", encoding="utf-8") if path is not None
+                               else tempfile.TemporaryFile("w+", encoding="utf-8"))
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._stopping = False
-        self._thread = threading.Thread(target=self._drain, name=f"event-log:{path.name}", daemon=True)
+        self._thread = threading.Thread(target=self._drain, name=f"event-log:{path.name if path else 'spill'}", daemon=True)
         self._thread.start()
 
     @classmethod
@@ -71,17 +80,22 @@ class JsonlEventWriter:
         stopping = False
         while not stopping:
             batch = [self._queue.get()]
-            if batch[0] is not self._STOP:
+            if type(batch[0]) is str:
                 time.sleep(GATHER_S)  # lines put meanwhile wake nothing: no thread waits on the queue
             while not self._queue.empty():
                 batch.append(self._queue.get())
             if any(item is self._STOP for item in batch):  # what was queued after the stop is dropped
                 stopping = True
                 batch = batch[: next(i for i, item in enumerate(batch) if item is self._STOP)]
-            if batch:
-                self._file.write("".join(f"{line}\n" for line in batch))
+            lines = [item for item in batch if type(item) is str]
+            if lines:
+                self._file.write("".join(f"{line}\n" for line in lines))
                 self._file.flush()
-        self._file.close()
+            for item in batch:
+                if isinstance(item, threading.Event):
+                    item.set()  # a reader waits for the lines queued before it (:meth:`read_back`)
+        if self.path is not None:  # an anonymous file is closed (and so deleted) by :meth:`close`
+            self._file.close()
 
     def close(self) -> None:
         """Write the queued lines, close the file, then return (blocking: async code awaits :meth:`aclose`)."""
@@ -98,6 +112,30 @@ class JsonlEventWriter:
         if not self._stopping:
             self._stopping = True
             self._queue.put(self._STOP)
+
+    def read_back(self, start: int = 0, *, wait: bool = True) -> Iterator[tuple[int, str]]:
+        """``(offset, line)`` of every line written from byte ``start`` on, once every line queued so
+        far is on disk (blocking; a finished session reads its spilled events through this).
+        ``wait=False``: what is on disk now (the caller has just waited)."""
+        if wait and self._stopping:
+            self._thread.join()
+        elif wait and self._thread.is_alive():
+            written = threading.Event()
+            self._queue.put(written)
+            while self._thread.is_alive() and not written.wait(0.05):
+                pass
+        fd = self._file.fileno()
+        offset, rest = start, b""
+        while chunk := os.pread(fd, 1 << 20, offset + len(rest)):
+            rest += chunk
+            *lines, rest = rest.split(b"\n")
+            for line in lines:
+                yield offset, line.decode("utf-8")
+                offset += len(line) + 1
+
+    def end(self) -> None:
+        """Let the thread write what is queued and end, without waiting for it."""
+        self._stop()
 
 
 def read_events(path: Path) -> list[RunEvent]:

@@ -15,6 +15,7 @@ import signal
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, Literal, NoReturn, TypeVar
 
+from harness.agents.agent_text import safe_text
 from harness.agents.limits import AGENT_LIMITS, AgentLimits
 from harness.errors import AgentFailure, HarnessBug, ProviderError, ProviderTransient
 
@@ -31,13 +32,17 @@ DETAIL_CHARS = 500
 
 
 def describe(exc: BaseException) -> str:
-    """``"<Type>: <message>"``, bounded, even for an exception whose ``__str__`` raises."""
+    """``"<Type>: <message>"``, bounded and made safe (:mod:`harness.agents.agent_text`), even for
+    an exception whose ``__str__`` raises."""
     try:
         message = str(exc)
+        name = type(exc).__name__
     except BaseException:  # noqa: BLE001 - a hostile __str__ must not escape the boundary
-        message = "<unprintable>"
-    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-    return text if len(text) <= DETAIL_CHARS else text[:DETAIL_CHARS] + "…"
+        message, name = "<unprintable>", "Exception"
+    if type(message) is not str or type(name) is not str:  # a str subclass could lie about its length
+        message, name = "<unprintable>", "Exception"
+    text = f"{name}: {message}" if message else name
+    return safe_text(text if len(text) <= DETAIL_CHARS else text[:DETAIL_CHARS] + "…")
 
 
 def _ours_to_unwind(exc: BaseException) -> bool:

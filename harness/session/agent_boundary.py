@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
+from harness.agents.agent_text import safe_text
 from harness.agents.container_agent import AGENT_FAILED
 from harness.agents.limits import AGENT_LIMITS, AgentLimits
 from harness.agents.providers.ws_adapter import MALFORMED_CODE, OVER_LIMIT
@@ -60,7 +61,7 @@ class AgentBoundary:
         self.kind: AgentKind = calls.kind
         self._check = EventCheck(limits)
         self._closed = False
-        self.model_id = _declared(adapter, calls, "model_id", None, type(adapter).__name__)[: limits.tool_name_chars]
+        self.model_id = safe_text(_declared(adapter, calls, "model_id", None, type(adapter).__name__)[: limits.tool_name_chars])
         self.clock_mode: Literal["virtual", "realtime"] = _declared(  # type: ignore[assignment]
             adapter, calls, "clock_mode", ("virtual", "realtime"), "realtime")
         self.mcp_client: Literal["agent", "provider"] = _declared(  # type: ignore[assignment]
@@ -76,6 +77,10 @@ class AgentBoundary:
 
     async def send_tool_result(self, result: ToolResult) -> None:
         await self.calls.wait("send_tool_result", lambda: self._adapter.send_tool_result(result))
+
+    def new_frame(self) -> None:
+        """A frame starts: the events the agent may hand over in it are counted afresh."""
+        self._check.new_frame()
 
     def poll_events(self) -> list[AgentEvent]:
         polled = self.calls.sync("poll_events", lambda: self._adapter.poll_events())

@@ -7,6 +7,12 @@ the harness had a bug. Here each field is checked for its declared type and boun
 (:class:`~harness.agents.limits.AgentLimits`) and the event is rebuilt from the checked
 values, so nothing the adapter still holds can change what the runner saw. Transcript budgets are
 running counts (per item and per session), so checking costs time linear in what the agent sent.
+
+Everything the harness keeps per thing the agent names is bounded here too, before any handler
+keys a record by it: events per frame (however many polls it takes) and per session, distinct
+responses and items, error events. And every string the agent wrote is made safe once, here
+(:mod:`harness.agents.agent_text`): no writer, parser or terminal downstream meets a lone
+surrogate, a NUL, a control or a bidi character from it.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import math
 from collections.abc import Callable
 from typing import Any, get_args
 
+from harness.agents.agent_text import safe_text, safe_value
 from harness.agents.limits import AgentLimits
 from harness.agents.realtime import (
     AdapterError,
@@ -51,11 +58,12 @@ def _malformed(what: str, value: object, expected: str) -> AgentFailure:
 
 
 def _str(value: object, what: str, limit: int) -> str:
+    """A string field within its bound, made safe (the same length: one U+FFFD per unsafe code point)."""
     if type(value) is not str:
         raise _malformed(what, value, "str")
     if len(value) > limit:
         raise AgentFailure("over_limit", f"{what} has {len(value)} characters (limit {limit})")
-    return value
+    return safe_text(value)
 
 
 def _opt_str(value: object, what: str, limit: int) -> str | None:
@@ -95,7 +103,10 @@ def json_copy(value: object, what: str, limit: int) -> dict[str, Any]:
         raise AgentFailure("malformed_event", f"{what} is not JSON data: {type(exc).__name__}") from None
     if len(text) > limit:
         raise AgentFailure("over_limit", f"{what} is {len(text)} characters of JSON (limit {limit})")
-    return json.loads(text)
+    try:
+        return safe_value(json.loads(text))
+    except RecursionError:
+        raise AgentFailure("malformed_event", f"{what} is nested too deeply") from None
 
 
 class EventCheck:
@@ -107,6 +118,17 @@ class EventCheck:
         #: Characters streamed so far per response, per item (reset when the response is done).
         self._item_chars: dict[str | None, dict[str | None, int]] = {}
         self._session_chars = 0
+        self._frame_events = 0
+        self._session_events = 0
+        self._errors = 0
+        self._argument_chars = 0
+        #: Every response id and (response id, item id) the agent named: the keys of the runner's
+        #: records (a response done without an id starts a new one, so each such done counts).
+        self._responses: set[str | None] = set()
+        self._unnamed_responses = 0
+        self._items: set[tuple[str | None, str | None]] = set()
+        #: Every tool call id the agent named (requested or cancelled): the tool executor's keys.
+        self._calls: set[str] = set()
         self._checks: dict[type, Callable[[Any], AgentEvent]] = {
             AudioDelta: self._audio,
             TranscriptDelta: self._transcript_delta,
@@ -117,20 +139,34 @@ class EventCheck:
             ToolCallRequested: self._tool_call,
             ToolCallCancelled: self._tool_cancel,
             McpCallReported: self._mcp_call,
-            PlayoutCleared: lambda e: PlayoutCleared(self._id(e.response_id)),
+            PlayoutCleared: lambda e: PlayoutCleared(self._response_id(e.response_id)),
             ResponseDone: self._response_done,
             CallEnded: lambda e: CallEnded(),
             AdapterError: self._adapter_error,
             AdapterInfo: lambda e: AdapterInfo(self.metadata(e.metadata, "AdapterInfo.metadata")),
         }
 
+    def new_frame(self) -> None:
+        """A 20 ms frame starts: its events are counted afresh."""
+        self._frame_events = 0
+
     def events(self, polled: object) -> list[AgentEvent]:
-        """``poll_events()``'s value checked: a list, of at most ``events_per_poll`` known events."""
+        """``poll_events()``'s value checked: a list, of at most ``events_per_poll`` known events,
+        within the frame's and the session's event bounds."""
         if type(polled) is not list:
             raise _malformed("poll_events()", polled, "a list")
-        if len(polled) > self.limits.events_per_poll:
+        limits = self.limits
+        if len(polled) > limits.events_per_poll:
             raise AgentFailure("over_limit", f"poll_events() returned {len(polled)} events "
-                                             f"(limit {self.limits.events_per_poll})")
+                                             f"(limit {limits.events_per_poll})")
+        self._frame_events += len(polled)
+        self._session_events += len(polled)
+        if self._frame_events > limits.events_per_frame:
+            raise AgentFailure("over_limit", f"the agent sent {self._frame_events} events in one 20 ms frame "
+                                             f"(limit {limits.events_per_frame})")
+        if self._session_events > limits.events_per_session:
+            raise AgentFailure("over_limit", f"the agent sent {self._session_events} events in the session "
+                                             f"(limit {limits.events_per_session})")
         try:
             return [self._event(event) for event in polled]
         except AttributeError as exc:  # an event built without its fields (``object.__new__``)
@@ -147,6 +183,31 @@ class EventCheck:
 
     def _id(self, value: object, what: str = "id") -> str | None:
         return _opt_str(value, what, self._ids)
+
+    def _response_id(self, value: object) -> str | None:
+        """A response id, counted among the session's responses."""
+        response_id = self._id(value, "response_id")
+        if response_id not in self._responses:
+            self._responses.add(response_id)
+            self._count_responses()
+        return response_id
+
+    def _count_responses(self) -> None:
+        count = len(self._responses) + self._unnamed_responses
+        if count > self.limits.responses_per_session:
+            raise AgentFailure("over_limit", f"the agent started {count} responses in the session "
+                                             f"(limit {self.limits.responses_per_session})")
+
+    def _ids_of(self, event: Any) -> tuple[str | None, str | None]:
+        """An event's (response id, item id), both counted."""
+        response_id, item_id = self._response_id(event.response_id), self._id(event.item_id, "item_id")
+        key = (response_id, item_id)
+        if key not in self._items:
+            self._items.add(key)
+            if len(self._items) > self.limits.items_per_session:
+                raise AgentFailure("over_limit", f"the agent named {len(self._items)} items in the session "
+                                                 f"(limit {self.limits.items_per_session})")
+        return key
 
     def _text(self, text: object, what: str, response_id: str | None, item_id: str | None, *, replaces: bool) -> str:
         """Transcript text within the item's and the session's budget (running counts)."""
@@ -175,10 +236,10 @@ class EventCheck:
         if len(pcm) > self.limits.audio_delta_bytes:
             raise AgentFailure("over_limit", f"AudioDelta.pcm has {len(pcm)} bytes "
                                              f"(limit {self.limits.audio_delta_bytes})")
-        return AudioDelta(pcm, self._id(event.response_id), self._id(event.item_id))
+        return AudioDelta(pcm, *self._ids_of(event))
 
     def _transcript_delta(self, event: TranscriptDelta) -> TranscriptDelta:
-        response_id, item_id = self._id(event.response_id), self._id(event.item_id)
+        response_id, item_id = self._ids_of(event)
         text = self._text(event.text, "TranscriptDelta.text", response_id, item_id, replaces=False)
         return TranscriptDelta(text, response_id, item_id, self._words(event.words))
 
@@ -200,7 +261,7 @@ class EventCheck:
         return tuple(checked)
 
     def _transcript_done(self, event: TranscriptDone) -> TranscriptDone:
-        response_id, item_id = self._id(event.response_id), self._id(event.item_id)
+        response_id, item_id = self._ids_of(event)
         return TranscriptDone(self._text(event.text, "TranscriptDone.text", response_id, item_id, replaces=True),
                               response_id, item_id)
 
@@ -211,32 +272,51 @@ class EventCheck:
             raise _malformed("UserTranscript.final", event.final, "bool")
         return UserTranscript(text, event.final, self._id(event.item_id))
 
+    def _call_id(self, value: object, what: str) -> str:
+        """A tool call id, counted among the session's calls (bounded as its items are)."""
+        call_id = _str(value, what, self._ids)
+        if call_id not in self._calls:
+            self._calls.add(call_id)
+            if len(self._calls) > self.limits.items_per_session:
+                raise AgentFailure("over_limit", f"the agent named {len(self._calls)} tool calls in the session "
+                                                 f"(limit {self.limits.items_per_session})")
+        return call_id
+
     def _tool_call(self, event: ToolCallRequested) -> ToolCallRequested:
+        arguments = _str(event.arguments, "ToolCallRequested.arguments", self.limits.tool_arguments_chars)
+        self._argument_chars += len(arguments)
+        if self._argument_chars > self.limits.tool_arguments_session_chars:
+            raise AgentFailure("over_limit", f"the session's tool call arguments passed "
+                                             f"{self.limits.tool_arguments_session_chars} characters")
         return ToolCallRequested(
-            _str(event.call_id, "ToolCallRequested.call_id", self._ids),
+            self._call_id(event.call_id, "ToolCallRequested.call_id"),
             _str(event.name, "ToolCallRequested.name", self._ids),
-            _str(event.arguments, "ToolCallRequested.arguments", self.limits.tool_arguments_chars),
-            self._id(event.response_id),
-            self._id(event.item_id),
+            arguments,
+            *self._ids_of(event),
         )
 
     def _tool_cancel(self, event: ToolCallCancelled) -> ToolCallCancelled:
         ids = event.call_ids
         if type(ids) not in (tuple, list) or len(ids) > self.limits.events_per_poll:
             raise _malformed("ToolCallCancelled.call_ids", ids, "a bounded tuple of str")
-        return ToolCallCancelled(tuple(_str(i, "a cancelled call id", self._ids) for i in ids))
+        return ToolCallCancelled(tuple(self._call_id(i, "a cancelled call id") for i in ids))
 
     def _mcp_call(self, event: McpCallReported) -> McpCallReported:
+        if event.error is not None:
+            self._count_error()
         return McpCallReported(
             _str(event.call_id, "McpCallReported.call_id", self._ids),
             _str(event.name, "McpCallReported.name", self._ids),
             _choice(event.status, "McpCallReported.status", _MCP_STATUSES),
-            self._id(event.response_id),
+            self._response_id(event.response_id),
             _opt_str(event.error, "McpCallReported.error", self.limits.transcript_item_chars),
         )
 
     def _response_done(self, event: ResponseDone) -> ResponseDone:
-        response_id = self._id(event.response_id)
+        response_id = self._response_id(event.response_id)
+        if response_id is None:
+            self._unnamed_responses += 1
+            self._count_responses()
         self._item_chars.pop(response_id, None)  # a new response starts its items' counts afresh
         return ResponseDone(response_id, self._usage(event.usage), _opt_str(event.status, "ResponseDone.status", self._ids))
 
@@ -247,7 +327,14 @@ class EventCheck:
             raise _malformed("ResponseDone.usage", usage, "Usage")
         return Usage(**{name: _opt_int(getattr(usage, name), f"Usage.{name}") for name in Usage.__slots__})
 
+    def _count_error(self) -> None:
+        self._errors += 1
+        if self._errors > self.limits.errors_per_session:
+            raise AgentFailure("over_limit", f"the agent reported {self._errors} errors in the session "
+                                             f"(limit {self.limits.errors_per_session})")
+
     def _adapter_error(self, event: AdapterError) -> AdapterError:
+        self._count_error()
         return AdapterError(
             _str(event.message, "AdapterError.message", self.limits.transcript_item_chars),
             _choice(event.kind, "AdapterError.kind", _ERROR_KINDS),

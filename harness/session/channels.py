@@ -89,9 +89,11 @@ class AgentChannel:
 
     The queue is a deque of the deltas as they arrived, read from the head at an offset, so an
     enqueue and a frame each cost time linear in the samples they move, however many deltas wait.
-    It holds at most ``limits.queued_audio_ms`` of media: an agent that sends audio faster than it
-    can play that far ahead has flooded the harness, and the enqueue that would pass the bound
-    raises :class:`~harness.errors.AgentFailure` (``over_limit``) with nothing queued.
+    It holds at most ``limits.queued_audio_ms`` of media in at most ``limits.queued_audio_deltas``
+    deltas (a numpy array costs ~100 bytes however short, so one-sample deltas would otherwise cost
+    50 times their audio): an agent that sends audio faster than it can play that far ahead has
+    flooded the harness, and the enqueue that would pass a bound raises
+    :class:`~harness.errors.AgentFailure` (``over_limit``) with nothing queued.
     """
 
     def __init__(self, limits: AgentLimits = AGENT_LIMITS) -> None:
@@ -99,6 +101,7 @@ class AgentChannel:
         self._head = 0  # samples of _chunks[0] already played
         self._queued = 0
         self.max_queued_samples = ms_to_samples(limits.queued_audio_ms)
+        self.max_queued_deltas = limits.queued_audio_deltas
         self._owners: deque[list[Any]] = deque()  # [response, item_id, samples left]
         #: Samples played per (response_id, item_id): what truncation feedback reports.
         self.played_by_item: dict[tuple[str, str | None], int] = {}
@@ -128,6 +131,9 @@ class AgentChannel:
                 f"the agent queued {samples_to_ms(self._queued + len(samples))} ms of audio ahead of playout "
                 f"(the limit is {samples_to_ms(self.max_queued_samples)} ms)",
             )
+        if len(self._chunks) >= self.max_queued_deltas:
+            raise AgentFailure("over_limit", f"the agent queued more than {self.max_queued_deltas} audio deltas "
+                                             f"ahead of playout ({samples_to_ms(self._queued)} ms of audio)")
         self._chunks.append(samples)
         self._queued += len(samples)
         response.queued_samples += len(samples)

@@ -110,7 +110,7 @@ class _DuplexSession:
         self.gate = GateMonitor(self.user.effects.grade_so_far, self.work, bus)
         self.tools = make_tool_executor(config.tool_mode, env, self.user.effects, self.work, clock, self,
                                         latency_ms=config.tool_latency_ms)
-        self.agent_channel = AgentChannel()
+        self.agent_channel = AgentChannel(config.limits)
         self.router = AgentEventRouter(agent, bus, self.ledger, self.agent_channel, self.listener, self.tools,
                                        self.user.deliveries)
         self.recording = SessionRecording(bus, bundle.task.time_budget_s)
@@ -222,6 +222,7 @@ class _DuplexSession:
 
         A delivered tool result can make an in-process agent answer at once, so both are repeated.
         """
+        self.agent.new_frame()  # the event bound is per frame, however many polls it takes
         while True:
             self.agent.calls.check("the agent's events")  # an agent that never stops sending is hung
             events = self.agent.poll_events()

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.agents.agent_text import safe_text
 from harness.agents.limits import AGENT_LIMITS, AgentLimits
 from harness.agents.system_prompt import agent_instructions
 from harness.agents.text_agents import AgentObservationView, AgentTurn, TextAgent, ToolCallRequest
@@ -413,7 +414,7 @@ def _checked_turn(reply: object, limits: AgentLimits) -> AgentTurn:
         if len(call.name) > limits.tool_name_chars or len(call.call_id or "") > limits.tool_name_chars:
             raise AgentFailure("over_limit", "a tool call's name or id past its bound")
         # Its arguments are data of any shape: the environment refuses bad ones as a tool error it sees.
-        calls.append(ToolCallRequest(call.name, call.args, call.call_id))
+        calls.append(ToolCallRequest(safe_text(call.name), call.args, safe_text(call.call_id) if call.call_id else call.call_id))
     after = reply.after_end_call
     if type(after) is not list or len(after) > limits.events_per_poll:
         raise AgentFailure("malformed_event", "AgentTurn.after_end_call needs a bounded list of tool calls")
@@ -422,5 +423,7 @@ def _checked_turn(reply: object, limits: AgentLimits) -> AgentTurn:
         if type(call) is not ToolCallRequest or type(call.name) is not str or len(call.name) > limits.tool_name_chars:
             raise AgentFailure("malformed_event", "a tool call after end_call needs a bounded name: str")
         call_id = call.call_id if type(call.call_id) is str else None
-        dropped.append(ToolCallRequest(call.name, None, call_id[: limits.tool_name_chars] if call_id else None))
-    return AgentTurn(reply.text, calls, reply.end_call, dropped)
+        dropped.append(ToolCallRequest(safe_text(call.name), None,
+                                       safe_text(call_id[: limits.tool_name_chars]) if call_id else None))
+    # Its text is made safe here, once, as a voice agent's is at its boundary (harness/agents/agent_text.py).
+    return AgentTurn(safe_text(reply.text), calls, reply.end_call, dropped)

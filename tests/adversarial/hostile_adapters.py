@@ -163,3 +163,95 @@ class OracleThatWillNotClose(OracleVoiceAgent):
 
     async def close(self) -> None:
         await _await_forever_deaf()
+
+
+class _Flooding(Hostile):
+    """A quiet agent (it raises nothing) that floods from ``poll_events``."""
+
+    def __init__(self) -> None:
+        super().__init__(method="none")
+
+
+class FloodsEveryPoll(_Flooding):
+    """Hands over ``events_per_poll`` (2,000) events on every poll: within the per-poll bound, but a
+    frame's polls never come back empty (1.5 GB in 40 s before events were bounded per frame)."""
+
+    def poll_events(self) -> list[AgentEvent]:
+        from harness.agents.realtime import SpeechStarted
+
+        return [SpeechStarted(self.now_ms, f"user_{self.now_ms}") for _ in range(2_000)] if self.now_ms >= MID_SESSION_MS else []
+
+
+class FloodsResponses(_Flooding):
+    """Finishes 500 responses with fresh ids every frame (each a record in the runner and a signal)."""
+
+    _next = 0
+
+    def poll_events(self) -> list[AgentEvent]:
+        from harness.agents.realtime import ResponseDone
+
+        if self.now_ms < MID_SESSION_MS or self._polled == self.now_ms:
+            return []
+        self._polled = self.now_ms
+        start, self._next = self._next, self._next + 500
+        return [ResponseDone(f"resp_{i}") for i in range(start, self._next)]
+
+    _polled = -1
+
+
+class FloodsOneSampleDeltas(_Flooding):
+    """Queues 1,000 one-sample audio deltas every frame (a numpy array each, ~50 times its audio)."""
+
+    def poll_events(self) -> list[AgentEvent]:
+        from harness.agents.realtime import AudioDelta
+
+        if self.now_ms < MID_SESSION_MS or self._polled == self.now_ms:
+            return []
+        self._polled = self.now_ms
+        return [AudioDelta(b"\x10\x00", "resp_1", "item_1") for _ in range(1_000)]
+
+    _polled = -1
+
+
+class SpeaksOddText(_Flooding):
+    """Puts a lone surrogate, NUL, terminal escapes and bidi overrides in every string it hands over,
+    then hangs up: the session must still be scored and every file it writes must parse."""
+
+    TEXT: ClassVar[str] = "a\ud800b\x00c\x1b[2J\u202ed\u2066e\udfff"
+    model_id: ClassVar[str] = TEXT
+
+    def poll_events(self) -> list[AgentEvent]:
+        from harness.agents.realtime import (
+            AdapterError,
+            AdapterInfo,
+            CallEnded,
+            McpCallReported,
+            ResponseDone,
+            SpeechStarted,
+            ToolCallRequested,
+            TranscriptDelta,
+            TranscriptDone,
+            UserTranscript,
+        )
+
+        if self.now_ms < MID_SESSION_MS or self._spoke:
+            return []
+        self._spoke = True
+        text = self.TEXT
+        return [
+            TranscriptDelta(f"hello {text}", text, text, ((text, 0, 100),)),
+            TranscriptDone(f"hello {text}", text, text),
+            UserTranscript(text, True, text),
+            SpeechStarted(0, text),
+            ToolCallRequested(text, text, "{\"x\": \"" + text + "\"}", text, text),
+            McpCallReported(text, text, "failed", text, text),
+            AdapterInfo({text: [text, {text: text}]}),
+            AdapterError(text, kind="provider", code=text),
+            ResponseDone(text, None, text),
+            CallEnded(),
+        ]
+
+    def metadata(self) -> dict[str, Any]:
+        return {"model": self.TEXT, self.TEXT: self.TEXT}
+
+    _spoke = False

@@ -218,8 +218,7 @@ WATCHDOG = AgentLimits(watchdog_factor=1.0, watchdog_grace_s=2.0)  # deadline: b
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "adapter", [lambda: Hangs("connect"), lambda: Hangs("send_audio"), lambda: NeverStopsTalking("none")],
-    ids=["at-connect", "mid-session", "events-forever"],
+    "adapter", [lambda: Hangs("connect"), lambda: Hangs("send_audio")], ids=["at-connect", "mid-session"],
 )
 @pytest.mark.parametrize("kind", ["external_code", "remote_agent", "provider", "builtin"])  # every kind of agent
 async def test_an_agent_that_hangs_is_ended_by_the_watchdog_and_graded(adapter, kind):
@@ -252,6 +251,21 @@ async def test_a_close_deaf_to_cancellation_is_abandoned_at_its_bound_and_record
     assert result.agent_failure == {**result.agent_failure, "kind": "hung",
                                     "detail": "close() did not return within 0.25 s, nor 0.25 s after it was cancelled: abandoned"}
     assert [e.payload["kind"] for e in result.events.events if e.type == EventType.AGENT_FAILURE] == ["hung"]
+
+
+@pytest.mark.parametrize("kind", ["external_code", "remote_agent"])
+async def test_an_agent_whose_events_never_stop_within_a_frame_is_over_limit_long_before_the_watchdog(kind):
+    """One event on every poll: the frame's polls never come back empty. The bound is per frame
+    (``events_per_frame``), so the session ends at once, long before the watchdog would see it."""
+    result = await _session(NeverStopsTalking("none"), kind=kind, budget_s=2)
+    _assert_scored_as_agent_failure(result, "over_limit")
+    assert "in one 20 ms frame" in result.agent_failure["detail"]
+
+
+@pytest.mark.parametrize("kind", ["provider", "builtin"])
+async def test_our_own_adapter_whose_events_never_stop_within_a_frame_is_our_bug(kind):
+    with pytest.raises(HarnessBug, match="in one 20 ms frame"):
+        await _session(NeverStopsTalking("none"), kind=kind, budget_s=2)
 
 
 async def test_our_own_cancellation_is_never_the_agents_failure():

@@ -4,7 +4,10 @@ A websocket agent that announces a 3 GiB frame is refused at the frame's header 
 buffered); an agent that queues audio past the bound is the agent's failure; the audio queue costs
 linear work however the audio is cut; SIGTERM ends the harness even when an agent has starved its
 loop; and an agent that floods audio through the real CLI (``ws://``) is stopped at the bound
-with its cell's ``result.json`` written.
+with its cell's ``result.json`` written. Issue 33's floods of what the harness keeps per thing the
+agent names (MCP call names, items and errors, fresh responses, one-sample deltas, events on
+every poll) are stopped the same way for ``ws://``, in-process and hosted agents, the CLI process
+under 256 MiB throughout.
 """
 
 from __future__ import annotations
@@ -275,19 +278,27 @@ async def _communicate_watching_peak(process) -> tuple[bytes, float]:
     return stderr, peak
 
 
-async def _run_against(plan: FloodPlan, out: Path) -> tuple[FloodingAgent, bytes, float]:
+async def _run_cli(model: str, out: Path, *extra: str, patience_s: float = PATIENCE_S) -> tuple[int, bytes, float]:
+    """``apex-voice run --model MODEL`` on the task: its exit code, stderr and peak RSS (MiB)."""
+    process = await asyncio.create_subprocess_exec(
+        *_cli("run", "--model", model, "--sandbox", "local", "--only", TASK_ID, "--repeats", "1", "--out", str(out),
+              *extra),
+        cwd=REPO, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    try:
+        stderr, peak = await asyncio.wait_for(_communicate_watching_peak(process), patience_s)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode is not None
+    return process.returncode, stderr, peak
+
+
+async def _run_against(plan: FloodPlan, out: Path, patience_s: float = PATIENCE_S) -> tuple[FloodingAgent, bytes, float]:
     async with FloodingAgent(plan) as agent:
-        process = await asyncio.create_subprocess_exec(
-            *_cli("run", "--model", agent.url, "--sandbox", "local", "--only", TASK_ID, "--repeats", "1", "--out", str(out)),
-            cwd=REPO, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
-        )
-        try:
-            stderr, peak = await asyncio.wait_for(_communicate_watching_peak(process), PATIENCE_S)
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+        _, stderr, peak = await _run_cli(agent.url, out, patience_s=patience_s)
     return agent, stderr, peak
 
 
@@ -382,4 +393,60 @@ async def test_a_ws_agent_streaming_1500_transcript_deltas_is_stopped_at_the_ite
     assert record["agent_failure"]["kind"] == "over_limit", (record, stderr.decode()[-2000:])
     assert "character" in record["agent_failure"]["detail"] or "transcript" in record["agent_failure"]["detail"]
     assert record["pts"] == 0 and record["error"] is None
+    assert 0 < peak_mib < FLOOD_RSS_BOUND_MIB, f"the harness peaked at {peak_mib:.0f} MiB"
+
+
+# -- every structure the agent keys or sizes, through the CLI, for every agent kind ----------------
+
+#: A flood stopped by the session's event bound runs until 250,000 events have arrived.
+FLOOD_PATIENCE_S = 600.0
+
+
+def _scored_over_limit(out: Path, stderr: bytes) -> dict:
+    record = json.loads((out / TASK_ID / "rep0" / "result.json").read_text())
+    assert record["agent_failure"] is not None, (record, stderr.decode()[-2000:])
+    assert record["agent_failure"]["kind"] == "over_limit", (record["agent_failure"], stderr.decode()[-2000:])
+    assert record["pts"] == 0 and record["error"] is None and record["infra_errors"] == []
+    return record
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("plan", "bound"), [
+    # 3 MB MCP call names, every one kept (1.5 GB RSS in ~22 s before).
+    (FloodPlan("mcp_names"), "characters of a name"),
+    # The same with short names: the MCP items the client keeps are counted, and their errors.
+    (FloodPlan("mcp_names", name_chars=40, mcp_errors=False), "MCP call items"),
+    (FloodPlan("mcp_names", name_chars=40), "MCP call errors"),
+    # response.done with fresh ids (614 MB before: a record per response and a signal each in memory).
+    (FloodPlan("responses"), "responses"),
+    # One-sample audio deltas (318 MB before: a numpy array per sample within the 120 s queue bound).
+    (FloodPlan("one_sample"), "events"),
+], ids=["mcp_names_3mb", "mcp_items", "mcp_errors", "responses", "one_sample"])
+async def test_a_ws_agent_flooding_what_the_harness_keeps_is_stopped_under_256_mib(tmp_path, plan, bound):
+    out = tmp_path / "runs"
+    # Events arrive at the realtime client's pace: 250,000 take ~40 s on a 2-core host.
+    _, stderr, peak_mib = await _run_against(plan, out, patience_s=FLOOD_PATIENCE_S)
+    record = _scored_over_limit(out, stderr)
+    assert bound in record["agent_failure"]["detail"], record["agent_failure"]
+    assert 0 < peak_mib < FLOOD_RSS_BOUND_MIB, f"the harness peaked at {peak_mib:.0f} MiB"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("adapter", "isolation", "bound"), [
+    # poll_events always returns 2,000 events (1.5 GB in 40 s before: the bound was per poll).
+    ("FloodsEveryPoll", "in-process", "in one 20 ms frame"),
+    ("FloodsResponses", "in-process", "responses"),
+    ("FloodsOneSampleDeltas", "in-process", "audio deltas"),
+    # The same adapter hosted out of process (347 MB before): its events arrive over the socket.
+    ("FloodsEveryPoll", "process", "events"),
+])
+async def test_an_adapter_flooding_what_the_harness_keeps_is_stopped_under_256_mib(tmp_path, adapter, isolation, bound):
+    out = tmp_path / "runs"
+    trust = ["--trust-adapter"] if isolation == "in-process" else []
+    # A hosted adapter's events arrive over its socket: 250,000 take ~90 s on a 2-core host.
+    _, stderr, peak_mib = await _run_cli(f"tests.adversarial.hostile_adapters:{adapter}", out, *trust,
+                                         patience_s=FLOOD_PATIENCE_S)
+    record = _scored_over_limit(out, stderr)
+    assert record["agent_isolation"] == isolation
+    assert bound in record["agent_failure"]["detail"], record["agent_failure"]
     assert 0 < peak_mib < FLOOD_RSS_BOUND_MIB, f"the harness peaked at {peak_mib:.0f} MiB"

@@ -11,6 +11,19 @@ agent the harness has accepted), then, per ``mode``:
     until ``audio_ms`` of media are sent or the client closes.
 ``transcript``
     ``transcript_deltas`` deltas of ``transcript_bytes`` characters each, then ``response.done``.
+``mcp_names``
+    ``response.output_item.added`` / ``.done`` ``mcp_call`` items with fresh ids, each named with
+    ``name_chars`` characters (3 MB: under the message bound), each failing with an error
+    (``mcp_errors``).
+``responses``
+    ``response.done`` with a fresh response id, as fast as the socket takes them.
+``one_sample``
+    ``response.output_audio.delta`` events of one sample each, as fast as the socket takes them.
+``odd_text``
+    An ``error`` event whose message and code carry a lone surrogate, NUL, controls and bidi
+    overrides, transcript deltas and a final transcript with the same, then a close frame whose
+    reason is such text (``close_raw=True``: the reason's bytes encode a lone surrogate, which is
+    not UTF-8).
 
 Input audio is accepted and ignored. Every connection is flooded; ``sent`` counts the flood's messages (or payload bytes) and
 ``close_code`` is the code of the client's close frame, once it closed. Used by
@@ -41,7 +54,7 @@ _WORDS = "the plan covers dental and vision for the employee and the spouse star
 
 @dataclass(frozen=True)
 class FloodPlan:
-    mode: Literal["huge_frame", "audio", "transcript"]
+    mode: Literal["huge_frame", "audio", "transcript", "mcp_names", "responses", "one_sample", "odd_text"]
     announced_bytes: int = 3 * 1024**3
     payload_bytes: int = 256 * 1024**2
     delta_ms: int = 200
@@ -50,6 +63,16 @@ class FloodPlan:
     transcript_bytes: int = 1024
     #: Each transcript delta in an item of its own (stays under the per-item bound, not the session's).
     item_per_delta: bool = False
+    #: Characters of each MCP call's name (``mcp_names``).
+    name_chars: int = 3 * 1024 * 1024
+    #: ``mcp_names``: each item fails with an error (else it completes).
+    mcp_errors: bool = True
+    #: Messages of an endless flood (``mcp_names``, ``responses``, ``one_sample``) at most.
+    flood_messages: int = 5_000_000
+    #: ``odd_text``: the text put in every field.
+    odd_text: str = "a\ud800b\x00c\x1b[2J\u202ed\u2066e\udfff"
+    #: ``odd_text``: the close reason's bytes encode a lone surrogate (not UTF-8) instead.
+    close_raw: bool = False
 
 
 def transcript_chunk(index: int, size: int) -> str:
@@ -108,7 +131,9 @@ class FloodingAgent:
 
     async def _flood(self, ws: ServerConnection) -> None:
         try:
-            await {"huge_frame": self._huge_frame, "audio": self._audio, "transcript": self._transcript}[self.plan.mode](ws)
+            await {"huge_frame": self._huge_frame, "audio": self._audio, "transcript": self._transcript,
+                   "mcp_names": self._mcp_names, "responses": self._responses, "one_sample": self._one_sample,
+                   "odd_text": self._odd_text}[self.plan.mode](ws)
         except (ConnectionClosed, ConnectionError):
             pass
         finally:
@@ -144,6 +169,51 @@ class FloodingAgent:
             self.sent += 1
         await send_event(ws, "response.done", response={"id": "resp_flood", "object": "realtime.response", "status": "completed",
                                                    "output": []})
+
+    async def _mcp_names(self, ws: ServerConnection) -> None:
+        await send_event(ws, "response.created", response={"id": "resp_flood", "object": "realtime.response", "status": "in_progress"})
+        name = "n" * self.plan.name_chars
+        for index in range(self.plan.flood_messages):
+            item = {"id": f"mcp_{index}", "type": "mcp_call", "name": name, "server_label": "task", "arguments": "{}"}
+            await send_event(ws, "response.output_item.added", response_id="resp_flood", output_index=0, item=item)
+            error = {"error": {"type": "tool_execution_error", "message": "x" * 200}} if self.plan.mcp_errors else {}
+            await send_event(ws, "response.output_item.done", response_id="resp_flood", output_index=0,
+                             item={**item, **error})
+            self.sent += 2
+
+    async def _responses(self, ws: ServerConnection) -> None:
+        for index in range(self.plan.flood_messages):
+            await send_event(ws, "response.done", response={"id": f"resp_{index}", "object": "realtime.response",
+                                                           "status": "completed", "output": []})
+            self.sent += 1
+
+    async def _one_sample(self, ws: ServerConnection) -> None:
+        await send_event(ws, "response.created", response={"id": "resp_flood", "object": "realtime.response", "status": "in_progress"})
+        delta = base64.b64encode(np.array([1000], dtype="<i2").tobytes()).decode()
+        for _ in range(self.plan.flood_messages):
+            await send_event(ws, "response.output_audio.delta", response_id="resp_flood", item_id="item_flood",
+                             output_index=0, content_index=0, delta=delta)
+            self.sent += 1
+
+    async def _odd_text(self, ws: ServerConnection) -> None:
+        text = self.plan.odd_text
+        await send_event(ws, "error", error={"type": "invalid_request_error", "code": text, "message": text})
+        await send_event(ws, "response.created", response={"id": text, "object": "realtime.response", "status": "in_progress"})
+        await send_event(ws, "response.output_audio_transcript.delta", response_id=text, item_id=text,
+                         output_index=0, content_index=0, delta=f"I hear {text} you")
+        await send_event(ws, "response.output_audio_transcript.done", response_id=text, item_id=text,
+                         output_index=0, content_index=0, transcript=f"I hear {text} you")
+        await send_event(ws, "response.done", response={"id": text, "object": "realtime.response", "status": "completed",
+                                                       "output": []})
+        self.sent += 5
+        await asyncio.sleep(1.0)  # a second of the session on the realtime clock, then the close
+        if self.plan.close_raw:  # a close frame whose reason is not UTF-8: written to the socket as is
+            reason = text.encode("utf-8", "surrogatepass")[:120]
+            ws.transport.write(bytes([0x88, 2 + len(reason)]) + struct.pack("!H", 1011) + reason)
+            ws.transport.close()
+        else:
+            # What a close reason can carry: the same text without its surrogates (NUL, controls, bidi).
+            await ws.close(1011, "".join(c for c in text if not "\ud800" <= c <= "\udfff"))
 
 
 _ids = itertools.count(1)

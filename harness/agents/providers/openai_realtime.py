@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
+from harness.agents.limits import AGENT_LIMITS
 from harness.agents.realtime import (
     AgentEvent,
     AudioDelta,
@@ -55,7 +56,7 @@ from harness.audio.frames import AudioFrame
 from . import openai_wire as wire
 from .playout import PlayoutTracker
 from .turn_end import LocalTurnEnd
-from .ws_adapter import MalformedMessage, WebsocketAdapter, with_query
+from .ws_adapter import MalformedMessage, WebsocketAdapter, check_bound, with_query
 
 __all__ = ["OPENAI_VOICES", "OpenAICompatibleAdapter", "OpenAIRealtimeAdapter", "allowed_tools", "mcp_tool",
            "tool_output_text"]
@@ -262,6 +263,7 @@ class OpenAIRealtimeAdapter(WebsocketAdapter):
 
     async def _on_audio_delta(self, event: wire.OutputAudioDeltaEvent) -> None:
         pcm = base64.b64decode(event.delta)
+        check_bound(self._playout.items_after(event.item_id or ""), AGENT_LIMITS.items_per_session, "audio items")
         self._playout.audio(event.item_id or "", event.response_id, len(pcm), self.now_ms)
         self._emit(AudioDelta(pcm, event.response_id, event.item_id))
 
@@ -278,14 +280,19 @@ class OpenAIRealtimeAdapter(WebsocketAdapter):
     async def _on_output_item_done(self, event: wire.OutputItemDoneEvent) -> None:
         item = event.item
         if item.type == "mcp_call" and item.id and item.error is not None:
-            self._session_meta.setdefault("mcp_call_errors", []).append(f"{item.name}: {item.error.message[:200]}")
+            errors = self._session_meta.setdefault("mcp_call_errors", [])
+            check_bound(len(errors) + 1, AGENT_LIMITS.errors_per_session, "MCP call errors reported")
+            errors.append(f"{_name(item.name)}: {item.error.message[:200]}")
         if item.type == "function_call" and item.call_id:
             self._call_requested(event.response_id, item.id, item.call_id, item.name or "", item.arguments or "")
 
     async def _on_output_item_added(self, event: wire.OutputItemAddedEvent) -> None:
         item = event.item
         if item.type == "mcp_call" and item.id:
-            self._mcp_calls[item.id] = (item.name or "", event.response_id)
+            if item.id not in self._mcp_calls:
+                check_bound(len(self._mcp_calls) + 1, AGENT_LIMITS.items_per_session, "MCP call items")
+            check_bound(len(event.response_id or ""), AGENT_LIMITS.tool_name_chars, "characters of a response id")
+            self._mcp_calls[_name(item.id)] = (_name(item.name), event.response_id)
 
     def _mcp_call(self, item_id: str, status: str, error: str | None = None) -> None:
         name, response_id = self._mcp_calls.get(item_id, ("", None))
@@ -313,6 +320,8 @@ class OpenAIRealtimeAdapter(WebsocketAdapter):
         """One call, however many events announce it (arguments.done, output_item.done, response.done)."""
         if call_id in self._seen_calls:
             return
+        check_bound(len(self._seen_calls) + 1, AGENT_LIMITS.items_per_session, "function calls")
+        check_bound(len(call_id), AGENT_LIMITS.tool_name_chars, "characters of a call id")
         self._seen_calls.add(call_id)
         batch = self._batches.setdefault(response_id, _CallBatch())
         batch.pending.add(call_id)
@@ -362,6 +371,14 @@ class OpenAIRealtimeAdapter(WebsocketAdapter):
         "conversation.item.input_audio_transcription.completed": (wire.InputTranscriptionEvent, _on_input_transcript),
         "error": (wire.ErrorEvent, _on_error),
     }
+
+
+def _name(value: str | None) -> str:
+    """A name or id the peer gave, as the client keeps it: within ``tool_name_chars`` (the session's
+    own check refuses a longer one in the event the client passes on)."""
+    text = value or ""
+    check_bound(len(text), AGENT_LIMITS.tool_name_chars, "characters of a name or id")
+    return text
 
 
 def _usage(usage: wire.ResponseUsage | None) -> Usage | None:

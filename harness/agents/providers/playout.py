@@ -30,6 +30,10 @@ class PlayoutTracker:
         self._items: dict[str, _Item] = {}
         self._queue_end_ms = 0.0
 
+    def items_after(self, item_id: str) -> int:
+        """How many items it tracks once ``item_id``'s audio is added (the client bounds them)."""
+        return len(self._items) + (item_id not in self._items)
+
     def audio(self, item_id: str, response_id: str | None, pcm_bytes: int, now_ms: int) -> None:
         item = self._items.get(item_id)
         if item is None:

@@ -15,7 +15,10 @@ What the peer sends is bounded: one message may be at most ``AGENT_LIMITS.ws_mes
 nothing); past it the socket closes with 1009 and the runner gets an ``AdapterError`` of kind
 ``bad_request`` and code ``over_limit`` — a provider refusal for a provider, the agent's failure
 for a remote agent. The reader yields to the loop after every message, so a burst already in the
-socket's buffer cannot hold the session's frames.
+socket's buffer cannot hold the session's frames. What the client itself keeps from the peer is
+bounded the same way: at most ``AGENT_LIMITS.events_pending`` events wait for the runner's next
+poll, and a subclass raises :class:`PeerOverLimit` when the peer makes it keep more (names, ids,
+errors) than a bound allows; both end the session with an ``AdapterError`` of code ``over_limit``.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from .errors import (
     raise_for,
 )
 
-__all__ = ["MALFORMED_CODE", "OVER_LIMIT", "MalformedMessage", "WebsocketAdapter", "with_query"]
+__all__ = ["MALFORMED_CODE", "OVER_LIMIT", "MalformedMessage", "PeerOverLimit", "WebsocketAdapter", "check_bound", "with_query"]
 
 #: ``AdapterError.code`` of a provider message that is not JSON or does not fit its wire types.
 MALFORMED_CODE = "malformed"
@@ -54,6 +57,17 @@ MALFORMED_CODE = "malformed"
 
 class MalformedMessage(ValueError):
     """Raised by a subclass's ``_on_message`` for data the wire types cannot check (odd PCM bytes)."""
+
+
+class PeerOverLimit(Exception):
+    """Raised by a subclass's ``_on_message`` when the peer would make it keep more than a bound
+    allows (:class:`~harness.agents.limits.AgentLimits`); the message says what and which bound."""
+
+
+def check_bound(count: int, limit: int, what: str) -> None:
+    """Raise :class:`PeerOverLimit` when ``count`` passes ``limit``."""
+    if count > limit:
+        raise PeerOverLimit(f"{what}: {count} (limit {limit})")
 
 
 #: The provider's data, not our code, is wrong: base64 that does not decode is part of parsing.
@@ -217,7 +231,12 @@ class WebsocketAdapter(RealtimeAdapter):
                     self._malformed(raw, "is not a JSON object")
                     continue
                 try:
+                    check_bound(len(self._events) + 1, AGENT_LIMITS.events_pending, "events waiting for the runner")
                     await self._on_message(message)
+                except PeerOverLimit as exc:
+                    self._fail(AdapterError(f"{self.provider} passed a bound: {exc}", kind="bad_request", code=OVER_LIMIT))
+                    await ws.close(1008, "over limit")
+                    return
                 except _MALFORMED as exc:
                     self._malformed(raw, f"does not fit its wire types ({type(exc).__name__}: {exc})")
                 except Exception as exc:  # our bug, not the provider's nor the model's: fail loudly
