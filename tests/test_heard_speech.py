@@ -142,5 +142,6 @@ def test_audio_without_words_is_kept_for_local_asr_only_as_far_as_it_played():
     hearing.cleared(["r0"])
     hearing.done("r0")
     assert hearing.over() == ["r0"]
-    assert len(hearing.unheard_audio("r0")) == 50 * FRAME_SAMPLES
+    segment = hearing.last_segment("r0")
+    assert segment is not None and segment.final and len(segment.pcm) == 50 * FRAME_SAMPLES
     assert hearing.row("r0")["verdict"] == "no_words"

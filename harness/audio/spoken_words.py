@@ -66,27 +66,31 @@ def _ordinal(words: str) -> str:
     return f"{head} {last}".strip()
 
 
+#: Ordinal words and the cardinal each is said as a number of.
+_CARDINAL_OF = {_ordinal(word): word for word in [*_ONES[1:], *_TENS[2:]]}
+
+
 def _spell(match: re.Match[str]) -> str:
     token = match.group(0)
     dollars = token.startswith("$")
-    ordinal = token[-2:] in ("st", "nd", "rd", "th")
     number = token.lstrip("$").rstrip("stndrh").replace(",", "")
     whole, _, fraction = number.partition(".")
     if len(whole) > 12:  # a digit string, not an amount: say it digit by digit
         words = " ".join(_ONES[int(d)] for d in whole)
     else:
         words = _cardinal(int(whole or "0"))
-    if ordinal:
-        words = _ordinal(words)
     if fraction:
         words += " point " + " ".join(_ONES[int(d)] for d in fraction)
     return f" {words} dollars " if dollars else f" {words} "
 
 
 def normalise(text: str) -> list[str]:
-    """Lower-case words without punctuation, numbers and amounts spelled out ("$1,500" → one thousand five hundred dollars)."""
+    """Lower-case words without punctuation, numbers and amounts spelled out ("$1,500" → one thousand
+    five hundred dollars), ordinals as cardinals ("12th", "twelfth" → twelve: recognizers write "May
+    12" for "May twelfth")."""
     text = _NUMBER.sub(_spell, text.lower().replace("-", " "))
-    return re.sub(r"[^a-z' ]+", " ", text).replace("'", "").split()
+    words = re.sub(r"[^a-z' ]+", " ", text).replace("'", "").split()
+    return [_CARDINAL_OF.get(word, word) for word in words]
 
 
 def word_spans(text: str) -> list[tuple[int, int]]:

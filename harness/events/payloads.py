@@ -348,7 +348,7 @@ class SpeechAgreement(EventPayload):
     The user heard ``heard_chars`` of ``transcript_chars``; the rest was never heard (no audio,
     audio that is not speech, audio the agent dropped, more words than its voice could carry, or,
     with ``hearing: asr``, words that played but ASR of the audio does not carry:
-    ``mismatched_chars``, out of ``asr_words`` recognised).
+    ``mismatched_chars``; ``asr_text`` is what ASR heard, its first 2,000 characters).
     """
 
     response_id: str
@@ -366,7 +366,7 @@ class SpeechAgreement(EventPayload):
     cut: bool
     verdict: Literal["speech", "no_audio", "no_words", "not_speech", "mismatch", "cut", "too_fast"]
     mismatched_chars: int | None = None
-    asr_words: int | None = None
+    asr_text: str | None = None
 
 
 class AgentFailurePayload(EventPayload):

@@ -61,6 +61,8 @@ PAUSE_MS = 200
 SEGMENT_MAX_MS = 20_000
 #: A played 20 ms frame quieter than this (RMS, int16) is pause: -45 dBFS, the speech check's floor.
 _QUIET_RMS = 32768 * 10 ** (-45 / 20)
+#: The recognised words a row keeps (the start of them, for a reader to compare with the claim).
+ASR_TEXT_CHARS = 2000
 #: What stands in, character for character, for a claimed word the audio did not carry.
 BLANK = "·"
 
@@ -368,7 +370,7 @@ class HeardSpeech:
             "unheard_chars": chars - heard,
             "cut": response.cut,
             "verdict": _verdict(response, chars, heard, measure.speech_like, mismatched),
-            **({"mismatched_chars": mismatched, "asr_words": len(self.asr_text(response_id).split())}
+            **({"mismatched_chars": mismatched, "asr_text": self.asr_text(response_id)[:ASR_TEXT_CHARS]}
                if self.verify else {}),
         }
 
