@@ -56,8 +56,8 @@ SCAN_WINDOW_CHARS = 256
 _BOUNDARY_LOOKBACK = 64
 #: Played audio is cut into segments for ASR at a pause of ``PAUSE_MS`` once a segment has
 #: ``SEGMENT_MIN_MS``, and without one at ``SEGMENT_MAX_MS`` (Whisper hears 30 s windows).
-SEGMENT_MIN_MS = 1500
-PAUSE_MS = 200
+SEGMENT_MIN_MS = 1000
+PAUSE_MS = 100
 SEGMENT_MAX_MS = 20_000
 #: A played 20 ms frame quieter than this (RMS, int16) is pause: -45 dBFS, the speech check's floor.
 _QUIET_RMS = 32768 * 10 ** (-45 / 20)
@@ -424,9 +424,15 @@ class HeardSpeech:
         """Set how far each item's words are carried by the recognised words, and which are not."""
         spans: list[tuple[str | None, int, int]] = []
         claimed: list[str] = []
+        all_played = response.done and response.left_to_play <= 0 and not response.cut
         for item_id, item in response.items.items():
             text = item.text.slice(0, len(item.text))
+            # Settling, only the words that played are weighed: what never played is unheard anyway,
+            # and must not count against the agreement of what did.
+            played = self._playable(response, item_id, item, all_played) if final else len(text)
             for start, end in word_spans(text):
+                if start >= played:
+                    break
                 spans.append((item_id, start, end))
                 claimed.append(text[start:end])
         alignment = align(claimed, self.asr_text(response.response_id), final=final)
@@ -436,7 +442,11 @@ class HeardSpeech:
             if index < alignment.reached:
                 reach[item_id] = end
                 if not carried:
-                    blanks.setdefault(item_id, []).append((start, end))
+                    spans_of = blanks.setdefault(item_id, [])
+                    if spans_of and spans_of[-1][1] + 1 == start:
+                        spans_of[-1] = (spans_of[-1][0], end)  # one blank over neighbours, the space between too
+                    else:
+                        spans_of.append((start, end))
         if final:
             reach = {item_id: len(item.text) for item_id, item in response.items.items()}
             response.settled = True
