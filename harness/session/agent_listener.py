@@ -12,6 +12,7 @@ LLM observer, also off the frame.
 from __future__ import annotations
 
 from collections import Counter
+
 import numpy as np
 
 from harness.audio.agent_asr import AgentTranscriber, asr_available, shared_transcriber
@@ -19,7 +20,7 @@ from harness.events import EventBus, EventType
 from harness.user.llm_act_observer import LlmActClassifier
 
 from .deferred import DeferredWork
-from .heard_speech import Hearing, HeardSlice, HeardSpeech, Segment
+from .heard_speech import HeardSlice, HeardSpeech, Hearing, Segment
 from .user_driver import UserDriver
 
 __all__ = ["AgentListener"]
