@@ -393,13 +393,15 @@ class HeardSpeech:
             if budget <= 0:
                 break
             target = min(self._playable(response, item_id, item, complete and not response.cut), item.heard + budget)
+            at_word_end = False
             if self.verify:
-                target = min(target, response.reach.get(item_id, 0))
+                reach = response.reach.get(item_id, 0)
+                at_word_end, target = target >= reach, min(target, reach)
             if target <= item.heard:
                 continue
             start = max(0, item.heard - SCAN_WINDOW_CHARS)
             window = item.text.slice(start, target)
-            if target < len(item.text):
+            if target < len(item.text) and not at_word_end:
                 boundary = window.rfind(" ", max(0, len(window) - _BOUNDARY_LOOKBACK))
                 if boundary > item.heard - start:
                     window = window[:boundary]
@@ -425,11 +427,21 @@ class HeardSpeech:
         spans: list[tuple[str | None, int, int]] = []
         claimed: list[str] = []
         all_played = response.done and response.left_to_play <= 0 and not response.cut
+        # No more of the claim than the played audio could carry at the rate ceiling is weighed: the
+        # rest cannot be heard yet, and an alignment must not cost more than the audio that played.
+        room = response.played * MAX_CHARS_PER_S // SAMPLE_RATE + _BOUNDARY_LOOKBACK
+        weighed: dict[str | None, int] = {}
         for item_id, item in response.items.items():
-            text = item.text.slice(0, len(item.text))
+            if room <= 0:
+                break
             # Settling, only the words that played are weighed: what never played is unheard anyway,
             # and must not count against the agreement of what did.
-            played = self._playable(response, item_id, item, all_played) if final else len(text)
+            played = self._playable(response, item_id, item, all_played) if final else len(item.text)
+            text = item.text.slice(0, min(played, room) if final else min(len(item.text), room))
+            if len(text) < len(item.text) and not item.text.slice(len(text), len(text) + 1).isspace():
+                text = text[: max(0, text.rfind(" "))]  # cut inside a word: weigh only whole words
+            room -= len(text)
+            weighed[item_id] = len(text)
             for start, end in word_spans(text):
                 if start >= played:
                     break
@@ -448,7 +460,7 @@ class HeardSpeech:
                     else:
                         spans_of.append((start, end))
         if final:
-            reach = {item_id: len(item.text) for item_id, item in response.items.items()}
+            reach = weighed  # what was weighed is settled; nothing else of the claim is ever heard
             response.settled = True
         response.reach, response.blanks = reach, blanks
 
