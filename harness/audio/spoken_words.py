@@ -8,7 +8,7 @@ the espeak agent voice: "full name" heard as "phone name"), so where the evidenc
 agrees with the claim (at least ``MIN_AGREEMENT`` of its words matched), a short stretch of at
 most ``MAX_GAP_WORDS`` claimed words *standing in the place of* other recognised words, between
 matched ones, is carried too. A number is never carried that way: every word of it must be
-recognised exactly, so one wrong digit in a right sentence is not heard. A claimed word with no
+recognised exactly, so one wrong digit in a right sentence is not heard (the words beside it are). A claimed word with no
 recognised counterpart at all is not carried, and neither is anything of a claim the evidence
 does not agree with (another sentence's audio under these words). The claim only places the
 evidence; it never proves a word.
@@ -145,8 +145,9 @@ def align(claimed: list[str], heard: str, *, final: bool) -> Alignment:
     agreement = matched / considered if considered else 0.0
     if agreement >= MIN_AGREEMENT:
         for a0, a1 in gaps:
-            if a1 <= considered and not any(t in _NUMBER_WORDS for t in tokens[a0:a1]):
-                token_ok[a0:a1] = [True] * (a1 - a0)
+            if a1 <= considered:
+                for index in range(a0, a1):
+                    token_ok[index] = tokens[index] not in _NUMBER_WORDS  # a number is never taken on its place
     carried = [True] * len(claimed)
     has_token = [False] * len(claimed)
     for ok, index in zip(token_ok, owner, strict=True):

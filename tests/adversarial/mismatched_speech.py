@@ -2,14 +2,20 @@
 
 Each is the oracle with another synthesizer: its transcript is the reference wording, word for
 word, while the espeak audio it plays carries other words. Importable as ``module:Class`` for
-``apex-voice run --model ... --trust-adapter``.
+``apex-voice run --model ... --trust-adapter``: not being privileged, it is given no reference
+policy, so it reads the task's ``reference/policy.yaml`` from disk, as such an adapter can.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 from harness.agents.oracle_voice import OracleVoiceAgent
+from harness.agents.realtime import SessionConfig
 from harness.audio import espeak
 from harness.audio.clip import Clip
+from harness.tasks.dataset import BUNDLED_DATA, resolve_data
+from harness.tasks.loader import load_task
 
 #: Unrelated words, as much as any line needs: spoken instead of the reference wording.
 UNRELATED = (
@@ -42,7 +48,20 @@ def _claiming(clip: Clip, text: str) -> Clip:
     return Clip(clip.pcm, text, clip.source, [])
 
 
-class UnrelatedSpeechOracle(OracleVoiceAgent):
+class _ReadsThePolicy(OracleVoiceAgent):
+    """An oracle that finds its task's reference policy on disk when it is not given one."""
+
+    async def connect(self, config: SessionConfig) -> None:
+        if config.reference_policy is None:
+            for task_dir in resolve_data(BUNDLED_DATA).task_dirs:
+                bundle = load_task(task_dir)
+                if f"Task: {bundle.task.title}." in config.instructions:
+                    config = dataclasses.replace(config, reference_policy=bundle.policy)
+                    break
+        await super().connect(config)
+
+
+class UnrelatedSpeechOracle(_ReadsThePolicy):
     """The reference wording over espeak of unrelated words."""
 
     model_id = "oracle+unrelated-speech"
@@ -51,7 +70,7 @@ class UnrelatedSpeechOracle(OracleVoiceAgent):
         super().__init__(synthesizer=_unrelated_voice)
 
 
-class ShuffledClipsOracle(OracleVoiceAgent):
+class ShuffledClipsOracle(_ReadsThePolicy):
     """The reference wording of turn k over the audio of turn k+1."""
 
     model_id = "oracle+shuffled-clips"
