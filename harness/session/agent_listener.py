@@ -35,6 +35,7 @@ class AgentListener:
         self._log = log
         self._observer = observer
         self._transcriber: AgentTranscriber | None = None
+        self._asr_missing = False
         #: The last window scanned and its act keys: the next slice of the same item starts with it.
         self._last_scan: tuple[str | None, list[str]] = (None, [])
 
@@ -129,9 +130,11 @@ class AgentListener:
     async def _transcribe(self, audio: np.ndarray, t: int) -> str:
         if self._transcriber is None:
             if not asr_available():
-                self._log.emit(EventType.INFRA_FAILURE, "harness", t, {
-                    "error": "agent audio without transcript and no local ASR (pip install 'apex-voice[asr]')",
-                    "kind": "asr_unavailable"})
+                if not self._asr_missing:  # said once: every segment after it is unheard the same way
+                    self._asr_missing = True
+                    self._log.emit(EventType.INFRA_FAILURE, "harness", t, {
+                        "error": "agent audio to hear and no local ASR (pip install 'apex-voice[asr]')",
+                        "kind": "asr_unavailable"})
                 return ""
             self._transcriber = shared_transcriber()
         return await self._transcriber.transcribe(audio)
