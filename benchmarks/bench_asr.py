@@ -3,7 +3,8 @@
 Usage: python benchmarks/bench_asr.py [--max-lines N] [--recognizers whisper,pocketsphinx]
 Every reference-policy line of every demo task is spoken with the agent's espeak voice
 (``AGENT_VOICE``) and transcribed by each recognizer. Reference and hypothesis are normalised the
-same way (lower case, no punctuation, numbers as words) before the word-level edit distance.
+same way as the hearing check does (``harness/audio/spoken_words.py``: lower case, no punctuation,
+numbers as words, ordinals as cardinals) before the word-level edit distance.
 Real-time factor = decode seconds / audio seconds (model load reported separately).
 """
 
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
 import time
 
 import yaml
@@ -19,59 +19,11 @@ import yaml
 from harness.audio import espeak
 from harness.audio.agent_asr import PocketsphinxRecognizer, Recognizer, WhisperRecognizer
 from harness.audio.frames import SAMPLE_RATE
+from harness.audio.spoken_words import normalise
 from harness.metrics.percentiles import percentile
 from harness.tasks.dataset import BUNDLED_DATA, resolve_data
 
 RECOGNIZERS = {"whisper": WhisperRecognizer, "pocketsphinx": PocketsphinxRecognizer}
-
-_ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen " \
-    "sixteen seventeen eighteen nineteen".split()
-_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
-_ORDINAL = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth",
-            "nine": "ninth", "twelve": "twelfth"}
-_NUMBER = re.compile(r"\$?\d[\d,]*(?:\.\d+)?(?:st|nd|rd|th)?")
-
-
-def _cardinal(n: int) -> str:
-    if n < 20:
-        return _ONES[n]
-    if n < 100:
-        return _TENS[n // 10] + ("" if n % 10 == 0 else " " + _ONES[n % 10])
-    for size, word in ((1_000_000, "million"), (1000, "thousand"), (100, "hundred")):
-        if n >= size:
-            rest = n % size
-            return f"{_cardinal(n // size)} {word}" + (f" {_cardinal(rest)}" if rest else "")
-    raise AssertionError(n)
-
-
-def _ordinal(words: str) -> str:
-    head, _, last = words.rpartition(" ")
-    if last in _ORDINAL:
-        last = _ORDINAL[last]
-    elif last.endswith("y"):
-        last = last[:-1] + "ieth"
-    else:
-        last += "th"
-    return f"{head} {last}".strip()
-
-
-def _spell(match: re.Match[str]) -> str:
-    token = match.group(0)
-    dollars = token.startswith("$")
-    ordinal = token[-2:] in ("st", "nd", "rd", "th")
-    number = token.lstrip("$").rstrip("stndrh").replace(",", "")
-    whole, _, fraction = number.partition(".")
-    words = _cardinal(int(whole))
-    if ordinal:
-        words = _ordinal(words)
-    if fraction:
-        words += " point " + " ".join(_ONES[int(d)] for d in fraction)
-    return f" {words} dollars " if dollars else f" {words} "
-
-
-def normalise(text: str) -> list[str]:
-    text = _NUMBER.sub(_spell, text.lower().replace("-", " "))
-    return re.sub(r"[^a-z' ]+", " ", text).replace("'", "").split()
 
 
 def word_errors(reference: list[str], hypothesis: list[str]) -> int:

@@ -142,5 +142,77 @@ def test_audio_without_words_is_kept_for_local_asr_only_as_far_as_it_played():
     hearing.cleared(["r0"])
     hearing.done("r0")
     assert hearing.over() == ["r0"]
-    assert len(hearing.unheard_audio("r0")) == 50 * FRAME_SAMPLES
+    segment = hearing.last_segment("r0")
+    assert segment is not None and segment.final and len(segment.pcm) == 50 * FRAME_SAMPLES
     assert hearing.row("r0")["verdict"] == "no_words"
+
+
+# -- hearing: asr (the session's default): words heard only where ASR of the played audio carries them
+
+
+def _play_cutting(hearing: HeardSpeech, pcm: np.ndarray, response: str = "r0"):
+    """Play all of ``pcm``; returns the slices heard and the segments cut for ASR."""
+    heard, segments = [], []
+    for index in range(len(pcm) // FRAME_SAMPLES):
+        frame = pcm[index * FRAME_SAMPLES : (index + 1) * FRAME_SAMPLES]
+        heard += hearing.played(frame, [(response, None, len(frame))])
+        segments += hearing.segments_due([response])
+    return heard, segments
+
+
+def test_with_asr_nothing_is_heard_before_the_recognised_words_carry_it_and_segments_cut_at_pauses():
+    hearing = HeardSpeech(verify=True)
+    text = "Could you tell me your employee ID. And then your date of birth please"
+    pcm = np.concatenate([_speech(1500), np.zeros(SAMPLE_RATE * 300 // 1000, np.int16), _speech(2000)])
+    hearing.words("r0", None, text)
+    hearing.audio("r0", None, pcm)
+    heard, segments = _play_cutting(hearing, pcm)
+    assert heard == [] and hearing.heard_text("r0") == ""  # played, but nothing recognised yet
+    assert len(segments) == 1 and not segments[0].final
+    assert 1500 * SAMPLE_RATE // 1000 <= len(segments[0].pcm) <= 1800 * SAMPLE_RATE // 1000
+    released = hearing.recognised(segments[0], "Could you tell me your employee ID?")
+    first = "".join(s.window[s.before :] for s in released)
+    # As far as both the recognised words and the share of the audio played reach.
+    assert first.startswith("Could you tell me") and "Could you tell me your employee ID.".startswith(first)
+    hearing.done("r0")
+    assert hearing.over() == ["r0"]
+    last = hearing.last_segment("r0")
+    assert last is not None and last.final and last.index == 1
+    assert hearing.recognised(last, "And then your date of birth, please.") == []
+    hearing.finish("r0")
+    assert hearing.heard_text("r0") == text
+    row = hearing.row("r0")
+    assert row["verdict"] == "speech" and row["mismatched_chars"] == 0 and row["unheard_chars"] == 0
+    assert row["asr_text"] == "Could you tell me your employee ID? And then your date of birth, please."
+
+
+def test_with_asr_a_word_the_audio_does_not_carry_is_blanked_and_the_row_says_mismatch():
+    hearing = HeardSpeech(verify=True)
+    text = "Your deductible is 500 dollars and your estimate is 3,850 dollars"
+    pcm = _speech(4000)
+    hearing.words("r0", None, text)
+    hearing.audio("r0", None, pcm)
+    _play_cutting(hearing, pcm)
+    hearing.done("r0")
+    hearing.over()
+    last = hearing.last_segment("r0")
+    hearing.recognised(last, "Your deductible is $900 and your estimate is $3,850.")
+    hearing.finish("r0")
+    assert hearing.heard_text("r0") == text.replace("500", "···")
+    row = hearing.row("r0")
+    assert row["verdict"] == "mismatch" and row["mismatched_chars"] == 3
+    assert row["heard_chars"] == len(text) - 3 and row["unheard_chars"] == 3
+
+
+def test_with_asr_a_response_whose_audio_says_other_words_is_not_heard():
+    hearing = HeardSpeech(verify=True)
+    pcm = _speech(4000)
+    hearing.words("r0", None, TEXT)
+    hearing.audio("r0", None, pcm)
+    _play_cutting(hearing, pcm)
+    hearing.done("r0")
+    hearing.over()
+    hearing.recognised(hearing.last_segment("r0"), "The river ran past the old mill where the children fed the ducks.")
+    hearing.finish("r0")
+    assert set(hearing.heard_text("r0")) <= {"·", " "}
+    assert hearing.row("r0")["verdict"] == "mismatch" and hearing.row("r0")["heard_chars"] == 0

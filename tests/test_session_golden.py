@@ -7,6 +7,15 @@ regenerated once after it (9e8b582) with the intended changes, which added field
 number: the speaking rule's ``floor_outcome`` on six oracle delivery records (four barge-ins
 ``yielded``, two back-channels ``kept_talking`` with ``unmeasured: still_speaking``), structured
 ``failing_items`` in every ``GATE_STATUS``, and the no-op's ``turns`` counting every spoken line.
+Regenerated again for issue 33 (heard means the audio said it, ``hearing: asr``): every oracle
+session still passes and its deliveries keep their outcomes (agent speaking at onset, yielded or
+not), but words are heard once local ASR of a segment of played audio carries them, so acts fire at
+the end of the segment that carries them (five tasks' deliveries land 1.2–2.6 s later, one stop latency
+is 480 ms instead of 500, and sessions end up to 2.7 s later); ``SPEECH_AGREEMENT`` rows gain
+``mismatched_chars`` and ``asr_text``, 41 of 90 oracle rows say ``mismatch`` (tiny.en mishears
+names and numbers of the espeak voice; those words are blanked), ``RUN_START`` gains ``hearing``,
+and the oracle's ``ASK:agenda`` in the offsite task is no longer heard ("What's on the agenda"
+recognised as "Well, something again"; the task passes without it).
 
 Delivery records (``DUPLEX_EVENT`` with ``expected_floor_action``) are kept whole, so a change in
 the speaking rule shows record by record; every other event is compared by a digest of its type,

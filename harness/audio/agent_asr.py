@@ -13,13 +13,23 @@ Two recognizers, both offline and deterministic:
   survive it. Used when faster-whisper is not installed, or with ``APEX_VOICE_ASR_MODEL=pocketsphinx``.
 
 Decoding runs in a worker thread, one utterance at a time, so the session loop never blocks.
+
+What a recognizer heard in given samples is cached by content (:class:`AsrCache`): the key is a
+hash of the samples themselves and of the recognizer, so an entry can only be found again by
+playing exactly the same audio; an agent cannot make its words' evidence out of audio it did not
+play. An honest agent's clips that recur (the oracle's lines, every repetition of a campaign) are
+decoded once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib.util
+import json
 import os
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
@@ -28,11 +38,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from harness.atomic_write import atomic_write_text
+
 from .frames import SAMPLE_RATE
 from .resample import resample_clip
 
 __all__ = [
+    "ASR_CACHE_ENV",
     "ASR_MODEL_ENV",
+    "AsrCache",
     "DEFAULT_WHISPER_MODEL",
     "AgentTranscriber",
     "AsrUnavailableError",
@@ -41,9 +55,11 @@ __all__ = [
     "WhisperRecognizer",
     "asr_available",
     "make_recognizer",
+    "shared_transcriber",
 ]
 
 ASR_MODEL_ENV = "APEX_VOICE_ASR_MODEL"
+ASR_CACHE_ENV = "APEX_VOICE_ASR_CACHE"
 DEFAULT_WHISPER_MODEL = "tiny.en"
 POCKETSPHINX = "pocketsphinx"
 _ASR_RATE = 16_000
@@ -192,17 +208,117 @@ def asr_available() -> bool:
     return _installed("faster_whisper") or _installed(POCKETSPHINX)
 
 
-class AgentTranscriber:
-    """Transcribes whole utterances (PCM16 mono 24 kHz) in a worker thread, one at a time."""
+class AsrCache:
+    """What a recognizer heard in exact samples: in memory (the last ``MEMORY_ENTRIES``) and on disk.
 
-    def __init__(self, recognizer: Recognizer | None = None) -> None:
+    The disk copy is ``$APEX_VOICE_ASR_CACHE`` or ``~/.cache/apex_voice/asr``, one small text file
+    a key, written atomically (concurrent writers of one key write the same words). An unreadable
+    entry is a miss. ``directory=None``: memory only.
+    """
+
+    MEMORY_ENTRIES = 4096
+
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory
+        self._memory: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    @staticmethod
+    def default_directory() -> Path:
+        override = os.environ.get(ASR_CACHE_ENV)
+        return Path(override).expanduser() if override else Path.home() / ".cache" / "apex_voice" / "asr"
+
+    @staticmethod
+    def key(recognizer: dict[str, Any], pcm: np.ndarray) -> str:
+        digest = hashlib.sha256(json.dumps(recognizer, sort_keys=True).encode())
+        digest.update(np.ascontiguousarray(pcm, dtype="<i2").tobytes())
+        return digest.hexdigest()
+
+    def _path(self, key: str) -> Path | None:
+        return None if self.directory is None else self.directory / key[:2] / f"{key}.txt"
+
+    def load(self, key: str) -> str | None:
+        with self._lock:
+            if key in self._memory:
+                self._memory.move_to_end(key)
+                self.hits += 1
+                return self._memory[key]
+        path = self._path(key)
+        try:
+            text = path.read_text(encoding="utf-8") if path is not None else None
+        except (OSError, UnicodeDecodeError):
+            text = None
+        with self._lock:
+            if text is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+                self._remember(key, text)
+        return text
+
+    def store(self, key: str, text: str) -> None:
+        with self._lock:
+            self._remember(key, text)
+        path = self._path(key)
+        if path is not None:
+            try:
+                atomic_write_text(path, text)
+            except OSError:
+                pass  # a read-only cache directory costs a decode next time, nothing else
+
+    def _remember(self, key: str, text: str) -> None:
+        self._memory[key] = text
+        self._memory.move_to_end(key)
+        while len(self._memory) > self.MEMORY_ENTRIES:
+            self._memory.popitem(last=False)
+
+
+class AgentTranscriber:
+    """Transcribes whole utterances (PCM16 mono 24 kHz) in a worker thread, one at a time.
+
+    With a ``cache``, samples decoded before (by this recognizer) are not decoded again.
+    """
+
+    def __init__(self, recognizer: Recognizer | None = None, cache: AsrCache | None = None) -> None:
         self.recognizer = recognizer or make_recognizer()
-        self._lock = asyncio.Lock()
+        self.cache = cache
+        # A thread lock, not an asyncio one: one transcriber serves sessions on different loops.
+        self._lock = threading.Lock()
+        self._described: dict[str, Any] | None = None
 
     async def transcribe(self, pcm: np.ndarray) -> str:
         """The words in ``pcm``; ``""`` when nothing was recognized."""
-        async with self._lock:
-            return await asyncio.to_thread(self.recognizer.transcribe_sync, pcm)
+        return await asyncio.to_thread(self._transcribe_sync, pcm)
+
+    def _transcribe_sync(self, pcm: np.ndarray) -> str:
+        key = None
+        if self.cache is not None:
+            if self._described is None:
+                self._described = self.recognizer.describe()
+            key = AsrCache.key(self._described, pcm)
+            hit = self.cache.load(key)
+            if hit is not None:
+                return hit
+        with self._lock:
+            text = self.recognizer.transcribe_sync(pcm)
+        if self.cache is not None and key is not None:
+            self.cache.store(key, text)
+        return text
 
     def describe(self) -> dict[str, Any]:
         return self.recognizer.describe()
+
+
+_SHARED: dict[str, AgentTranscriber] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_transcriber() -> AgentTranscriber:
+    """The process's transcriber for the agent channel (one model loaded, one content cache)."""
+    choice = os.environ.get(ASR_MODEL_ENV, "").strip()
+    with _SHARED_LOCK:
+        transcriber = _SHARED.get(choice)
+        if transcriber is None:
+            transcriber = _SHARED[choice] = AgentTranscriber(make_recognizer(), AsrCache(AsrCache.default_directory()))
+        return transcriber

@@ -75,6 +75,8 @@ class RunStart(EventPayload):
     tool_latency_ms: int | None = None
     privileged: bool | None = None
     observer: str | None = None
+    #: ``asr`` (claimed words heard only where ASR of the played audio carries them) or ``claimed``.
+    hearing: str | None = None
     acoustics: dict[str, Any] | None = None
 
 
@@ -344,7 +346,9 @@ class SpeechAgreement(EventPayload):
     """One agent response's words against its played audio, once it is over (``heard_speech.py``).
 
     The user heard ``heard_chars`` of ``transcript_chars``; the rest was never heard (no audio,
-    audio that is not speech, audio the agent dropped, or more words than its voice could carry).
+    audio that is not speech, audio the agent dropped, more words than its voice could carry, or,
+    with ``hearing: asr``, words that played but ASR of the audio does not carry:
+    ``mismatched_chars``; ``asr_text`` is what ASR heard, its first 2,000 characters).
     """
 
     response_id: str
@@ -360,7 +364,9 @@ class SpeechAgreement(EventPayload):
     heard_chars: int
     unheard_chars: int
     cut: bool
-    verdict: Literal["speech", "no_audio", "no_words", "not_speech", "cut", "too_fast"]
+    verdict: Literal["speech", "no_audio", "no_words", "not_speech", "mismatch", "cut", "too_fast"]
+    mismatched_chars: int | None = None
+    asr_text: str | None = None
 
 
 class AgentFailurePayload(EventPayload):

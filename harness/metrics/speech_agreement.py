@@ -37,4 +37,7 @@ def speech_agreement(events: Sequence[RunEvent]) -> dict[str, Any] | None:
         **totals,
         "heard_ratio": rounded(totals["heard_chars"] / chars) if chars else None,
         "speech_like_responses": sum(row.speech_like for row in rows),
+        # Responses whose played words ASR of their audio does not carry (``hearing: asr`` only).
+        "mismatched_responses": sum(row.verdict == "mismatch" for row in rows),
+        "mismatched_chars": sum(row.mismatched_chars or 0 for row in rows),
     }

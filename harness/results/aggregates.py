@@ -66,6 +66,11 @@ class Aggregates:
     cost_runs: int = 0
     cost_passes: int = 0
     afa: list[float] = field(default_factory=list)
+    #: Ours: agent responses with a speech-agreement row, and those whose played words ASR of their
+    #: audio did not carry (``speech_agreement.mismatched_responses``), and the runs with any.
+    speech_responses: int = 0
+    mismatched_responses: int = 0
+    mismatched_runs: int = 0
 
     def gate_rate(self, gate: str) -> float | None:
         total = self.gate_total.get(gate, 0)
@@ -100,6 +105,11 @@ class Aggregates:
                 "R_Y_n": self.yield_events,
                 "I_A": self.early_starts / self.answered_turns if self.answered_turns else None,
                 "I_A_n": self.answered_turns,
+            },
+            "hearing": {
+                "responses": self.speech_responses,
+                "mismatched_responses": self.mismatched_responses,
+                "mismatched_runs": self.mismatched_runs,
             },
             "duplex": {
                 "overlap_pct": _scaled(_mean(self.overlap_ratios)),
@@ -219,6 +229,14 @@ def _add_floor_control(agg: Aggregates, run: Run) -> None:
                 agg.isl_ms.append(record.isl_ms)
 
 
+def _add_hearing(agg: Aggregates, run: Run) -> None:
+    agreement = run.record.speech_agreement or {}
+    agg.speech_responses += int(_number(agreement.get("responses")) or 0)
+    mismatched = int(_number(agreement.get("mismatched_responses")) or 0)
+    agg.mismatched_responses += mismatched
+    agg.mismatched_runs += mismatched > 0
+
+
 def _add_latency(agg: Aggregates, run: Run) -> None:
     latency = run.record.latency or {}
     rsl = latency.get("response_start_latency_ms")
@@ -251,6 +269,7 @@ def aggregate(campaign: Campaign, oracle_tool_calls: dict[str, int] | None = Non
                     agg.gate_pass[gate] = agg.gate_pass.get(gate, 0) + bool(record.components[gate])
             _add_latency(agg, run)
             _add_floor_control(agg, run)
+            _add_hearing(agg, run)
             calls = _number((record.latency or {}).get("tool_calls"))
             if calls is not None:
                 task_calls.append(calls)

@@ -192,6 +192,19 @@ def _duplex(a: Analysis) -> list[str]:
             *_table(header, rows)]
 
 
+def _hearing(a: Analysis) -> list[str]:
+    rows = []
+    for m in a.models:
+        h = m.aggregates.figures()["hearing"]
+        rows.append([m.campaign.display_name, str(h["responses"]), str(h["mismatched_responses"]),
+                     str(h["mismatched_runs"])])
+    header = ["Model", "responses", "mismatched responses", "runs with a mismatch"]
+    return ["## What the user heard", "",
+            "A response is *mismatched* when words it played are not carried by local ASR of its played audio: "
+            "those words were never heard (`docs/duplex.md`, \"Only what played is heard\").", "",
+            *_table(header, rows)]
+
+
 def _interaction(a: Analysis) -> list[str]:
     rows = []
     for m in a.models:
@@ -297,7 +310,8 @@ def results_markdown(a: Analysis) -> str:
             f"Generated {a.generated_at} by apex-voice {__version__}: {scope_line(a)}; "
             f"counts are out of n (tasks with all {a.k} repetitions counted; here up to {n}).", ""]
     notes = [f"> {note}" for note in a.notes]
-    sections = [_leaderboard(a), _noise_floor(a), _completeness(a), _intervals(a), _repetitions(a), _gates(a), _latency(a), _duplex(a),
+    sections = [_leaderboard(a), _noise_floor(a), _completeness(a), _intervals(a), _repetitions(a), _gates(a), _latency(a),
+                _duplex(a), _hearing(a),
                 _slices(a),
                 _interaction(a), _compared_metrics(a),
                 _committed_writes(a), _comparison(a), _cost(a)]

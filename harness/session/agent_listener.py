@@ -1,24 +1,26 @@
 """What the simulated user hears of the agent's responses, and what it makes of the words.
 
 Words are released only as their audio plays (``heard_speech.py``); acts in newly heard words fire
-their events at once, mid-response. A response that is over is logged (``SPEECH_AGREEMENT``) and
-its heard text observed; audio without words goes through local ASR and text the patterns did not
-place through the LLM observer, both as jobs off the frame (``deferred.py``).
+their events at once, mid-response. With ``hearing="asr"`` (the default) the played audio is cut
+into segments at pauses and each goes through local ASR as a job off the frame (``deferred.py``);
+claimed words are released only as far as the recognised words carry them. A response that is
+over is logged (``SPEECH_AGREEMENT``) once its last segment is heard, and its heard text observed;
+audio without words is heard through the same ASR, and text the patterns did not place through the
+LLM observer, also off the frame.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from functools import partial
 
 import numpy as np
 
-from harness.audio.agent_asr import AgentTranscriber, asr_available
+from harness.audio.agent_asr import AgentTranscriber, asr_available, shared_transcriber
 from harness.events import EventBus, EventType
 from harness.user.llm_act_observer import LlmActClassifier
 
 from .deferred import DeferredWork
-from .heard_speech import HeardSlice, HeardSpeech
+from .heard_speech import HeardSlice, HeardSpeech, Hearing, Segment
 from .user_driver import UserDriver
 
 __all__ = ["AgentListener"]
@@ -26,43 +28,68 @@ __all__ = ["AgentListener"]
 
 class AgentListener:
     def __init__(self, driver: UserDriver, work: DeferredWork, log: EventBus,
-                 observer: LlmActClassifier | None) -> None:
-        self.hearing = HeardSpeech()
+                 observer: LlmActClassifier | None, *, hearing: Hearing = "asr") -> None:
+        self.hearing = HeardSpeech(verify=hearing == "asr")
         self._driver = driver
         self._work = work
         self._log = log
         self._observer = observer
         self._transcriber: AgentTranscriber | None = None
+        self._asr_missing = False
         #: The last window scanned and its act keys: the next slice of the same item starts with it.
         self._last_scan: tuple[str | None, list[str]] = (None, [])
 
     async def played(self, pcm: np.ndarray, played: list[tuple[str, str | None, int]], t: int) -> None:
-        """The agent frame that played: its words become heard."""
+        """The agent frame that played: its words become heard, and paused speech goes to ASR."""
         for heard in self.hearing.played(pcm, played):
             await self._observe_streaming(heard, t)
+        if self.hearing.verify and played:
+            for segment in self.hearing.segments_due(list(dict.fromkeys(r for r, _, _ in played))):
+                self._submit(segment, t)
         await self.hear_over(self.hearing.over(), t)
 
     async def hear_over(self, response_ids: list[str], t: int, *, asr: bool = True) -> None:
         """Responses that are over (done, nothing left to play): their last words, and their record.
 
-        ``asr=False`` at session end: nothing is delivered any more, so no transcription starts.
+        Where ASR must hear the rest first it runs off the frame and the record follows it.
+        ``asr=False`` at session end: nothing is delivered any more, so what ASR must still hear is
+        heard here, in line (the frame loop has ended); audio without words is no longer heard.
         """
         for response_id in response_ids:
-            for heard in self.hearing.finish(response_id):
-                await self._observe_streaming(heard, t)
-            row = self.hearing.row(response_id)
-            if row is None:
-                continue  # only tool calls
-            self._log.emit(EventType.SPEECH_AGREEMENT, "harness", t, row)
-            audio = self.hearing.unheard_audio(response_id)
-            if audio is not None:
-                if not asr:
-                    continue
-                # Audio without words: the user hears what played through local ASR, off the frame.
-                self._work.submit("asr", self._transcribe(audio, t), due_ms=t,
-                                  deliver=partial(self._hear_response, response_id, "asr"))
+            segment = self.hearing.last_segment(response_id)
+            if segment is None:
+                await self._settle(response_id, t)
+            elif asr:
+                self._submit(segment, t)
+            elif self.hearing.verify and self.hearing.has_words(response_id):
+                await self._recognised(segment, await self._transcribe(segment.pcm, t), t)
             else:
-                await self._hear_response(response_id, "adapter", self.hearing.heard_text(response_id), t)
+                await self._settle(response_id, t)
+
+    def _submit(self, segment: Segment, t: int) -> None:
+        async def deliver(text: str, at: int) -> None:
+            await self._recognised(segment, text, at)
+
+        self._work.submit("asr", self._transcribe(segment.pcm, t), due_ms=t, deliver=deliver)
+
+    async def _recognised(self, segment: Segment, text: str, t: int) -> None:
+        for heard in self.hearing.recognised(segment, text):
+            await self._observe_streaming(heard, t)
+        if segment.final:
+            await self._settle(segment.response_id, t)
+
+    async def _settle(self, response_id: str, t: int) -> None:
+        """A response is over and heard: its last words, its record, and what the user makes of it."""
+        for heard in self.hearing.finish(response_id):
+            await self._observe_streaming(heard, t)
+        row = self.hearing.row(response_id)
+        if row is None:
+            return  # only tool calls
+        self._log.emit(EventType.SPEECH_AGREEMENT, "harness", t, row)
+        if row["transcript_chars"]:
+            await self._hear_response(response_id, "adapter", self.hearing.heard_text(response_id), t)
+        else:
+            await self._hear_response(response_id, "asr", self.hearing.asr_text(response_id), t)
 
     async def _observe_streaming(self, heard: HeardSlice, t: int) -> None:
         """Acts in words just heard fire their events at once, while the agent is still speaking.
@@ -103,9 +130,11 @@ class AgentListener:
     async def _transcribe(self, audio: np.ndarray, t: int) -> str:
         if self._transcriber is None:
             if not asr_available():
-                self._log.emit(EventType.INFRA_FAILURE, "harness", t, {
-                    "error": "agent audio without transcript and no local ASR (pip install 'apex-voice[asr]')",
-                    "kind": "asr_unavailable"})
+                if not self._asr_missing:  # said once: every segment after it is unheard the same way
+                    self._asr_missing = True
+                    self._log.emit(EventType.INFRA_FAILURE, "harness", t, {
+                        "error": "agent audio to hear and no local ASR (pip install 'apex-voice[asr]')",
+                        "kind": "asr_unavailable"})
                 return ""
-            self._transcriber = AgentTranscriber()
+            self._transcriber = shared_transcriber()
         return await self._transcriber.transcribe(audio)

@@ -106,7 +106,7 @@ class _DuplexSession:
         self.floor = FloorMeter(bus)
         self.user = UserDriver(bundle, env, bus, self.floor, clock, policy=self.policy, seed=config.seed,
                                max_turns=config.max_turns, condition=config.condition)
-        self.listener = AgentListener(self.user, self.work, bus, config.observer)
+        self.listener = AgentListener(self.user, self.work, bus, config.observer, hearing=config.hearing)
         self.gate = GateMonitor(self.user.effects.grade_so_far, self.work, bus)
         self.tools = make_tool_executor(config.tool_mode, env, self.user.effects, self.work, clock, self,
                                         latency_ms=config.tool_latency_ms)
@@ -166,7 +166,8 @@ class _DuplexSession:
             "task_id": self.bundle.task_id, "model_id": self.agent.model_id, "condition": config.condition,
             "clock": self.clock.kind, "user_audio": speech_name(config.speech), "schema_version": SCHEMA_VERSION,
             "tool_mode": config.tool_mode, "tool_path": self.tool_path, "tool_latency_ms": config.tool_latency_ms,
-            "privileged": config.privileged, "observer": _observer(config), **_acoustics(config),
+            "privileged": config.privileged, "observer": _observer(config), "hearing": config.hearing,
+            **_acoustics(config),
             # A realtime clock run faster than the wall (APEX_VOICE_CLOCK_SPEED) is never a measurement: say so.
             **({"clock_speed": self.clock.speed} if self.clock.speed is not None else {})})
         if config.sandbox is not None:

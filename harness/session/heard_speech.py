@@ -12,7 +12,12 @@ audio that carries them actually played on the agent channel and sounds like spe
   — after ``JUDGE_AFTER_MS`` of sound, or once all its audio has played if it is shorter;
 - text of an item without audio is never heard (an item without an id is measured against the
   response's audio as a whole: a provider that gives no item ids still has one stream of words);
-- audio the agent dropped itself (``PlayoutCleared``) never plays, so its words stay unheard.
+- audio the agent dropped itself (``PlayoutCleared``) never plays, so its words stay unheard;
+- with ``verify`` (the session's default, ``hearing: asr``), a word is heard only once local ASR of
+  the audio that played carries it (``harness/audio/spoken_words.py``): the played audio is cut into
+  segments at pauses, each is transcribed off the frame, and a claimed word is released only as far
+  as the recognised words reach; a word the audio does not carry stays blanked (``·``) in the
+  heard text, and the response's verdict is ``mismatch``.
 
 When a response is over (done and nothing of it left to play) its row is final: transcript
 characters, played/voiced ms, the speech figures, heard and unheard characters, and a verdict.
@@ -24,14 +29,21 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from harness.audio.frames import SAMPLE_RATE, samples_to_ms
 from harness.audio.speech_likeness import SpeechLikeness
+from harness.audio.spoken_words import align, word_spans
 
-__all__ = ["JUDGE_AFTER_MS", "MAX_CHARS_PER_S", "SCAN_WINDOW_CHARS", "HeardSpeech", "HeardSlice"]
+__all__ = ["BLANK", "HEARING_MODES", "Hearing", "JUDGE_AFTER_MS", "MAX_CHARS_PER_S", "PAUSE_MS", "SCAN_WINDOW_CHARS", "SEGMENT_MAX_MS",
+           "SEGMENT_MIN_MS", "HeardSlice", "HeardSpeech", "Segment"]
+
+Hearing = Literal["asr", "claimed"]
+#: ``asr``: a claimed word is heard only where ASR of the played audio carries it (the default);
+#: ``claimed``: the transcript is taken as what the audio says (scripted test voices; no ASR).
+HEARING_MODES: tuple[Hearing, ...] = ("asr", "claimed")
 
 #: A generous ceiling on speaking rate: conversational English runs 12–16 characters a second,
 #: espeak at 175 wpm about 20 (measured on the oracle's turns), fast speech rarely past 25.
@@ -42,6 +54,17 @@ JUDGE_AFTER_MS = 500
 SCAN_WINDOW_CHARS = 256
 #: How far back a released share looks for a word boundary.
 _BOUNDARY_LOOKBACK = 64
+#: Played audio is cut into segments for ASR at a pause of ``PAUSE_MS`` once a segment has
+#: ``SEGMENT_MIN_MS``, and without one at ``SEGMENT_MAX_MS`` (Whisper hears 30 s windows).
+SEGMENT_MIN_MS = 1000
+PAUSE_MS = 100
+SEGMENT_MAX_MS = 20_000
+#: A played 20 ms frame quieter than this (RMS, int16) is pause: -45 dBFS, the speech check's floor.
+_QUIET_RMS = 32768 * 10 ** (-45 / 20)
+#: The recognised words a row keeps (the start of them, for a reader to compare with the claim).
+ASR_TEXT_CHARS = 2000
+#: What stands in, character for character, for a claimed word the audio did not carry.
+BLANK = "·"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +111,16 @@ class _Text:
         return "".join(out)
 
 
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """Played audio of one response, cut for ASR: ``index`` orders the segments of the response."""
+
+    response_id: str
+    index: int
+    pcm: np.ndarray
+    final: bool
+
+
 @dataclass
 class _Item:
     text: _Text = field(default_factory=_Text)
@@ -112,8 +145,16 @@ class _Response:
     over: bool = False
     #: Characters heard over all items (kept as a sum: a frame must not cost O(items)).
     heard_chars: int = 0
-    #: Played samples, kept only while the response has no words (local ASR hears those).
+    #: Played samples not yet cut into a segment (without ``verify``: kept only while it has no words).
     played_pcm: list[np.ndarray] | None = field(default_factory=list)
+    pending_samples: int = 0
+    quiet_samples: int = 0
+    #: Recognised words per segment cut (``None`` until its ASR is in).
+    segment_texts: list[str | None] = field(default_factory=list)
+    #: Per item, how far (characters) the recognised words reach, and the claimed words they do not carry.
+    reach: dict[str | None, int] = field(default_factory=dict)
+    blanks: dict[str | None, list[tuple[int, int]]] = field(default_factory=dict)
+    settled: bool = False
 
     def item(self, item_id: str | None) -> _Item:
         item = self.items.get(item_id)
@@ -133,7 +174,9 @@ class _Response:
 class HeardSpeech:
     """Follows every response's words and played audio; says what became heard, and when."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, verify: bool = False) -> None:
+        #: Words are heard only where ASR of the played audio carries them (see the module docstring).
+        self.verify = verify
         self._responses: dict[str, _Response] = {}
         #: Done but still playing: the only ones :meth:`over` looks at (a frame costs O(1), not O(responses)).
         self._ending: dict[str, _Response] = {}
@@ -147,7 +190,7 @@ class HeardSpeech:
         response = self._response(response_id)
         item = response.item(item_id)
         start = item.text.append(text)
-        if text:
+        if text and not self.verify:
             response.played_pcm = None  # it has words: local ASR is not needed
         if timings:
             cursor = 0
@@ -170,7 +213,7 @@ class HeardSpeech:
         if item.heard > len(text):
             response.heard_chars -= item.heard - len(text)
             item.heard = len(text)
-        if text:
+        if text and not self.verify:
             response.played_pcm = None
 
     def audio(self, response_id: str, item_id: str | None, pcm: np.ndarray) -> None:
@@ -207,12 +250,61 @@ class HeardSpeech:
             response.meter.played(pcm)
             if response.played_pcm is not None:
                 response.played_pcm.append(pcm.copy())
+                response.pending_samples += samples
+                quiet = not samples or float(np.sqrt(np.mean(np.square(pcm, dtype=np.float32)))) < _QUIET_RMS
+                response.quiet_samples = response.quiet_samples + samples if quiet else 0
             response.played += samples
             response.item(item_id).played += samples
             if not touched or touched[-1] is not response:
                 touched.append(response)
             self._last_played = response
         return [heard for response in touched for heard in self._release(response)]
+
+    def segments_due(self, response_ids: list[str]) -> list[Segment]:
+        """Segments of these responses' played audio ready for ASR: at a pause, or too long to wait."""
+        if not self.verify:
+            return []
+        due: list[Segment] = []
+        for response_id in response_ids:
+            response = self._responses[response_id]
+            pending = samples_to_ms(response.pending_samples)
+            paused = samples_to_ms(response.quiet_samples) >= PAUSE_MS and pending >= SEGMENT_MIN_MS
+            if (paused or pending >= SEGMENT_MAX_MS) and response.pending_samples > response.quiet_samples:
+                due.append(self._cut(response, final=False))
+        return due
+
+    def last_segment(self, response_id: str) -> Segment | None:
+        """The rest of a response that is over, for ASR (``None``: nothing needs hearing).
+
+        With ``verify``, a response with words or audio always has one (its last, ``final``
+        segment settles the words); without, only a response that played audio and gave no words.
+        """
+        response = self._responses[response_id]
+        if not self.verify:
+            if response.played_pcm is None or response.transcript_chars or not response.played_pcm:
+                return None
+        elif not response.played or not (response.transcript_chars or response.played_pcm):
+            return None
+        return self._cut(response, final=True)
+
+    def recognised(self, segment: Segment, text: str) -> list[HeardSlice]:
+        """ASR of a segment is in: words the recognised speech now carries are released."""
+        response = self._responses[segment.response_id]
+        response.segment_texts[segment.index] = text
+        if not self.verify or response.settled:
+            return []
+        if segment.final:
+            # A segment whose ASR never came in (cut at the end of a realtime session) is evidence lost.
+            self._align(response, final=True)
+            return []
+        if any(t is None for t in response.segment_texts):
+            return []
+        self._align(response, final=False)
+        return self._release(response)
+
+    def asr_text(self, response_id: str) -> str:
+        """What local ASR heard in the response's played audio (all its segments, in order)."""
+        return " ".join(t for t in self._responses[response_id].segment_texts if t)
 
     def over(self) -> list[str]:
         """Responses that just ended (done, nothing left to play): their rows are now final."""
@@ -237,15 +329,15 @@ class HeardSpeech:
     # -- reading -----------------------------------------------------------------------------
 
     def heard_text(self, response_id: str) -> str:
+        """What the user heard of the response's words (a word the audio did not carry is blanked)."""
         response = self._responses[response_id]
-        return " ".join(t for t in (item.text.slice(0, item.heard) for item in response.items.values()) if t)
+        texts = (self._blanked(response, item_id, 0, item.text.slice(0, item.heard))
+                 for item_id, item in response.items.items())
+        return " ".join(t for t in texts if t)
 
-    def unheard_audio(self, response_id: str) -> np.ndarray | None:
-        """The played audio of a response that gave no words (for local ASR), else ``None``."""
-        response = self._responses[response_id]
-        if response.played_pcm is None or response.transcript_chars or not response.played_pcm:
-            return None
-        return np.concatenate(response.played_pcm)
+    def has_words(self, response_id: str) -> bool:
+        response = self._responses.get(response_id)
+        return response is not None and response.transcript_chars > 0
 
     def has_audio(self, response_id: str) -> bool:
         response = self._responses.get(response_id)
@@ -266,7 +358,8 @@ class HeardSpeech:
         if not chars and not response.received:
             return None
         measure = response.meter.measure()
-        heard = response.heard_chars
+        mismatched = self._blanked_chars(response)
+        heard = response.heard_chars - mismatched
         return {
             "response_id": response_id,
             "transcript_chars": chars,
@@ -276,7 +369,9 @@ class HeardSpeech:
             "heard_chars": heard,
             "unheard_chars": chars - heard,
             "cut": response.cut,
-            "verdict": _verdict(response, chars, heard, measure.speech_like),
+            "verdict": _verdict(response, chars, heard, measure.speech_like, mismatched),
+            **({"mismatched_chars": mismatched, "asr_text": self.asr_text(response_id)[:ASR_TEXT_CHARS]}
+               if self.verify else {}),
         }
 
     # -- the rule ------------------------------------------------------------------------------
@@ -298,22 +393,91 @@ class HeardSpeech:
             if budget <= 0:
                 break
             target = min(self._playable(response, item_id, item, complete and not response.cut), item.heard + budget)
+            at_word_end = False
+            if self.verify:
+                reach = response.reach.get(item_id, 0)
+                at_word_end, target = target >= reach, min(target, reach)
             if target <= item.heard:
                 continue
             start = max(0, item.heard - SCAN_WINDOW_CHARS)
             window = item.text.slice(start, target)
-            if target < len(item.text):
+            if target < len(item.text) and not at_word_end:
                 boundary = window.rfind(" ", max(0, len(window) - _BOUNDARY_LOOKBACK))
                 if boundary > item.heard - start:
                     window = window[:boundary]
             new_heard = start + len(window)
             if new_heard <= item.heard:
                 continue
+            window = self._blanked(response, item_id, start, window)
             released.append(HeardSlice(response.response_id, item_id, window, item.heard - start))
             budget -= new_heard - item.heard
             response.heard_chars += new_heard - item.heard
             item.heard = new_heard
         return released
+
+    def _cut(self, response: _Response, *, final: bool) -> Segment:
+        pcm = np.concatenate(response.played_pcm) if response.played_pcm else np.zeros(0, np.int16)
+        response.played_pcm = [] if not final else None
+        response.pending_samples = response.quiet_samples = 0
+        response.segment_texts.append(None)
+        return Segment(response.response_id, len(response.segment_texts) - 1, pcm, final)
+
+    def _align(self, response: _Response, *, final: bool) -> None:
+        """Set how far each item's words are carried by the recognised words, and which are not."""
+        spans: list[tuple[str | None, int, int]] = []
+        claimed: list[str] = []
+        all_played = response.done and response.left_to_play <= 0 and not response.cut
+        # No more of the claim than the played audio could carry at the rate ceiling is weighed: the
+        # rest cannot be heard yet, and an alignment must not cost more than the audio that played.
+        room = response.played * MAX_CHARS_PER_S // SAMPLE_RATE + _BOUNDARY_LOOKBACK
+        weighed: dict[str | None, int] = {}
+        for item_id, item in response.items.items():
+            if room <= 0:
+                break
+            # Settling, only the words that played are weighed: what never played is unheard anyway,
+            # and must not count against the agreement of what did.
+            played = self._playable(response, item_id, item, all_played) if final else len(item.text)
+            text = item.text.slice(0, min(played, room) if final else min(len(item.text), room))
+            if len(text) < len(item.text) and not item.text.slice(len(text), len(text) + 1).isspace():
+                text = text[: max(0, text.rfind(" "))]  # cut inside a word: weigh only whole words
+            room -= len(text)
+            weighed[item_id] = len(text)
+            for start, end in word_spans(text):
+                if start >= played:
+                    break
+                spans.append((item_id, start, end))
+                claimed.append(text[start:end])
+        alignment = align(claimed, self.asr_text(response.response_id), final=final)
+        reach: dict[str | None, int] = {}
+        blanks: dict[str | None, list[tuple[int, int]]] = {}
+        for index, ((item_id, start, end), carried) in enumerate(zip(spans, alignment.carried, strict=True)):
+            if index < alignment.reached:
+                reach[item_id] = end
+                if not carried:
+                    spans_of = blanks.setdefault(item_id, [])
+                    if spans_of and spans_of[-1][1] + 1 == start:
+                        spans_of[-1] = (spans_of[-1][0], end)  # one blank over neighbours, the space between too
+                    else:
+                        spans_of.append((start, end))
+        if final:
+            reach = weighed  # what was weighed is settled; nothing else of the claim is ever heard
+            response.settled = True
+        response.reach, response.blanks = reach, blanks
+
+    def _blanked(self, response: _Response, item_id: str | None, start: int, text: str) -> str:
+        """``text`` (the item's characters from ``start``) with the words the audio did not carry blanked."""
+        blanks = response.blanks.get(item_id)
+        if not blanks:
+            return text
+        chars = list(text)
+        for begin, end in blanks:
+            for position in range(max(begin, start), min(end, start + len(chars))):
+                chars[position - start] = BLANK
+        return "".join(chars)
+
+    def _blanked_chars(self, response: _Response) -> int:
+        return sum(max(0, min(end, response.items[item_id].heard) - begin)
+                   for item_id, spans in response.blanks.items() for begin, end in spans)
 
     def _playable(self, response: _Response, item_id: str | None, item: _Item, all_played: bool) -> int:
         """How much of an item's text its played audio covers (before the rate ceiling)."""
@@ -333,16 +497,18 @@ class HeardSpeech:
         return 0
 
 
-def _verdict(response: _Response, chars: int, heard: int, speech_like: bool) -> str:
+def _verdict(response: _Response, chars: int, heard: int, speech_like: bool, mismatched: int) -> str:
     """``speech`` (every word heard), ``no_audio``, ``no_words`` (audio only: local ASR hears it),
-    ``not_speech``, ``cut`` (the agent dropped the rest) or ``too_fast`` (more words than its
-    voiced audio could carry)."""
+    ``not_speech``, ``mismatch`` (words that played but the audio does not carry), ``cut`` (the
+    agent dropped the rest) or ``too_fast`` (more words than its voiced audio could carry)."""
     if not response.received:
         return "no_audio"
     if not chars:
         return "no_words"
     if not speech_like:
         return "not_speech"
+    if mismatched:
+        return "mismatch"
     if heard >= chars:
         return "speech"
     return "cut" if response.cut else "too_fast"

@@ -16,6 +16,7 @@ from harness.grading.judge import FieldJudge
 from harness.user.llm_act_observer import LlmActClassifier
 
 from .agent_blame import AgentKind
+from .heard_speech import HEARING_MODES, Hearing
 from .turn_policy import TURN_POLICIES
 
 if TYPE_CHECKING:  # annotations only: a text session's config loads no audio
@@ -63,6 +64,9 @@ class DuplexConfig:
     agent_kind: AgentKind = "builtin"
     limits: AgentLimits = AGENT_LIMITS
     agent_failure: AgentFailure | None = None
+    #: How the user hears the agent's words: ``asr`` (only what ASR of the played audio carries,
+    #: the default) or ``claimed`` (its transcript as it played; for scripted test voices).
+    hearing: Hearing = "asr"
 
     def __post_init__(self) -> None:
         if self.condition not in VOICE_CONDITIONS:
@@ -70,6 +74,8 @@ class DuplexConfig:
         if TURN_POLICIES[self.condition].degraded_audio != (self.acoustics is not None):
             need = "needs an acoustics chain" if self.acoustics is None else "takes no acoustics chain"
             raise ValueError(f"condition {self.condition} {need} (C3 degrades the user's audio; C1/C2 do not)")
+        if self.hearing not in HEARING_MODES:
+            raise ValueError(f"unknown hearing {self.hearing!r}; expected one of {', '.join(HEARING_MODES)}")
         if self.tool_mode not in TOOL_MODES:
             raise ValueError(f"unknown tool mode {self.tool_mode!r}; expected one of {', '.join(TOOL_MODES)}")
         if self.tool_mode == "native" and self.mcp_endpoint is None:

@@ -26,13 +26,13 @@ from tests.scripted_voice_agent import ScriptedVoiceAgent, TransformedAgent, say
 BENEFITS = DEMO_DATA / "tasks" / "demo_benefits_enrollment_001"
 
 
-async def _session(agent, *, budget_s: int | None = None, limits: AgentLimits = AGENT_LIMITS):
+async def _session(agent, *, budget_s: int | None = None, limits: AgentLimits = AGENT_LIMITS, hearing="asr"):
     bundle = load_task(BENEFITS)
     if budget_s is not None:
         bundle.task.time_budget_s = budget_s
     speech = open_speech_source(BENEFITS, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
     result = await run_duplex_session(bundle, agent, InProcessEnvironment(bundle.public_bundle()), DuplexConfig(speech=speech,
-                                      session_dir=None, privileged=True, limits=limits))
+                                      session_dir=None, privileged=True, limits=limits, hearing=hearing))
     return result, record_from_session(result, rep=0, model=agent.model_id, wall_s=0.0)
 
 
@@ -95,7 +95,8 @@ def _cut_agent(*, cut_at_ms: int | None):
 
 
 async def test_audio_cut_by_the_agent_is_heard_only_up_to_the_cut():
-    result, _ = await _session(_cut_agent(cut_at_ms=2200), budget_s=12)
+    # The scripted voice carries no words (ASR would hear none): the cut itself is what is measured.
+    result, _ = await _session(_cut_agent(cut_at_ms=2200), budget_s=12, hearing="claimed")
     (row,) = _payloads(result, EventType.SPEECH_AGREEMENT)
     assert row["verdict"] == "cut" and row["cut"] is True and 0 < row["heard_chars"] < row["transcript_chars"] / 2
     (text,) = _payloads(result, EventType.AGENT_TEXT)
@@ -104,7 +105,7 @@ async def test_audio_cut_by_the_agent_is_heard_only_up_to_the_cut():
 
 
 async def test_the_same_response_played_to_the_end_is_heard_whole():
-    result, _ = await _session(_cut_agent(cut_at_ms=None), budget_s=12)
+    result, _ = await _session(_cut_agent(cut_at_ms=None), budget_s=12, hearing="claimed")
     (row,) = _payloads(result, EventType.SPEECH_AGREEMENT)
     assert row["verdict"] == "speech" and row["unheard_chars"] == 0
     assert "ASK:employee_id" in _pattern_acts(result)
@@ -160,8 +161,23 @@ async def test_a_megabyte_of_transcript_deltas_is_scanned_for_acts_only_as_far_a
 
     # Past the boundary's transcript bound (a real agent would fail there): the hearing itself is measured.
     roomy = AgentLimits(transcript_item_chars=2_000_000, transcript_session_chars=2_000_000)
-    result, _ = await _session(ScriptedVoiceAgent(flood), budget_s=12, limits=roomy)
+    result, _ = await _session(ScriptedVoiceAgent(flood), budget_s=12, limits=roomy, hearing="claimed")
     (row,) = _payloads(result, EventType.SPEECH_AGREEMENT)
     assert row["transcript_chars"] == 1_024_000 and row["verdict"] == "too_fast"
     # Before: every delta rescanned the whole transcript so far (about 500 MB in all).
     assert sum(scanned) < 20 * row["heard_chars"] + 1000 * 256
+
+
+async def test_a_megabyte_transcript_is_aligned_with_the_recognised_words_only_as_far_as_the_audio_could_carry():
+    # hearing: asr — each alignment weighs at most what the played audio could carry at the rate
+    # ceiling, so a huge claim costs no more than a short one; a voice that carries no words is not heard.
+    def flood(heard):
+        if heard.now_ms == 200:
+            return [*(TranscriptDelta(("word " * 205)[:1024]) for _ in range(1000)), say(8000), ResponseDone()]
+        return []
+
+    roomy = AgentLimits(transcript_item_chars=2_000_000, transcript_session_chars=2_000_000)
+    result, _ = await _session(ScriptedVoiceAgent(flood), budget_s=12, limits=roomy)
+    (row,) = _payloads(result, EventType.SPEECH_AGREEMENT)
+    assert row["transcript_chars"] == 1_024_000 and row["heard_chars"] < 100
+    assert row["verdict"] in ("mismatch", "too_fast")
