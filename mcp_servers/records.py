@@ -45,6 +45,9 @@ class ToolCallRecord(BaseModel):
     wall_time_ns: int = 0
     #: ``"<artifact_id>.<field>"`` keys this call wrote (drives flow/event triggers).
     mutations: list[str] = Field(default_factory=list)
+    #: What the server wrote, by those keys: the values a commit's ``set_fields`` wrote appear nowhere
+    #: in the agent's arguments. Left out of the record's JSON when nothing was written.
+    written: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda value: not value)
     #: Action type of a commit attempt (commit tools only, authorized or not).
     commit_attempt: str | None = None
     #: ``{"action_type", "target_id"}`` when this call asked the user for approval.

@@ -77,9 +77,14 @@ class HandlerOutcome:
     auth_decision: AuthDecision | None = None
     #: Set when the call did not achieve its purpose without being malformed (a denied commit).
     error: str | None = None
-    mutations: list[str] = field(default_factory=list)
+    #: ``"<artifact_id>.<field>" -> value`` this call wrote, in order (its keys are the mutations).
+    written: dict[str, Any] = field(default_factory=dict)
     commit_attempt: str | None = None
     approval_request: dict[str, str] | None = None
+
+    @property
+    def mutations(self) -> list[str]:
+        return list(self.written)
 
 
 Handler = Callable[[EnvironmentParts, ToolCall], HandlerOutcome]
@@ -177,10 +182,10 @@ def update_artifact(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
         raise ToolError("; ".join(problems))
     causal = call.args.get("causal_events")
     causal_events = [str(event) for event in causal] if isinstance(causal, list) else []
-    mutations = _write_fields(parts, call, artifact, fields, f"tool:{call.spec.name}", causal_events)
+    written = _write_fields(parts, call, artifact, fields, f"tool:{call.spec.name}", causal_events)
     if artifact.lifecycle in _DRAFTING_STATES:
         parts.workspace.set_lifecycle(artifact.artifact_id, LifecycleState.DRAFT)
-    return HandlerOutcome({"updated": list(fields), "artifact_id": artifact.artifact_id}, mutations=mutations)
+    return HandlerOutcome({"updated": list(fields), "artifact_id": artifact.artifact_id}, written=written)
 
 
 def _write_fields(
@@ -190,8 +195,8 @@ def _write_fields(
     fields: dict[str, Any],
     cause: str,
     causal_events: list[str] | None = None,
-) -> list[str]:
-    """Write ``fields`` in order at the call's media time; returns the ``artifact.field`` keys."""
+) -> dict[str, Any]:
+    """Write ``fields`` in order at the call's media time; returns what was written by ``artifact.field`` key."""
     for key, value in fields.items():
         parts.workspace.write(
             artifact.artifact_id,
@@ -202,7 +207,7 @@ def _write_fields(
             causal_events=causal_events or [],
             cause=cause,
         )
-    return [f"{artifact.artifact_id}.{key}" for key in fields]
+    return {f"{artifact.artifact_id}.{key}": value for key, value in fields.items()}
 
 
 def set_lifecycle(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
@@ -251,15 +256,15 @@ def commit(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
             error=_DENIALS[authorization.decision].format(action=action, target=target),
             commit_attempt=action,
         )
-    mutations: list[str] = []
+    written: dict[str, Any] = {}
     artifact = parts.workspace.get(artifact_id) if isinstance(artifact_id, str) else None
     cause = f"commit:{call.spec.name}"
     if artifact is not None:
         parts.workspace.set_lifecycle(artifact.artifact_id, LifecycleState.COMMITTED)
-        mutations = _write_fields(parts, call, artifact, call.spec.effect.get("set_fields") or {}, cause)
+        written = _write_fields(parts, call, artifact, call.spec.effect.get("set_fields") or {}, cause)
     world_updates = call.spec.effect.get("world_updates") or {}
     parts.state.apply_updates(world_updates, media_time_ms=call.media_time_ms, cause=cause)
-    return HandlerOutcome(result, auth_decision="AUTHORIZED", mutations=mutations, commit_attempt=action)
+    return HandlerOutcome(result, auth_decision="AUTHORIZED", written=written, commit_attempt=action)
 
 
 HANDLERS: dict[str, Handler] = {

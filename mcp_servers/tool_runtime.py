@@ -191,6 +191,7 @@ class ToolRuntime:
             error=outcome.error,
             auth_decision=outcome.auth_decision,
             mutations=outcome.mutations,
+            written=outcome.written,
             commit_attempt=outcome.commit_attempt,
             approval_request=outcome.approval_request,
         )

@@ -125,7 +125,9 @@ class SessionEffects:
         )
         for key in record.mutations:
             artifact_id, _, path = key.partition(".")
-            self.log.emit(EventType.ARTIFACT_MUTATION, "agent", t, {"artifact_id": artifact_id, "path": path,
+            # The value as the server wrote it (a commit's fields are in no argument of the agent's).
+            new = {"new": record.written[key]} if key in record.written else {}
+            self.log.emit(EventType.ARTIFACT_MUTATION, "agent", t, {"artifact_id": artifact_id, "path": path, **new,
                                                                      "cause": f"call #{record.index}"})
         activity.tool_calls.append(record.name)
         activity.tool_results.append({"tool": record.name, "ok": record.ok, "result": record.output})

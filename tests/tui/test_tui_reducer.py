@@ -270,3 +270,18 @@ def test_seeking_back_and_forth_gives_the_views_of_reducing_from_the_start():
         assert cursor.seek(position) == reduce_all(run[:position])
     assert cursor.seek_time(1000) == reduce_all(run[:51])
     assert cursor.seek_seq(42) == reduce_all(run[:43])
+
+
+def test_a_field_a_commit_wrote_shows_the_value_the_server_wrote(recorded_runs):
+    """Issue 36 §2.4: the artifact pane showed `–` for `enrollment_status`, which the commit tool's
+    `set_fields` wrote as `submitted`: its ARTIFACT_MUTATION carried no value."""
+    from harness.events import read_events
+    from tests.tui.helpers import session_dir
+
+    session = session_dir(recorded_runs["oracle"])
+    logged = read_events(session / "events.jsonl")
+    committed = [e for e in logged if e.type == E.ARTIFACT_MUTATION and e.payload.get("path") == "enrollment_status"]
+    assert [e.payload.get("new") for e in committed] == ["submitted"]
+    final = json.loads((session / "workspace" / "final_workspace.json").read_text())
+    view = reduce_all(logged)
+    assert view.artifact("enrollment_1").field("enrollment_status").value == final["enrollment_1"]["fields"]["enrollment_status"]
