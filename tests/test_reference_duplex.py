@@ -19,12 +19,17 @@ async def _session(task_dir, agent, session_dir=None):
     return await run_duplex_session(bundle, agent, env, DuplexConfig(speech=speech, session_dir=session_dir, privileged=True))
 
 
-async def test_oracle_passes_the_form_fixture_and_yields_to_the_correction(toy_form):
+async def test_oracle_passes_the_form_fixture_and_the_correction_lands_once_its_trigger_is_heard(toy_form):
+    """The correction's trigger is the read-back's last words ("... the total $240"). Heard from the
+    audio (issue 33), they count once ASR of the played segment carries them: at the end of that
+    3.5 s response, so the correction lands just after the agent stopped (no floor to yield, counted
+    beside the yield rate) where, taking the transcript on trust, it landed in its last 300 ms."""
     result = await _session(toy_form, OracleVoiceAgent())
     assert result.pts == 1, result.grade.explain()
     records = [e.payload for e in result.events.events
                if e.type == EventType.DUPLEX_EVENT and "expected_floor_action" in e.payload]
-    assert [r["agent_yielded"] for r in records] == [True]
+    assert [(r["event_id"], r["agent_yielded"], r["no_opportunity"]) for r in records] == [
+        ("evt_correct_total", None, "agent_paused")]
 
 
 async def test_oracle_passes_the_interview_fixture(toy_interview):

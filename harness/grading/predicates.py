@@ -115,7 +115,10 @@ async def _artifact_field_equals(args: Args, ctx: GradingContext) -> PredicateRe
         raise _BadArgs(str(exc)) from None
     where = f"{artifact.artifact_id}.{field}"
     if field not in artifact.fields:
-        return PredicateResult(False, f"{where} is absent")
+        # Said whole: a gate named for what it forbids (e.g. "no fabricated evidence") holds only on the
+        # recorded value, so an agent that recorded nothing fails it too, and reads why.
+        return PredicateResult(False, f"{where} is absent (this check holds only when the value is recorded "
+                                      "as expected: nothing recorded fails it too)")
     if field in artifact.stale_fields:
         return PredicateResult(False, f"{where} is stale (got {artifact.fields[field]!r})")
     got = artifact.fields[field]
