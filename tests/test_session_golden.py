@@ -16,7 +16,8 @@ is 480 ms instead of 500, and sessions end up to 2.7 s later); ``SPEECH_AGREEMEN
 names and numbers of the espeak voice; those words are blanked), ``RUN_START`` gains ``hearing``,
 and the oracle's ``ASK:agenda`` in the offsite task is no longer heard ("What's on the agenda"
 recognised as "Well, something again"; the task passes without it). Then for issue 36: every
-agent ``ARTIFACT_MUTATION`` carries the value the server wrote (``new``), a commit's fields included.
+agent ``ARTIFACT_MUTATION`` carries the value the server wrote (``new``), a commit's fields included,
+and a field an artifact lacks says that nothing recorded fails its check too (``GATE_STATUS`` reasons).
 
 Delivery records (``DUPLEX_EVENT`` with ``expected_floor_action``) are kept whole, so a change in
 the speaking rule shows record by record; every other event is compared by a digest of its type,
