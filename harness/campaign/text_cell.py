@@ -21,7 +21,7 @@ from harness.session.text_runner import TextSessionResult, run_text_session
 from harness.tasks.bundle import TaskBundle
 from sandbox.backend import SandboxEnvironment
 
-from .campaign import CampaignCell
+from .plan import CampaignCell
 from .sandboxed_cell import SandboxedCellRunner
 
 __all__ = ["TEXT_FORMS", "TextCellRunner", "condition_problem", "text_agent_for"]

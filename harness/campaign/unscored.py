@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from harness.results.campaign_files import UnscoredCell, UnscoredReason
 
 if TYPE_CHECKING:
-    from .campaign import CellOutcome
+    from .plan import CellOutcome
 
 __all__ = ["unscored_cells"]
 

@@ -30,11 +30,12 @@ from harness.campaign.campaign import (
     CampaignSettings,
     CellOutcome,
     CellRunner,
+    local_cells,
     run_campaign,
 )
 from harness.campaign.lock import CampaignLockedError
 from harness.campaign.manifest import CampaignManifest
-from harness.campaign.ray_executor import RAY_INSTALL_HINT, RayExecutorError, ray_installed
+from harness.campaign.ray_executor import RAY_INSTALL_HINT, RayExecutor, RayExecutorError, ray_installed
 from harness.campaign.resume import ALLOW_VERSION_FLAG, EXTEND_FLAG, CampaignMismatchError
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
 from harness.campaign.text_cell import TEXT_FORMS, TextCellRunner, condition_problem
@@ -291,14 +292,13 @@ def run(
         parallel=parallel,
         extend=extend,
         allow_version_change=allow_version_change,
-        executor=executor.value,
-        ray_address=ray_address,
     )
     golds = {b.task_id: b.gold for b in bundles}
     try:
         campaign_options: dict[str, Any] = {
             "task_pins": {b.task_id: TaskPin.of(b.task_dir, b.task.version, source.checksums) for b in bundles},
             "regrade": pending_regrader(golds.get, judge or CachedVerdicts(JudgeCache())),
+            "executor": RayExecutor(ray_address) if executor is ExecutorChoice.ray else local_cells,
         }
         if retry_cells is not None:
             campaign_options["cells"] = retry_cells
