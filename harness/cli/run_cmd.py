@@ -37,8 +37,7 @@ from harness.campaign.lock import CampaignLockedError
 from harness.campaign.manifest import CampaignManifest
 from harness.campaign.ray_executor import RAY_INSTALL_HINT, RayExecutor, RayExecutorError, ray_installed
 from harness.campaign.resume import ALLOW_VERSION_FLAG, EXTEND_FLAG, CampaignMismatchError
-from harness.campaign.sandboxed_cell import SandboxedCellRunner
-from harness.campaign.text_cell import TEXT_FORMS, TextCellRunner, condition_problem
+from harness.campaign.text_cell import TEXT_FORMS, cell_runner_class, condition_problem
 from harness.campaign.unscored import unscored_cells
 from harness.cli.out_dir import writable_dir_or_exit
 from harness.conditions import BUILTIN_CONDITIONS, ConditionDef, UnknownConditionError, get_condition
@@ -267,7 +266,7 @@ def run(
             "and scores are not comparable with the published ones",
             err=True,
         )
-    runner = (TextCellRunner if definition.session == "text" else SandboxedCellRunner)(
+    runner = cell_runner_class(condition)(
         model=spec,
         backend=backend,
         task_dirs={b.task_id: b.task_dir for b in bundles},
@@ -536,7 +535,7 @@ def _model_or_exit(
     if missing:
         typer.echo(f"error: {spec.display_name} needs {' or '.join(missing)}.", err=True)
         raise typer.Exit(2)
-    if condition == "C0" and spec.key in TEXT_FORMS:
+    if get_condition(condition).session == "text" and spec.key in TEXT_FORMS:
         # Its text form is made per task (text_agent_for): building the voice agent here would only
         # load the audio stack a text session never uses.
         if endpoint is not None or provider_model is not None:

@@ -16,7 +16,7 @@ from harness.grading.judge import FieldJudge
 from harness.user.llm_act_observer import LlmActClassifier
 
 from .agent_blame import AgentKind
-from .turn_policy import TURN_POLICIES
+from .turn_policy import turn_policy
 
 if TYPE_CHECKING:  # annotations only: a text session's config loads no audio
     from harness.audio.acoustics import AcousticChain
@@ -24,10 +24,8 @@ if TYPE_CHECKING:  # annotations only: a text session's config loads no audio
 
     from .clocks import MediaClock
 
-__all__ = ["TOOL_MODES", "VOICE_CONDITIONS", "DuplexConfig", "ToolMode"]
+__all__ = ["TOOL_MODES", "DuplexConfig", "ToolMode"]
 
-#: The voice conditions, one turn policy each (C1 turn-based; C2 and C3 full duplex).
-VOICE_CONDITIONS = tuple(TURN_POLICIES)
 ToolMode = Literal["bridge", "native"]
 #: ``bridge``: the harness executes the agent's function calls; ``native``: the agent calls MCP itself.
 TOOL_MODES: tuple[ToolMode, ...] = ("bridge", "native")
@@ -65,11 +63,11 @@ class DuplexConfig:
     agent_failure: AgentFailure | None = None
 
     def __post_init__(self) -> None:
-        if self.condition not in VOICE_CONDITIONS:
-            raise ValueError(f"unknown voice condition {self.condition!r}; expected one of {', '.join(VOICE_CONDITIONS)}")
-        if TURN_POLICIES[self.condition].degraded_audio != (self.acoustics is not None):
+        # The condition's registration (harness.conditions) says whether it is a voice condition.
+        if turn_policy(self.condition).degraded_audio != (self.acoustics is not None):
             need = "needs an acoustics chain" if self.acoustics is None else "takes no acoustics chain"
-            raise ValueError(f"condition {self.condition} {need} (C3 degrades the user's audio; C1/C2 do not)")
+            raise ValueError(f"condition {self.condition} {need} (its registration says whether it degrades "
+                             "the user's audio: C3 does, C1/C2 do not)")
         if self.tool_mode not in TOOL_MODES:
             raise ValueError(f"unknown tool mode {self.tool_mode!r}; expected one of {', '.join(TOOL_MODES)}")
         if self.tool_mode == "native" and self.mcp_endpoint is None:
