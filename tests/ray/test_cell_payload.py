@@ -20,7 +20,7 @@ from harness.campaign.blame import classify
 from harness.campaign.campaign import CampaignCell
 from harness.campaign.carried_error import pack_exception, unpack_exception
 from harness.campaign.cell_payload import CellRecipe, CellReturn, TaskPackage, run_cell_here
-from harness.cli import run_cmd
+from harness.cli import campaign_request
 from harness.cli.main import app
 from harness.errors import (
     AgentFailure,
@@ -185,7 +185,7 @@ async def test_a_cell_asked_to_stop_tears_its_session_down_and_says_so(private_t
 
 
 def test_executor_ray_without_ray_says_how_to_install_it(monkeypatch):
-    monkeypatch.setattr(run_cmd, "ray_installed", lambda: False)
+    monkeypatch.setattr(campaign_request, "ray_installed", lambda: False)
     result = CliRunner().invoke(app, ["run", "--executor", "ray"])
     assert result.exit_code == 2
     assert "error: the ray executor needs Ray: pip install 'apex-voice[ray]'" in result.output
