@@ -6,6 +6,9 @@ task twice), so a campaign stopped early still covers the suite. A cell whose ``
 written by the same measurement is loaded instead of re-run (:mod:`.resume`); one whose grade
 waits on pending judge verdicts is re-graded when a regrader is given.
 
+The plan's types live in :mod:`.plan`; where the sessions run is the executor the caller injects
+(:func:`~.plan.local_cells`, or :class:`~.ray_executor.RayExecutor`), so this module imports none.
+
 Failures are handled by their blame (:mod:`.blame`): infrastructure is retried with backoff and,
 if it keeps failing, the cell is left empty for the next invocation; a provider that refuses us
 stops the campaign; anything else is a harness bug — the cell fails as ``harness_error`` with its
