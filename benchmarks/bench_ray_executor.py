@@ -136,8 +136,7 @@ async def _run(args: argparse.Namespace, out: Path) -> list[Figures]:
         cluster.add_node(node_ip_address=LOOPBACK, num_cpus=1, resources={SANDBOX_RESOURCE: args.sandboxes})
         cluster.wait_for_nodes()
         print(f"two-node cluster up in {time.monotonic() - started:.1f} s at {cluster.address}")
-        ray_settings = settings("ray", executor="ray", ray_address=cluster.address)
-        async with ray_cells(ray_settings, _runner(dirs, source.checksums)) as remote:
+        async with ray_cells(settings("ray"), _runner(dirs, source.checksums), address=cluster.address) as remote:
             # The executor joined already: run the timed wrapper around its cells, locally scheduled.
             on_ray = await _measure(f"ray 2×{args.sandboxes}", settings("ray"), tasks, remote)
     finally:

@@ -1,12 +1,12 @@
-"""The benchmark's conditions, each described once: what the agent gets, which session runs it, and
-whether the user's audio is degraded.
+"""The benchmark's conditions, each one registration: what the agent gets, which runner runs it
+(the text or the voice session), how the simulated user takes turns, and whether the user's audio
+is degraded.
 
-The CLI, the campaign and the user simulator ask this registry instead of comparing condition
-names, so a condition's name appears in one place. Inside a voice session the condition picks the
-session's turn policy (``harness.session``, keyed by the same name); this registry is the outer
-description every other part reads. Installed packages add conditions under the
-``apex_voice.conditions`` entry-point group, each entry point naming a :class:`ConditionDef`
-(``docs/plugins.md``).
+The CLI, the campaign, the voice session (its turn policy) and the user simulator ask this registry
+instead of comparing condition names, so a condition's name appears in one place. Installed packages
+add conditions under the ``apex_voice.conditions`` entry-point group, each entry point naming a
+:class:`ConditionDef` (``docs/plugins.md``); such a condition runs wherever the package is
+installed — in this process and on a Ray node alike.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from typing import Literal
 __all__ = [
     "BUILTIN_CONDITIONS",
     "ENTRY_POINT_GROUP",
+    "TURN_TAKING",
     "ConditionDef",
+    "TurnTaking",
     "UnknownConditionError",
     "conditions",
     "get_condition",
@@ -27,6 +29,14 @@ __all__ = [
 
 #: Installed packages register conditions here: ``name = "package.module:CONDITION"``.
 ENTRY_POINT_GROUP = "apex_voice.conditions"
+
+#: How the simulated user of a voice session takes the floor (``harness.session.turn_policy`` has
+#: one policy each): ``full_duplex`` speaks its barge-ins and back-channels over the agent and takes
+#: its turn once the agent finished; ``turn_based`` waits for the agent, speaks nothing over it, and
+#: drops back-channels.
+TurnTaking = Literal["full_duplex", "turn_based"]
+TURN_TAKING: tuple[TurnTaking, ...] = ("full_duplex", "turn_based")
+_SESSIONS = ("text", "voice")
 
 
 class UnknownConditionError(ValueError):
@@ -40,11 +50,28 @@ class ConditionDef:
     title: str
     #: What comparing it with its neighbour measures.
     isolates: str
-    #: ``text``: the C0 text session (a text agent, strictly alternating turns); ``voice``: the
-    #: duplex session (a realtime agent, 20 ms frames both ways).
+    #: The runner kind. ``text``: the C0 text session (a text agent, strictly alternating turns);
+    #: ``voice``: the duplex session (a realtime agent, 20 ms frames both ways).
     session: Literal["text", "voice"]
     #: The user channel goes through an acoustic degradation chain (``run --acoustics``).
     acoustics: bool = False
+    #: A voice condition's turn policy (:data:`TurnTaking`; default ``full_duplex``). A text
+    #: session alternates strictly by construction and takes none.
+    turn_taking: TurnTaking | None = None
+
+    def __post_init__(self) -> None:
+        where = f"condition {self.name!r}"
+        if self.session not in _SESSIONS:
+            raise ValueError(f"{where}: session must be text or voice, got {self.session!r}")
+        if self.session == "text":
+            if self.turn_taking is not None or self.acoustics:
+                raise ValueError(f"{where}: a text condition takes no turn_taking and no acoustics "
+                                 f"(got turn_taking={self.turn_taking!r}, acoustics={self.acoustics!r})")
+            return
+        if self.turn_taking is None:
+            object.__setattr__(self, "turn_taking", "full_duplex")
+        elif self.turn_taking not in TURN_TAKING:
+            raise ValueError(f"{where}: turn_taking must be one of {', '.join(TURN_TAKING)}, got {self.turn_taking!r}")
 
 
 BUILTIN_CONDITIONS: dict[str, ConditionDef] = {
@@ -53,10 +80,11 @@ BUILTIN_CONDITIONS: dict[str, ConditionDef] = {
         ConditionDef("C0", "text control: the user's words as text, strictly alternating turns",
                      "the task itself, without speech", session="text"),
         ConditionDef("C1", "turn-based voice: the user waits for the agent to finish, back-channels dropped",
-                     "the cost of speech", session="voice"),
-        ConditionDef("C2", "full duplex, clean audio both ways", "the cost of full duplex", session="voice"),
+                     "the cost of speech", session="voice", turn_taking="turn_based"),
+        ConditionDef("C2", "full duplex, clean audio both ways", "the cost of full duplex", session="voice",
+                     turn_taking="full_duplex"),
         ConditionDef("C3", "full duplex through realistic acoustics (--acoustics)", "the cost of the audio channel",
-                     session="voice", acoustics=True),
+                     session="voice", acoustics=True, turn_taking="full_duplex"),
     )
 }
 

@@ -24,7 +24,7 @@ from .bundle_upload import TaskAlreadyLoadedError, bundle_from_files
 from .public_bundle import PublicBundleError
 
 if TYPE_CHECKING:
-    from .server import TaskServer
+    from .task_server import TaskServer
 
 __all__ = ["MAX_MEDIA_TIME_MS", "control_routes"]
 

@@ -20,10 +20,10 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
 
-from .server import CALL_INDEX_META_KEY, CALL_RECORD_META_KEY, MAX_REQUEST_BODY
+from .task_server import CALL_INDEX_META_KEY, CALL_RECORD_META_KEY, MAX_REQUEST_BODY
 
 if TYPE_CHECKING:
-    from .server import TaskServer
+    from .task_server import TaskServer
 
 __all__ = ["build_mcp_app", "call_result", "mcp_server"]
 

@@ -37,5 +37,8 @@ WORDS = FieldGraderDef("words", lambda pred, gold, _t: float(str(pred).split() =
 
 #: Full duplex with the user channel degraded, under a name of its own.
 NOISY_DUPLEX = ConditionDef("C3-noisy", "full duplex in a noisy room", "noise alone", session="voice", acoustics=True)
+#: Voice, the user waiting for the agent (as C1), under a name of its own.
+POLITE_VOICE = ConditionDef("C1-polite", "turn-based voice, politely", "nothing new", session="voice",
+                            turn_taking="turn_based")
 #: Text, strictly alternating (as C0).
 TEXT_ONLY = ConditionDef("T1", "text, strictly alternating", "the task itself", session="text")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typer.testing import CliRunner
 
 from harness.campaign.manifest import CampaignManifest, write_manifest
-from harness.cli import run_cmd
+from harness.cli import campaign_request
 from harness.cli.main import app
 from harness.tasks.dataset import BUNDLED_DATA
 
@@ -27,7 +27,7 @@ class _UnusedBackend:
 def test_run_into_another_models_directory_is_refused(monkeypatch, tmp_path):
     write_manifest(tmp_path, CampaignManifest(model="oracle", display_name="Oracle", repeats=1, max_turns=44,
                                               user_audio="auto", n_tasks=1))
-    monkeypatch.setattr(run_cmd, "get_backend", lambda name: _UnusedBackend())
+    monkeypatch.setattr(campaign_request, "get_backend", lambda name: _UnusedBackend())
     task = sorted(p.name for p in (BUNDLED_DATA / "tasks").iterdir())[0]
     result = CliRunner().invoke(app, ["run", "--model", "noop", "--only", task, "--out", str(tmp_path)])
     assert result.exit_code == 2, result.output

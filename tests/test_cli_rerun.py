@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 import pytest
 from typer.testing import CliRunner
 
-from harness.cli import run_cmd
+from harness.cli import campaign_request
 from harness.cli.main import app
 from harness.errors import SessionInfraError
 from sandbox.backend import get_backend
@@ -51,13 +51,13 @@ class _LocalFailingFor:
 
 def test_retry_failed_reruns_only_the_empty_cells_of_the_campaigns_own_plan(monkeypatch, tmp_path):
     out = ["--data", str(DEMO_DATA), "--out", str(tmp_path)]
-    monkeypatch.setattr(run_cmd, "get_backend", lambda name: _LocalFailingFor(TASK_B))
+    monkeypatch.setattr(campaign_request, "get_backend", lambda name: _LocalFailingFor(TASK_B))
     first = _invoke("run", *out, "--only", TASK_A, "--only", TASK_B)
     assert first.exit_code == 1, first.output
     kept_run_id = json.loads((tmp_path / TASK_A / "rep0" / "result.json").read_text())["run_id"]
     assert not (tmp_path / TASK_B / "rep0" / "result.json").exists()
 
-    monkeypatch.setattr(run_cmd, "get_backend", lambda name: get_backend("local"))
+    monkeypatch.setattr(campaign_request, "get_backend", lambda name: get_backend("local"))
     retry = _invoke("run", *out, "--retry-failed")  # no --only: the plan is the campaign's, not the suite
     assert retry.exit_code == 0, retry.output
     assert "--retry-failed: 1 of 2 planned cells to run again (1 scored cell kept)" in retry.output

@@ -149,7 +149,7 @@ def test_a_missing_agent_image_is_said_once_before_any_sandbox(tmp_path, monkeyp
     """The README's ``--model container:my-agent:latest`` without the image built the task server's
     image, failed the first cell and listed 29 more as NOT RUN."""
     import sandbox.agent_container as agent_container
-    from harness.cli import run_cmd
+    from harness.cli import campaign_request
     from sandbox.errors import AgentImageError
 
     def missing(image: str, **_: object) -> str:
@@ -160,7 +160,7 @@ def test_a_missing_agent_image_is_said_once_before_any_sandbox(tmp_path, monkeyp
         raise AssertionError("no sandbox backend is made for a model whose image is missing")
 
     monkeypatch.setattr(agent_container, "ensure_agent_image", missing)
-    monkeypatch.setattr(run_cmd, "_backend_or_exit", no_backend)
+    monkeypatch.setattr(campaign_request, "_backend_or_exit", no_backend)
     result = _run("--model", "container:my-agent:latest", "--sandbox", "docker", out=tmp_path)
     assert result.exit_code == 1, result.output
     assert _error_line(result) == ("error: agent image my-agent:latest is not on this Docker engine (there is no "

@@ -8,6 +8,10 @@ layers, never one of its own layer. A new subpackage must be placed in the table
 Every import counts: top-level, function-local (a lazy import is still a dependency) and
 ``TYPE_CHECKING`` ones (a type-only cycle is still a cycle for the type checker and the reader).
 The graph is read from the sources with :mod:`ast`; nothing is imported.
+
+Inside a unit the same holds module by module: no import circle between two modules anywhere in
+the house (``harness/campaign``'s plan, runner and executors; ``mcp_servers``' server, control
+API and MCP app), which the unit graph cannot see.
 """
 
 from __future__ import annotations
@@ -98,6 +102,32 @@ def import_graph() -> dict[str, dict[str, list[str]]]:
     return graph
 
 
+def _nearest_module(name: str) -> str | None:
+    """The module (or package) a dotted import target names: ``harness.x.y.Class`` → ``harness.x.y``."""
+    parts = name.split(".")
+    while parts and not _exists(".".join(parts)):
+        parts.pop()
+    return ".".join(parts) if parts and parts[0] in PACKAGES else None
+
+
+def module_graph() -> dict[str, dict[str, list[str]]]:
+    """module → imported module → where (``file:line``), over every import in the four packages."""
+    graph: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            module, is_package = _module_name(path)
+            graph[module]
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+                if not isinstance(node, ast.Import | ast.ImportFrom):
+                    continue
+                for target in _imported_modules(node, module, is_package):
+                    imported = _nearest_module(target)
+                    # A package's ``__init__`` importing its own modules is how a package exports: not a circle.
+                    if imported is not None and imported != module and not (is_package and imported.startswith(f"{module}.")):
+                        graph[module][imported].append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return graph
+
+
 def find_cycle(graph: Graph) -> list[str] | None:
     """One cycle as its path of units (first == last), or ``None``."""
     state: dict[str, str] = {}  # "open" while on the DFS stack, "done" after
@@ -140,6 +170,24 @@ def test_no_import_cycle_between_packages() -> None:
     graph = import_graph()
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle:\n" + describe_path(graph, cycle or [])
+
+
+def test_no_import_cycle_between_modules() -> None:
+    graph = module_graph()
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle between modules:\n" + describe_path(graph, cycle or [])
+
+
+def test_the_module_graph_sees_a_circle_inside_a_unit() -> None:
+    """Where the unit graph sees one node, the module graph sees the modules and their imports."""
+    graph = module_graph()
+    assert "harness.campaign.plan" in graph["harness.campaign.campaign"]
+    assert "harness.campaign.plan" in graph["harness.campaign.ray_executor"]
+    # The plan imports no executor and no runner: the CLI injects them.
+    assert not {m for m in graph["harness.campaign.plan"] if m.startswith("harness.campaign.")}
+    assert "mcp_servers.task_server" in graph["mcp_servers.control_api"]
+    circle = {"a": {"b": ["a.py:1"]}, "b": {"a": ["b.py:9"]}}
+    assert find_cycle(circle) == ["a", "b", "a"]
 
 
 def test_every_import_points_down_the_layers() -> None:

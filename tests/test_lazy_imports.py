@@ -16,10 +16,10 @@ def _imports_after(code: str) -> set[str]:
 
 def test_preparing_a_c0_run_of_a_builtin_agent_loads_no_audio_stack():
     loaded = _imports_after(
-        "from harness.cli.run_cmd import _model_or_exit\n"
+        "from harness.cli.campaign_request import _model_or_exit\n"
         "_model_or_exit('oracle', 'C0', endpoint=None, provider_model=None, api_key_env=None)"
     )
-    assert "harness.cli.run_cmd" in loaded
+    assert "harness.cli.campaign_request" in loaded
     assert not {m for m in loaded if m.startswith("scipy.signal")}, "the voice oracle (and its VAD) was built for C0"
 
 
@@ -32,10 +32,10 @@ def test_the_run_command_of_an_in_tree_agent_loads_no_image_builder():
     """Only an out-of-tree adapter's host needs the image builder's source lists (with its wheelhouse,
     base image and TOML reader: ~0.1 CPU-s to import)."""
     loaded = _imports_after(
-        "from harness.cli.run_cmd import _model_or_exit\n"
+        "from harness.cli.campaign_request import _model_or_exit\n"
         "_model_or_exit('oracle', 'C0', endpoint=None, provider_model=None, api_key_env=None)"
     )
-    assert "harness.cli.run_cmd" in loaded
+    assert "harness.cli.campaign_request" in loaded
     assert "sandbox.image_build" not in loaded and "sandbox.wheelhouse" not in loaded
 
 
@@ -75,7 +75,7 @@ def test_a_bridging_harness_and_a_task_server_start_without_the_mcp_sdk():
     and a server imports it only for its ``/mcp`` app (at once, or on first use with ``--lazy-mcp``)."""
     harness = _imports_after(
         "import harness.cli.run_cmd, harness.campaign.text_cell, harness.session.mcp_environment\n"
-        "from harness.cli.run_cmd import _model_or_exit\n"
+        "from harness.cli.campaign_request import _model_or_exit\n"
         "_model_or_exit('oracle', 'C0', endpoint=None, provider_model=None, api_key_env=None)"
     )
     server = _imports_after("import mcp_servers.__main__, mcp_servers.forkserver")

@@ -3,6 +3,7 @@ points (a real ``*.dist-info`` on ``sys.path``) or named as ``module:Class``, be
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -17,6 +18,8 @@ from harness.conditions import UnknownConditionError, conditions, get_condition
 from harness.field_graders import BUILTIN_GRADERS, field_graders, get_grader, grade_field
 from harness.field_graders import ENTRY_POINT_GROUP as GRADERS_GROUP
 from harness.grading.two_tier import grade_two_tier
+from harness.session.session_config import DuplexConfig
+from harness.session.turn_policy import FullDuplex, TurnBased, turn_policy
 from harness.tasks.errors import TaskLoadError
 from harness.tasks.loader import load_task
 from harness.user.recovery import RecoveryPlanner
@@ -25,6 +28,7 @@ from sandbox.backend import get_backend, known_backends
 from sandbox.docker_backend import DockerBackend
 from sandbox.errors import UnknownBackendError
 from sandbox.local import LocalBackend
+from tests.conftest import DEMO_DATA
 from tests.entry_point_dist import install_entry_points
 from tests.package_editing import edit, editable_copy
 from tests.plugin_examples import ContainerCapableBackend, SubprocessBackend
@@ -170,6 +174,30 @@ def test_an_installed_condition_is_read_by_the_campaign_and_the_user(tmp_path, m
     assert text_lines != RecoveryPlanner.for_condition(flow, "C2").runner_lines
     assert RecoveryPlanner.for_condition(flow, "C3-noisy").runner_lines == RecoveryPlanner.for_condition(
         flow, "C2").runner_lines
+
+
+def test_an_installed_condition_brings_its_turn_policy_into_the_session(tmp_path, monkeypatch) -> None:
+    install_entry_points(tmp_path, monkeypatch, CONDITIONS_GROUP, {
+        "C3-noisy": "tests.plugin_examples:NOISY_DUPLEX", "C1-polite": "tests.plugin_examples:POLITE_VOICE"})
+    noisy, polite = turn_policy("C3-noisy"), turn_policy("C1-polite")
+    assert type(noisy) is FullDuplex and noisy.degraded_audio
+    assert isinstance(polite, TurnBased) and not polite.degraded_audio
+    with pytest.raises(ValueError, match="condition C3-noisy needs an acoustics chain"):
+        DuplexConfig(speech=None, condition="C3-noisy")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("condition", ["C3-noisy", "T1"])
+def test_an_installed_condition_runs_a_campaign_cell_and_is_recorded_by_its_name(tmp_path, monkeypatch, condition) -> None:
+    """A voice condition from another distribution failed in every cell (the session knew only its
+    own three turn policies); a text one was recorded as C0."""
+    install_entry_points(tmp_path / "site", monkeypatch, CONDITIONS_GROUP, {
+        "T1": "tests.plugin_examples:TEXT_ONLY", "C3-noisy": "tests.plugin_examples:NOISY_DUPLEX"})
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", "--data", str(DEMO_DATA), "--only", "demo_warranty_advice_001", "--sandbox",
+                                 "local", "--condition", condition, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    record = json.loads((out / "demo_warranty_advice_001" / "rep0" / "result.json").read_text())
+    assert (record["condition"], record["pts"], record["identity"]["condition"]) == (condition, 1, condition)
 
 
 def test_run_with_an_unknown_condition_exits_2_listing_the_known() -> None:

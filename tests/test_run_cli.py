@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.agents import registry
-from harness.cli import run_cmd
+from harness.cli import campaign_request
 from harness.cli.main import app
 from harness.errors import SessionInfraError
 from sandbox.backend import SandboxBackend
@@ -67,7 +67,7 @@ class _BrokenBackend(SandboxBackend):
 
 
 def test_cells_left_empty_by_infrastructure_exit_1(monkeypatch, tmp_path):
-    monkeypatch.setattr(run_cmd, "get_backend", lambda name: _BrokenBackend())
+    monkeypatch.setattr(campaign_request, "get_backend", lambda name: _BrokenBackend())
     result = _run("--data", str(DEMO_DATA), "--only", DEMO_TASK, "--out", str(tmp_path))
     assert result.exit_code == 1, result.output
     assert "sandbox: broken" in result.output

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from harness.cli import run_cmd
+from harness.cli import campaign_request
 from harness.cli.main import app
 from tests.conftest import TOY_FORM, TOY_INTERVIEW, require_reference_fixtures
 from tests.package_editing import edit, editable_copy
@@ -51,7 +51,7 @@ def test_run_refuses_a_package_that_fails_lint_with_the_lint_message(data, tmp_p
 
 def test_skip_invalid_runs_the_others_and_lists_the_broken_one_as_not_run(data, tmp_path, monkeypatch):
     edit(data / "toy_form_001", "grading/gold.yaml", MISSPELLED, "kind: commit_authorised")
-    monkeypatch.setattr(run_cmd, "get_backend", lambda name: _BrokenBackend())  # cells stay empty: fast
+    monkeypatch.setattr(campaign_request, "get_backend", lambda name: _BrokenBackend())  # cells stay empty: fast
     out = tmp_path / "out"
     result = _invoke("run", "--data", str(data), "--skip-invalid", "--out", str(out))
     assert "not run: toy_form_001: lint: grading/gold.yaml" in " ".join(result.output.split())

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from harness.agents.registry import get_model
 from harness.campaign.campaign import CampaignCell, CampaignResult, CampaignSettings, CellOutcome
-from harness.cli import run_cmd
+from harness.cli import run_report
 from harness.cli.main import app
 from harness.cli.results_table import wrap_task_id
 from harness.results.result_record import ResultRecord
@@ -77,7 +77,7 @@ def _task_column(table: str) -> list[list[str]]:
 @pytest.mark.parametrize("width", [80, 60])
 def test_results_table_keeps_task_ids_readable(capsys, monkeypatch, width):
     monkeypatch.setenv("COLUMNS", str(width))
-    run_cmd._print_results(_result(DEMO_IDS))
+    run_report.print_results(_result(DEMO_IDS))
     output = capsys.readouterr().out
     table = "\n".join(line for line in output.splitlines() if not re.search(r" rep0: |^oracle: ", line))
     assert all(len(line) <= width for line in table.splitlines())

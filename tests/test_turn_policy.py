@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from harness.session.session_config import VOICE_CONDITIONS, DuplexConfig
+from harness.conditions import ConditionDef, conditions
+from harness.session.session_config import DuplexConfig
 from harness.session.turn_policy import (
     IDLE_TIMEOUT_MS,
     TURN_GAP_MS,
-    TURN_POLICIES,
     FrameState,
     FullDuplex,
     TurnBased,
     TurnLedger,
     TurnMove,
+    turn_policy,
 )
 from harness.tasks.loader import load_task
 from harness.user.flow_engine import UserPlan
@@ -60,10 +61,25 @@ def test_turn_based_speaks_nothing_over_the_agent_and_drops_back_channels():
 
 
 def test_every_voice_condition_has_a_policy_and_an_unknown_one_is_refused():
-    assert set(VOICE_CONDITIONS) == set(TURN_POLICIES) == {"C1", "C2", "C3"}
-    assert isinstance(TURN_POLICIES["C1"], TurnBased) and not isinstance(TURN_POLICIES["C2"], TurnBased)
-    with pytest.raises(ValueError, match="unknown voice condition 'C9'"):
+    voice = [name for name, c in conditions().items() if c.session == "voice"]
+    assert voice == ["C1", "C2", "C3"]  # no plugin installed in this environment
+    assert isinstance(turn_policy("C1"), TurnBased) and not isinstance(turn_policy("C2"), TurnBased)
+    with pytest.raises(ValueError, match="unknown voice condition 'C9'; expected one of C1, C2, C3"):
         DuplexConfig(speech=None, condition="C9")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown voice condition 'C0'"):  # a text condition has no turn policy
+        turn_policy("C0")
+
+
+def test_a_condition_registers_its_turn_taking_and_is_checked_where_it_is_declared():
+    assert [c.turn_taking for c in conditions().values()] == [None, "turn_based", "full_duplex", "full_duplex"]
+    assert ConditionDef("X", "x", "x", session="voice").turn_taking == "full_duplex"  # the default
+    with pytest.raises(ValueError, match="condition 'X': turn_taking must be one of full_duplex, turn_based, "
+                                         "got 'impatient'"):
+        ConditionDef("X", "x", "x", session="voice", turn_taking="impatient")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="condition 'T': a text condition takes no turn_taking"):
+        ConditionDef("T", "t", "t", session="text", turn_taking="turn_based")
+    with pytest.raises(ValueError, match="condition 'S': session must be text or voice, got 'video'"):
+        ConditionDef("S", "s", "s", session="video")  # type: ignore[arg-type]
 
 
 def test_an_answer_owed_is_given_up_after_the_idle_timeout_at_the_time_asked():
@@ -82,6 +98,7 @@ def test_an_answer_owed_is_given_up_after_the_idle_timeout_at_the_time_asked():
 
 
 def test_only_the_degraded_audio_condition_takes_an_acoustics_chain():
-    assert [c for c, p in TURN_POLICIES.items() if p.degraded_audio] == ["C3"]
+    voice = [name for name, c in conditions().items() if c.session == "voice"]
+    assert [c for c in voice if turn_policy(c).degraded_audio] == ["C3"]
     with pytest.raises(ValueError, match="condition C3 needs an acoustics chain"):
         DuplexConfig(speech=None, condition="C3")  # type: ignore[arg-type]

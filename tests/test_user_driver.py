@@ -11,7 +11,7 @@ from harness.session.channels import UserUtterance
 from harness.session.clocks import VirtualClock
 from harness.session.environment_port import InProcessEnvironment
 from harness.session.floor_meter import FloorMeter
-from harness.session.turn_policy import TURN_POLICIES
+from harness.session.turn_policy import turn_policy
 from harness.session.user_driver import UserDriver
 from harness.tasks.loader import load_task
 from tests.conftest import DEMO_DATA
@@ -23,7 +23,7 @@ async def _driver(condition: str = "C2", *, max_turns: int = 2) -> tuple[UserDri
     bundle = load_task(BENEFITS)
     log = EventBus(run_id="r", task_version="1", condition=condition)
     driver = UserDriver(bundle, InProcessEnvironment(bundle.public_bundle()), log, FloorMeter(log), VirtualClock(),
-                        policy=TURN_POLICIES[condition], seed=1, max_turns=max_turns, condition=condition)
+                        policy=turn_policy(condition), seed=1, max_turns=max_turns, condition=condition)
     speech = open_speech_source(BENEFITS, "auto", voice=user_voice(bundle.persona.get("voice_id")), task_id=bundle.task_id)
     await driver.prepare(speech, None, seed=1)
     return driver, log

@@ -6,6 +6,9 @@ task twice), so a campaign stopped early still covers the suite. A cell whose ``
 written by the same measurement is loaded instead of re-run (:mod:`.resume`); one whose grade
 waits on pending judge verdicts is re-graded when a regrader is given.
 
+The plan's types live in :mod:`.plan`; where the sessions run is the executor the caller injects
+(:func:`~.plan.local_cells`, or :class:`~.ray_executor.RayExecutor`), so this module imports none.
+
 Failures are handled by their blame (:mod:`.blame`): infrastructure is retried with backoff and,
 if it keeps failing, the cell is left empty for the next invocation; a provider that refuses us
 stops the campaign; anything else is a harness bug — the cell fails as ``harness_error`` with its
@@ -17,15 +20,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Literal, Protocol
 
-from harness.agents.registry import ModelSpec
 from harness.atomic_write import atomic_write_text
-from harness.counted import counted
 from harness.events.jsonl import EVENTS_FILE
 from harness.results.campaign_files import HARNESS_ERROR_FILE, SUPERSEDED_DIR
 from harness.results.measurement_identity import MeasurementIdentity, TaskPin
@@ -34,178 +32,44 @@ from harness.results.result_record import ResultRecord, error_text
 from .blame import classify
 from .lock import CampaignLock
 from .manifest import CampaignManifest, write_manifest
+from .plan import (
+    MAX_ATTEMPTS,
+    CampaignCell,
+    CampaignResult,
+    CampaignSettings,
+    CellExecutor,
+    CellOutcome,
+    CellRunner,
+    PendingRegrader,
+    campaign_cells,
+    local_cells,
+)
 from .resume import CampaignMismatchError, CellReuse, check_identity, reuse_cell
 from .unscored import unscored_cells
 
 __all__ = [
+    "MAX_ATTEMPTS",
     "CampaignCell",
     "CampaignMismatchError",
     "CampaignResult",
     "CampaignSettings",
+    "CellExecutor",
     "CellOutcome",
     "CellRunner",
     "PendingRegrader",
     "campaign_cells",
+    "local_cells",
     "run_campaign",
 ]
 
 log = logging.getLogger(__name__)
-
-MAX_ATTEMPTS = 3
-
-
-@dataclass(frozen=True, order=True)
-class CampaignCell:
-    rep: int
-    task_id: str
-
-    def rep_dir(self, out_dir: Path) -> Path:
-        return Path(out_dir) / self.task_id / f"rep{self.rep}"
-
-    def __str__(self) -> str:
-        return f"{self.task_id} rep{self.rep}"
-
-
-class CellRunner(Protocol):
-    """Runs one session for ``cell`` in ``rep_dir`` and returns its record (not yet written).
-
-    Raises whatever the session raised; the campaign classifies it.
-    """
-
-    async def __call__(self, cell: CampaignCell, rep_dir: Path) -> ResultRecord: ...
-
-
-#: Grades a loaded record's pending judge verdicts again; returns it unchanged if the judge is still out.
-PendingRegrader = Callable[[CampaignCell, Path, ResultRecord], Awaitable[ResultRecord]]
-
-
-@dataclass(frozen=True)
-class CampaignSettings:
-    model: ModelSpec
-    out_dir: Path
-    #: Repetitions this start plans per task.
-    repeats: int
-    #: What every cell measures, built by the cell runner (``SandboxedCellRunner.identity``); the
-    #: campaign sets its plan (tasks, repetitions). ``None``: the model's defaults.
-    identity: MeasurementIdentity | None = None
-    #: Grow the campaign by new tasks or more repetitions (``run --extend``); refused otherwise.
-    extend: bool = False
-    #: Resume a campaign another harness version started (``run --allow-version-change``).
-    allow_version_change: bool = False
-    sandbox: str = "auto"
-    parallel: int = 1
-    max_attempts: int = MAX_ATTEMPTS
-    #: Sleep ``retry_backoff_s × attempt`` before retrying a transient failure.
-    retry_backoff_s: float = 5.0
-    #: Where cells run: ``local`` (this process) or ``ray`` (tasks on a Ray cluster, :mod:`.ray_executor`).
-    executor: Literal["local", "ray"] = "local"
-    #: The Ray cluster to join (``host:port``, ``ray://host:port``, ``auto``); ``None``: start a local
-    #: instance on loopback for the campaign. Only with ``executor="ray"``.
-    ray_address: str | None = None
-
-    @property
-    def measured(self) -> MeasurementIdentity:
-        """What the cells measure (without the plan)."""
-        return self.identity or MeasurementIdentity(model=self.model.key, provider_model=self.model.provider_model or None)
-
-    def __post_init__(self) -> None:
-        if self.identity is not None and self.identity.model != self.model.key:
-            raise ValueError(f"campaign setting identity measures {self.identity.model!r}, not the model {self.model.key!r}")
-        for name in ("repeats", "parallel", "max_attempts"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"campaign setting {name} must be at least 1, got {getattr(self, name)}")
-        if self.executor not in ("local", "ray"):
-            raise ValueError(f"campaign setting executor must be local or ray, got {self.executor!r}")
-        if self.ray_address is not None and self.executor != "ray":
-            raise ValueError("campaign setting ray_address needs executor='ray'")
-
-
-CellStatus = Literal["loaded", "regraded", "ran", "infra_failed", "harness_error", "provider_error", "stopped"]
-
-
-@dataclass
-class CellOutcome:
-    """What became of a cell: its record (``None`` when left empty) and the attempts it took."""
-
-    cell: CampaignCell
-    status: CellStatus
-    record: ResultRecord | None = None
-    attempts: int = 0
-    infra_errors: list[str] = field(default_factory=list)
-    #: ``"<Type>: <message>"`` of a harness bug or a provider refusal that ended the cell.
-    error: str | None = None
-    #: A ``result.json`` found unusable and set aside before the cell ran again.
-    set_aside: str | None = None
-    #: Why no later cell should start (a provider refusal, a full harness disk).
-    stop_reason: str | None = None
-
-
-@dataclass
-class CampaignResult:
-    settings: CampaignSettings
-    outcomes: list[CellOutcome]
-
-    @property
-    def rows(self) -> list[ResultRecord]:
-        return [o.record for o in self.outcomes if o.record is not None]
-
-    @property
-    def passed(self) -> int:
-        return sum(row.passed for row in self.rows)
-
-    @property
-    def errored(self) -> int:
-        return sum(row.error is not None for row in self.rows)
-
-    @property
-    def pending(self) -> list[ResultRecord]:
-        """Runs whose grade waits on the judge: neither passes nor failures yet."""
-        return [row for row in self.rows if row.pending]
-
-    @property
-    def empty_cells(self) -> list[CellOutcome]:
-        return [o for o in self.outcomes if o.record is None]
-
-    @property
-    def harness_errors(self) -> list[CellOutcome]:
-        return [o for o in self.outcomes if o.status == "harness_error"]
-
-    @property
-    def stopped_by(self) -> CellOutcome | None:
-        """The failure that stopped the campaign, if one did."""
-        return next((o for o in self.outcomes if o.stop_reason), None)
-
-    @property
-    def complete(self) -> bool:
-        return not self.empty_cells
-
-    def summary(self) -> str:
-        infra = sum(o.status == "infra_failed" for o in self.outcomes)
-        text = (
-            f"{self.settings.model.key}: {len(self.rows)}/{counted(len(self.outcomes), 'run')} complete, "
-            f"{self.passed} passed, {counted(infra, 'infra error')}"
-        )
-        if self.pending:
-            text += f", {len(self.pending)} pending judge verdicts (run `apex-voice regrade`)"
-        if self.harness_errors:
-            named = "; ".join(f"{o.cell}: {o.error}" for o in self.harness_errors[:3])
-            text += f", {len(self.harness_errors)} harness errors ({named})"
-        stopped = self.stopped_by
-        if stopped is not None:
-            text += f"; stopped at {stopped.cell}: {stopped.stop_reason}"
-        return f"{text} -> {self.settings.out_dir}"
-
-
-def campaign_cells(task_ids: list[str], repeats: int) -> list[CampaignCell]:
-    """Coverage-first order: repetition 0 of every task (sorted), then repetition 1, ..."""
-    return [CampaignCell(rep, task_id) for rep in range(repeats) for task_id in sorted(set(task_ids))]
-
 
 async def run_campaign(
     settings: CampaignSettings,
     task_ids: list[str],
     run_cell: CellRunner,
     *,
+    executor: CellExecutor = local_cells,
     on_cell: Callable[[CellOutcome], None] | None = None,
     on_start: Callable[[CampaignCell, int], None] | None = None,
     task_pins: dict[str, TaskPin] | None = None,
@@ -214,6 +78,10 @@ async def run_campaign(
 ) -> CampaignResult:
     """Run (or resume) the campaign; ``on_cell`` hears about every cell as it is settled, and
     ``on_start`` about every attempt at a session as it begins (with the attempt's number).
+
+    ``executor`` is where the sessions run (:func:`~.plan.local_cells`, this process, by default;
+    the CLI injects :class:`~.ray_executor.RayExecutor` for ``--executor ray``). It is entered only
+    when some cell is to run, so a campaign resumed whole never joins a cluster.
 
     ``cells`` plans exactly those cells (``run --retry-failed``: a campaign's recorded plan) instead
     of every task of ``task_ids`` times ``settings.repeats``.
@@ -251,7 +119,7 @@ async def run_campaign(
         limit = asyncio.Semaphore(min(settings.parallel, settings.model.max_concurrent_sessions or settings.parallel))
         stop = asyncio.Event()
         to_run = any(reuse.record is None for reuse in reuses.values())
-        async with _executor(settings, run_cell, needed=to_run) as runner:
+        async with (executor if to_run else local_cells)(settings, run_cell) as runner:
 
             async def settle(cell: CampaignCell) -> CellOutcome:
                 outcome = await _settle(settings, cell, reuses[cell], runner, regrade, limit, stop, identity, on_start)
@@ -263,19 +131,6 @@ async def run_campaign(
             outcomes = await _all_settled([settle(cell) for cell in cells])
         write_manifest(settings.out_dir, manifest.model_copy(update={"unscored_cells": unscored_cells(outcomes)}))
     return CampaignResult(settings, outcomes)
-
-
-@asynccontextmanager
-async def _executor(settings: CampaignSettings, run_cell: CellRunner, *, needed: bool) -> AsyncIterator[CellRunner]:
-    """``run_cell`` itself (the local executor), or its cells as Ray tasks for the campaign's
-    duration (joined only when some cell is to run; Ray is imported only then)."""
-    if settings.executor == "local" or not needed:
-        yield run_cell
-        return
-    from .ray_executor import ray_cells
-
-    async with ray_cells(settings, run_cell) as remote:
-        yield remote
 
 
 async def _all_settled(settling: list[Awaitable[CellOutcome]]) -> list[CellOutcome]:

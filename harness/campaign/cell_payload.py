@@ -12,9 +12,20 @@ that node's sandbox backend, and returns a :class:`CellReturn`: the record and t
 as bytes, or the cell's exception (:mod:`.carried_error`). The campaign writes them into the run
 directory (:meth:`CellReturn.land`), whose layout is then the local executor's.
 
+What travels is declared, not derived: the runner's plain settings are the fields of
+:class:`RunnerSettings` (an allow-list), its live parts are :data:`REBUILT_ON_NODE`, and a runner
+field that is neither is refused by :meth:`CellRecipe.of` — a new live field can neither break
+pickling nor ship silently, and a new setting cannot be dropped silently either.
+
+The judge verdicts a cell's grading stood on come back with it (:attr:`CellReturn.verdicts`) and
+land in the campaign's one verdict store on the driver, so ``regrade`` there finds them and the
+first verdict for a key wins campaign-wide.
+
 Nothing the cell started outlives it on the node: the runner's own teardown removes the sandbox
-(and agent container), the backend is closed with its warm spares, and the private folder — task
-copy and session files — is removed once packed. A killed node's leftovers carry the dead worker as
+(and agent container), the backend's warm spares are removed after every cell, and the private
+folder — task copy and session files — is removed once packed. The backend itself is one per worker
+process (:func:`worker_backend`): a reused Ray worker does not pile up backends, each holding its
+engine thread pool alive through its exit hook. A killed node's leftovers carry the dead worker as
 their owner and are swept by the next harness there (``sandbox.cleanup``).
 """
 
@@ -26,39 +37,97 @@ import os
 import pickle
 import shutil
 import tarfile
+import threading
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.agents.registry import ModelSpec
 from harness.atomic_write import atomic_write_bytes
 from harness.errors import HarnessBug, SessionInfraError
 from harness.grading.judge import SemanticJudge
+from harness.grading.judge_cache import WitnessedVerdicts
 from harness.results.measurement_identity import MeasurementIdentity
 from harness.results.result_record import ResultRecord
+from harness.session.session_config import ToolMode
 from harness.tasks.bundle import TaskBundle
 from harness.tasks.checksums import ChecksumManifest
 from harness.user.llm_act_observer import LlmActClassifier
+from sandbox.agent_container_config import AgentContainerConfig
 from sandbox.backend import SandboxBackend, get_backend
 from sandbox.session_files import owned_temp_dir
 
-from .campaign import CampaignCell
 from .carried_error import pack_exception, unpack_exception
+from .plan import CampaignCell
 from .sandboxed_cell import SandboxedCellRunner
 
 if TYPE_CHECKING:  # audio loads on a node only for a cell that speaks
+    from harness.audio.acoustics import AcousticChain
     from harness.audio.speech_bank import SpeechSource
 
-__all__ = ["CellRecipe", "CellReturn", "TaskPackage", "run_cell_here"]
+__all__ = ["REBUILT_ON_NODE", "CellRecipe", "CellReturn", "RunnerSettings", "TaskPackage", "run_cell_here",
+           "worker_backend"]
 
 #: How often a running cell asks whether the campaign was cancelled (see :func:`run_cell_here`).
 STOP_POLL_S = 0.5
 #: Says whether the campaign asked the cell to stop.
 StopCheck = Callable[[], Awaitable[bool]]
-#: Runner fields that are live objects: rebuilt on the node, never shipped.
-_REBUILT_ON_NODE = frozenset({"model", "backend", "task_dirs", "speech", "judge", "checksums", "observer", "on_session"})
+#: Runner fields that are live objects (or the node's own: its task copy and checksums), rebuilt
+#: there, never shipped. The model travels as :attr:`CellRecipe.model`.
+REBUILT_ON_NODE = frozenset({"backend", "task_dirs", "speech", "judge", "checksums", "observer", "on_session"})
+
+
+@dataclass(frozen=True)
+class RunnerSettings:
+    """The runner's plain settings that travel to a node: the allow-list (every field picklable)."""
+
+    max_turns: int
+    seed: int
+    condition: str
+    acoustics: AcousticChain | None
+    tool_latency_ms: int
+    tool_mode: ToolMode
+    mcp_public_url: str | None
+    agent_limits: AgentContainerConfig | None
+    adapter_env: dict[str, str]
+
+    @classmethod
+    def of(cls, runner: SandboxedCellRunner) -> RunnerSettings:
+        """The runner's settings; ``TypeError`` names a runner field declared neither here nor in
+        :data:`REBUILT_ON_NODE` (it would otherwise be dropped, or shipped, without anyone deciding)."""
+        shipped = {f.name for f in fields(cls)}
+        undeclared = sorted(f.name for f in fields(runner)
+                            if f.init and f.name not in shipped | REBUILT_ON_NODE | {"model"})
+        if undeclared:
+            raise TypeError(f"{type(runner).__name__} field(s) {', '.join(undeclared)} are neither sent to a node "
+                            "(cell_payload.RunnerSettings) nor rebuilt there (cell_payload.REBUILT_ON_NODE): "
+                            "declare each in one of them")
+        return cls(**{name: getattr(runner, name) for name in shipped})
+
+    def as_kwargs(self) -> dict[str, object]:
+        """The settings as the runner's keyword arguments (each value as it is: not ``asdict``'s copies)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+_worker_backends: dict[str, SandboxBackend] = {}
+_worker_backends_lock = threading.Lock()
+
+
+def worker_backend(name: str) -> SandboxBackend:
+    """This process's one sandbox backend called ``name``, made and prepared by its first cell.
+
+    Blocking (it may build an image). Every later cell in the worker reuses it: a backend per cell
+    would leave each one alive with its engine thread pool (its exit hook holds it).
+    """
+    with _worker_backends_lock:
+        backend = _worker_backends.get(name)
+        if backend is None:
+            backend = get_backend(name)
+            backend.prepare()
+            _worker_backends[name] = backend
+        return backend
 
 
 def _tar(root: Path, files: list[Path]) -> bytes:
@@ -132,16 +201,15 @@ class CellRecipe:
     sandbox: str
     user_audio: str
     #: The runner's plain settings (turns, seed, condition, acoustics, tool mode, agent limits, ...).
-    settings: dict[str, Any]
+    settings: RunnerSettings
     #: What the runner measures on the driver; the node's runner must measure the same.
     identity: MeasurementIdentity
 
     @classmethod
-    def of(cls, runner: Any, *, user_audio: str) -> CellRecipe:
+    def of(cls, runner: object, *, user_audio: str) -> CellRecipe:
         if not isinstance(runner, SandboxedCellRunner):
             raise TypeError(f"the ray executor runs the harness's sandboxed cells, not a {type(runner).__name__}")
-        settings = {f.name: getattr(runner, f.name) for f in fields(runner) if f.init and f.name not in _REBUILT_ON_NODE}
-        recipe = cls(type(runner), runner.model, runner.backend.name, user_audio, settings,
+        recipe = cls(type(runner), runner.model, runner.backend.name, user_audio, RunnerSettings.of(runner),
                      runner.identity(user_audio=user_audio))
         try:
             pickle.dumps(recipe)
@@ -151,7 +219,11 @@ class CellRecipe:
 
     def build(self, backend: SandboxBackend, task_dirs: dict[str, Path],
               checksums: ChecksumManifest | None) -> SandboxedCellRunner:
-        """The runner on this node; :class:`SessionInfraError` when it would measure another identity."""
+        """The runner on this node; :class:`SessionInfraError` when it would measure another identity.
+
+        Its judge's verdicts are witnessed (:class:`~harness.grading.judge_cache.WitnessedVerdicts`),
+        so the cell can bring back those its grading stood on.
+        """
         mode = self.user_audio
 
         def speech(bundle: TaskBundle) -> SpeechSource:
@@ -161,11 +233,13 @@ class CellRecipe:
             voice = user_voice(bundle.persona.get("voice_id"))
             return open_speech_source(bundle.task_dir, mode, voice=voice, task_id=bundle.task_id)
 
+        judge = SemanticJudge.from_env() if self.identity.judge_model is not None else None
+        if judge is not None and judge.cache is not None:
+            judge.cache = WitnessedVerdicts(judge.cache)
         runner = self.runner_class(
-            model=self.model, backend=backend, task_dirs=task_dirs, speech=speech, checksums=checksums,
-            judge=SemanticJudge.from_env() if self.identity.judge_model is not None else None,
+            model=self.model, backend=backend, task_dirs=task_dirs, speech=speech, checksums=checksums, judge=judge,
             observer=LlmActClassifier.from_env() if self.identity.observer == "llm" else None,
-            **self.settings,
+            **self.settings.as_kwargs(),  # type: ignore[arg-type]  # RunnerSettings' fields are runner fields
         )
         differences = self.identity.differences(runner.identity(user_audio=mode))
         if differences:
@@ -187,6 +261,8 @@ class CellReturn:
     stopped: bool = False
     #: Which node ran it (set by the executor), recorded in the record's ``sandbox`` metadata.
     node_id: str | None = None
+    #: The judge verdicts its grading stood on (key → verdict), for the campaign's own store.
+    verdicts: dict[str, bool] = field(default_factory=dict)
 
     def land(self, rep_dir: Path) -> ResultRecord:
         """Write the cell's files into ``rep_dir`` and return its record; raise the cell's own
@@ -251,15 +327,16 @@ async def _run_cell_here(recipe: CellRecipe, package: TaskPackage, cell: Campaig
         with owned_temp_dir("apexvoice-cell-") as root:
             task_dir, checksums = await asyncio.to_thread(package.unpack, root / "dataset")
             rep_dir = cell.rep_dir(root / "out")
-            backend = get_backend(recipe.sandbox)
+            backend = await asyncio.to_thread(worker_backend, recipe.sandbox)
             try:
-                await asyncio.to_thread(backend.prepare)
                 runner = recipe.build(backend, {cell.task_id: task_dir}, checksums)
                 record = await runner(cell, rep_dir)
             finally:
-                await backend.aclose()
+                await backend.aclose()  # its warm spares: the next cell here may be hours away
             files = await asyncio.to_thread(lambda: _tar(rep_dir, _regular_files(rep_dir)))
-        return CellReturn(record=record, files=files)
+        witnessed = runner.judge.cache if runner.judge is not None else None
+        verdicts = dict(witnessed.verdicts) if isinstance(witnessed, WitnessedVerdicts) else {}
+        return CellReturn(record=record, files=files, verdicts=verdicts)
     except BaseException as exc:
         task = asyncio.current_task()
         if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling() > 0:

@@ -1,7 +1,8 @@
 """The Ray campaign executor: each (task, repetition) cell as a Ray task on a node of a cluster.
 
-``apex-voice run --executor ray [--ray-address ADDR]``. A cell's isolation, grading, files and
-blame are the local executor's; only where its session runs changes.
+``apex-voice run --executor ray [--ray-address ADDR]``: the CLI injects a :class:`RayExecutor`
+into :func:`~.campaign.run_campaign` (a :class:`~.plan.CellExecutor`). A cell's isolation, grading,
+files and blame are the local executor's; only where its session runs changes.
 
 **A cell on a node.** The campaign's cell runner is described as a picklable
 :class:`~.cell_payload.CellRecipe`; each task directory is put once into Ray's object store as a
@@ -11,7 +12,8 @@ node advertises how many sandboxes it hosts (``ray start --resources '{"apex_san
 only such nodes get cells. There :func:`~.cell_payload.run_cell_here` rebuilds the runner, starts
 the sandbox with that node's backend (its Docker engine, with the same hardening; or the local
 backend) and returns the record with the session's files, which the driver writes into the run
-directory atomically. The run directory is written only by the driver, so ``results``, ``watch``,
+directory atomically, and the judge verdicts the cell's grading stood on, which the driver stores in
+the campaign's one verdict store (first writer wins). The run directory is written only by the driver, so ``results``, ``watch``,
 the TUI (settled cells; live session views need the session's bus, which stays on the node),
 ``regrade`` and resume see what the local executor leaves, and a driver that dies leaves a
 directory that resumes.
@@ -51,18 +53,19 @@ import logging
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from harness.agents.registry import ModelSpec
 from harness.errors import HarnessBug, SessionInfraError
+from harness.grading.judge_cache import JudgeCache, VerdictStore
 from harness.results.result_record import ResultRecord
 from harness.tasks.checksums import ChecksumManifest
 
-from .campaign import CampaignCell, CampaignSettings
 from .cell_payload import CellRecipe, CellReturn, TaskPackage, run_cell_here
+from .plan import CampaignCell, CampaignSettings, CellRunner
 
 __all__ = [
     "RAY_INSTALL_HINT",
@@ -70,11 +73,14 @@ __all__ = [
     "CellStops",
     "NodeLostError",
     "RayCellRunner",
+    "RayExecutor",
     "RayExecutorError",
     "forwarded_env",
     "ray_cells",
     "ray_installed",
 ]
+
+log = logging.getLogger(__name__)
 
 #: The custom resource a node advertises: how many sessions' sandboxes it hosts at once.
 SANDBOX_RESOURCE = "apex_sandbox"
@@ -175,8 +181,22 @@ def _check_capacity(address: str | None) -> None:
         )
 
 
+@dataclass(frozen=True)
+class RayExecutor:
+    """The :class:`~.plan.CellExecutor` that runs cells on a Ray cluster.
+
+    ``address``: the cluster to join (``host:port``, ``ray://host:port``, ``auto``); ``None``
+    starts a local instance on loopback for the campaign.
+    """
+
+    address: str | None = None
+
+    def __call__(self, settings: CampaignSettings, run_cell: CellRunner) -> AbstractAsyncContextManager[CellRunner]:
+        return ray_cells(settings, run_cell, address=self.address)
+
+
 @asynccontextmanager
-async def ray_cells(settings: CampaignSettings, run_cell: Any) -> AsyncIterator[RayCellRunner]:
+async def ray_cells(settings: CampaignSettings, run_cell: Any, *, address: str | None = None) -> AsyncIterator[RayCellRunner]:
     """The campaign's cells through Ray for the duration of the block; ``run_cell`` is the local
     runner they are built from (a :class:`~.sandboxed_cell.SandboxedCellRunner`)."""
     if not ray_installed():
@@ -188,16 +208,18 @@ async def ray_cells(settings: CampaignSettings, run_cell: Any) -> AsyncIterator[
         recipe = CellRecipe.of(run_cell, user_audio=settings.measured.user_audio)
     except TypeError as exc:
         raise RayExecutorError(str(exc)) from None
-    joined = await asyncio.to_thread(_join, settings.ray_address, settings.parallel, forwarded_env(settings.model))
+    joined = await asyncio.to_thread(_join, address, settings.parallel, forwarded_env(settings.model))
     try:
-        await asyncio.to_thread(_check_capacity, settings.ray_address)
+        await asyncio.to_thread(_check_capacity, address)
         remote = ray.remote(_cell_on_node).options(
             num_cpus=0, resources={SANDBOX_RESOURCE: 1}, max_retries=0, retry_exceptions=False
         )
         # On the driver's node, so that losing any other node leaves it (and every cell's poll) alone.
         here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
         stops = ray.remote(CellStops).options(num_cpus=0, scheduling_strategy=here).remote()
-        yield RayCellRunner(recipe, dict(run_cell.task_dirs), run_cell.checksums, remote, stops)
+        judge = run_cell.judge
+        yield RayCellRunner(recipe, dict(run_cell.task_dirs), run_cell.checksums, remote, stops,
+                            verdicts=judge.cache if judge is not None else None)
     finally:
         if joined:
             await asyncio.to_thread(ray.shutdown)
@@ -214,6 +236,9 @@ class RayCellRunner:
     remote: Any
     #: The campaign's :class:`CellStops` actor.
     stops: Any
+    #: The campaign's verdict store (the driver's judge cache), where the verdicts a node brings
+    #: back land; ``None``: the default judge cache (``$APEX_VOICE_JUDGE_CACHE``).
+    verdicts: VerdictStore | None = None
     _packages: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     _packing: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
 
@@ -222,7 +247,23 @@ class RayCellRunner:
         attempt = f"{cell}#{uuid.uuid4().hex}"
         returned = await _outcome(self.remote.remote(self.recipe, package, cell, self.stops, attempt),
                                   stop=lambda: self.stops.stop.remote(attempt))
-        return await asyncio.to_thread(returned.land, rep_dir)
+        record = await asyncio.to_thread(returned.land, rep_dir)
+        await self._store_verdicts(cell, returned.verdicts)
+        return record
+
+    async def _store_verdicts(self, cell: CampaignCell, verdicts: dict[str, bool]) -> None:
+        """The node's verdicts into the campaign's store, before the cell's record is written (a
+        ``regrade`` that reads the record finds them). A key the store already decided otherwise
+        keeps its first verdict, as anywhere; the disagreement is logged."""
+        if not verdicts:
+            return
+        if self.verdicts is None:
+            self.verdicts = JudgeCache()
+        store = self.verdicts
+        for key, verdict in verdicts.items():
+            if await store.aput(key, verdict) != verdict:
+                log.warning("%s: the node graded with judge verdict %s for key %s, but the campaign's store holds "
+                            "the other one (first writer wins); `apex-voice regrade` settles it", cell, verdict, key)
 
     async def _package(self, cell: CampaignCell) -> Any:
         """The task's package in the object store, put there once (by the first of its cells)."""

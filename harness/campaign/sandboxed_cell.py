@@ -47,8 +47,8 @@ from sandbox.backend import SandboxBackend, SandboxEnvironment
 from sandbox.errors import AgentImageError, AgentStartFailed
 from sandbox.session_files import owned_temp_dir
 
-from .campaign import CampaignCell
 from .hosted_agent import ADAPTER_HOST_IMAGE, agent_isolation, hosted_container_config
+from .plan import CampaignCell
 
 # The voice session, its audio and the Docker SDK load only where a cell uses them (a C0 campaign
 # with in-tree agents on the local sandbox uses none: ~0.3 CPU-s of imports).

@@ -1,4 +1,5 @@
-"""One campaign cell in condition C0: the text session against the same sandboxed task server.
+"""One campaign cell in a text condition (C0, or an installed one): the text session against the same
+sandboxed task server.
 
 The sandbox, tool bridge, grading and result layout are the C2 cell's (``SandboxedCellRunner``);
 only the session differs. The agent is a text agent: ``chat:MODEL`` as registered, or the text
@@ -21,10 +22,10 @@ from harness.session.text_runner import TextSessionResult, run_text_session
 from harness.tasks.bundle import TaskBundle
 from sandbox.backend import SandboxEnvironment
 
-from .campaign import CampaignCell
+from .plan import CampaignCell
 from .sandboxed_cell import SandboxedCellRunner
 
-__all__ = ["TEXT_FORMS", "TextCellRunner", "condition_problem", "text_agent_for"]
+__all__ = ["TEXT_FORMS", "TextCellRunner", "cell_runner_class", "condition_problem", "text_agent_for"]
 
 def _text_oracle(bundle: TaskBundle) -> TextAgent:
     if bundle.policy is None:  # as the voice oracle says when it connects
@@ -39,13 +40,13 @@ TEXT_FORMS: dict[str, Callable[[TaskBundle], TextAgent]] = {
 }
 
 
-def text_agent_for(spec: ModelSpec, bundle: TaskBundle) -> TextAgent:
-    """The C0 agent of ``spec``; ``ValueError`` names the model when it has no text form."""
+def text_agent_for(spec: ModelSpec, bundle: TaskBundle, condition: str = "C0") -> TextAgent:
+    """The text agent of ``spec`` for a text ``condition``; ``ValueError`` names the model when it has no text form."""
     if spec.interface == "text":
         return spec.create_adapter()  # type: ignore[return-value]  # a TextAgent by its interface
     if spec.key in TEXT_FORMS:
         return TEXT_FORMS[spec.key](bundle)
-    raise ValueError(condition_problem(spec, "C0"))
+    raise ValueError(condition_problem(spec, condition))
 
 
 def condition_problem(spec: ModelSpec, condition: str) -> str | None:
@@ -68,7 +69,12 @@ def condition_problem(spec: ModelSpec, condition: str) -> str | None:
 
 
 class TextCellRunner(SandboxedCellRunner):
-    """A cell runner whose sessions are C0 text sessions."""
+    """A cell runner whose sessions are text sessions (a condition registered with ``session="text"``)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if get_condition(self.condition).session != "text":
+            raise ValueError(f"TextCellRunner condition {self.condition!r} is not a text condition")
 
     async def run_session(
         self,
@@ -81,7 +87,7 @@ class TextCellRunner(SandboxedCellRunner):
         *,
         agent_failure: AgentFailure | None = None,
     ) -> TextSessionResult:
-        agent = text_agent_for(self.model, bundle)
+        agent = text_agent_for(self.model, bundle, self.condition)
         # The session closes the agent and takes its metadata, through the agent boundary. (C0 agents
         # never run from an image, so ``agent_failure`` is never given here.)
         # A campaign's user recovers from a stalled agent, as in a voice session (validate's does not).
@@ -97,7 +103,7 @@ class TextCellRunner(SandboxedCellRunner):
             rep=cell.rep,
             model=self.model.key,
             run_id=session.run_id,
-            condition="C0",
+            condition=self.condition,
             pts=session.pts,
             components=dict(session.grade.components),
             turns=session.turns,
@@ -115,3 +121,9 @@ class TextCellRunner(SandboxedCellRunner):
             explain=session.grade.explain(),
             agent_failure=session.agent_failure,
         )
+
+
+def cell_runner_class(condition: str) -> type[SandboxedCellRunner]:
+    """The cell runner of a condition's runner kind (its registration's ``session``): the text cell
+    for a text condition, the voice cell (:class:`SandboxedCellRunner`) for a voice one."""
+    return TextCellRunner if get_condition(condition).session == "text" else SandboxedCellRunner

@@ -8,12 +8,10 @@ reason, so the reasons are written down when the start ends.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from harness.results.campaign_files import UnscoredCell, UnscoredReason
 
-if TYPE_CHECKING:
-    from .campaign import CellOutcome
+from .plan import CellOutcome
 
 __all__ = ["unscored_cells"]
 

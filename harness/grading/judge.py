@@ -22,7 +22,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 from harness.chat_completions import DEFAULT_BASE_URL, ChatCompletions
 from harness.errors import JudgeUnavailable
 
-from .judge_cache import JudgeCache, judge_cache_key
+from .judge_cache import JudgeCache, VerdictStore, judge_cache_key
 from .judge_prompt import JUDGE_VERSION, build_judge_prompt, parse_verdict
 
 __all__ = [
@@ -72,7 +72,7 @@ class CachedVerdicts:
     turns a pending verdict into a FAIL.
     """
 
-    def __init__(self, cache: JudgeCache) -> None:
+    def __init__(self, cache: VerdictStore) -> None:
         self.cache = cache
         self.cache_hits = 0
         #: Values asked about that the cache has no verdict for (reported as ``errors``).
@@ -98,7 +98,7 @@ class SemanticJudge:
         base_url: str | None = None,
         api_key: str | None = None,
         model: str = DEFAULT_MODEL,
-        cache: JudgeCache | None = None,
+        cache: VerdictStore | None = None,
         client: httpx.AsyncClient | None = None,
         attempts: int = JUDGE_ATTEMPTS,
         retry_wait_s: float = _RETRY_WAIT_S,

@@ -20,7 +20,7 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from harness.atomic_write import atomic_write_text
 from harness.first_writer_store import AddedEntries, FirstWriterStore
@@ -31,6 +31,8 @@ __all__ = [
     "JUDGE_CACHE_ENV",
     "JudgeCache",
     "NotAVerdictFile",
+    "VerdictStore",
+    "WitnessedVerdicts",
     "default_cache_path",
     "judge_cache_key",
     "read_verdict_file",
@@ -130,6 +132,39 @@ class JudgeCache:
         if added.disagreeing:
             _log.warning("judge cache %s: %d of its verdicts disagree with verdicts already stored in %s; "
                          "the stored ones stand", self.path, added.disagreeing, self.store_path)
+
+
+class VerdictStore(Protocol):
+    """Where a judge looks a verdict up and stores the one it decided (first writer wins)."""
+
+    async def aget(self, key: str) -> bool | None: ...
+
+    async def aput(self, key: str, verdict: bool) -> bool: ...
+
+
+class WitnessedVerdicts:
+    """A verdict store that remembers every verdict read from or stored into it.
+
+    A cell graded on a Ray node uses its node's cache through this, and brings back
+    :attr:`verdicts` (what its grading stood on) for the campaign's own store: ``regrade`` on the
+    driver finds them there, and the first verdict for a key wins campaign-wide, not per node.
+    """
+
+    def __init__(self, store: VerdictStore) -> None:
+        self._store = store
+        #: Key → the verdict that stands for it, as this store's users saw it.
+        self.verdicts: dict[str, bool] = {}
+
+    async def aget(self, key: str) -> bool | None:
+        verdict = await self._store.aget(key)
+        if verdict is not None:
+            self.verdicts[key] = verdict
+        return verdict
+
+    async def aput(self, key: str, verdict: bool) -> bool:
+        stands = await self._store.aput(key, verdict)
+        self.verdicts[key] = stands
+        return stands
 
 
 def read_verdict_file(path: Path) -> dict[str, bool]:

@@ -35,13 +35,13 @@ from .environment_port import EnvironmentPort
 from .floor_meter import FloorMeter
 from .gate_monitor import GateMonitor
 from .outcome import session_outcome
-from .session_config import TOOL_MODES, VOICE_CONDITIONS, DuplexConfig
+from .session_config import TOOL_MODES, DuplexConfig
 from .session_recording import SessionRecording
 from .tool_executor import CallDone, make_tool_executor
-from .turn_policy import TURN_POLICIES, FrameState, TurnLedger, TurnMove
+from .turn_policy import FrameState, TurnLedger, TurnMove, turn_policy
 from .user_driver import UserDriver
 
-__all__ = ["TOOL_MODES", "VOICE_CONDITIONS", "DuplexConfig", "DuplexSessionResult", "run_duplex_session"]
+__all__ = ["TOOL_MODES", "DuplexConfig", "DuplexSessionResult", "run_duplex_session"]
 
 
 async def run_duplex_session(bundle: TaskBundle, adapter: RealtimeAdapter, env: EnvironmentPort,
@@ -100,7 +100,7 @@ class _DuplexSession:
     def __init__(self, bundle: TaskBundle, agent: AgentBoundary, env: EnvironmentPort, config: DuplexConfig,
                  clock: MediaClock, bus: EventBus) -> None:
         self.bundle, self.agent, self.env, self.config, self.clock, self.log = bundle, agent, env, config, clock, bus
-        self.policy = TURN_POLICIES[config.condition]
+        self.policy = turn_policy(config.condition)
         self.work = DeferredWork(wait_at_boundary=clock.kind == "virtual")
         self.ledger = TurnLedger()
         self.floor = FloorMeter(bus)

@@ -17,7 +17,7 @@ from harness.user.llm_act_observer import LlmActClassifier
 
 from .agent_blame import AgentKind
 from .heard_speech import HEARING_MODES, Hearing
-from .turn_policy import TURN_POLICIES
+from .turn_policy import turn_policy
 
 if TYPE_CHECKING:  # annotations only: a text session's config loads no audio
     from harness.audio.acoustics import AcousticChain
@@ -25,10 +25,8 @@ if TYPE_CHECKING:  # annotations only: a text session's config loads no audio
 
     from .clocks import MediaClock
 
-__all__ = ["TOOL_MODES", "VOICE_CONDITIONS", "DuplexConfig", "ToolMode"]
+__all__ = ["TOOL_MODES", "DuplexConfig", "ToolMode"]
 
-#: The voice conditions, one turn policy each (C1 turn-based; C2 and C3 full duplex).
-VOICE_CONDITIONS = tuple(TURN_POLICIES)
 ToolMode = Literal["bridge", "native"]
 #: ``bridge``: the harness executes the agent's function calls; ``native``: the agent calls MCP itself.
 TOOL_MODES: tuple[ToolMode, ...] = ("bridge", "native")
@@ -69,11 +67,11 @@ class DuplexConfig:
     hearing: Hearing = "asr"
 
     def __post_init__(self) -> None:
-        if self.condition not in VOICE_CONDITIONS:
-            raise ValueError(f"unknown voice condition {self.condition!r}; expected one of {', '.join(VOICE_CONDITIONS)}")
-        if TURN_POLICIES[self.condition].degraded_audio != (self.acoustics is not None):
+        # The condition's registration (harness.conditions) says whether it is a voice condition.
+        if turn_policy(self.condition).degraded_audio != (self.acoustics is not None):
             need = "needs an acoustics chain" if self.acoustics is None else "takes no acoustics chain"
-            raise ValueError(f"condition {self.condition} {need} (C3 degrades the user's audio; C1/C2 do not)")
+            raise ValueError(f"condition {self.condition} {need} (its registration says whether it degrades "
+                             "the user's audio: C3 does, C1/C2 do not)")
         if self.hearing not in HEARING_MODES:
             raise ValueError(f"unknown hearing {self.hearing!r}; expected one of {', '.join(HEARING_MODES)}")
         if self.tool_mode not in TOOL_MODES:

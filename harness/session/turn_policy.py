@@ -1,10 +1,11 @@
-"""When the simulated user takes its turn, per condition: a strategy each, keyed by condition.
+"""When the simulated user takes its turn: a strategy per kind of turn-taking, picked by the condition.
 
 Each frame the session builds one read-only :class:`FrameState` at the frame's end boundary and
 asks the condition's policy for a :class:`TurnMove`. A policy also says which duplex events are
 spoken over the agent and which of the user's plans make a turn, so no other part of the session
-branches on the condition. A new condition is a new policy in :data:`TURN_POLICIES`
-(``docs/architecture.md``).
+branches on the condition. Which policy a condition gets is part of its one registration
+(``ConditionDef.turn_taking`` in :mod:`harness.conditions`, read by :func:`turn_policy`), so an
+installed voice condition has its policy wherever it is installed (``docs/architecture.md``).
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple, Protocol
 
+from harness.conditions import ConditionDef, TurnTaking, UnknownConditionError, conditions, get_condition
 from harness.tasks.models import FlowSpec
 from harness.user.flow_engine import UserPlan
 
 from .duplex_delivery import CONTINUE_ACTIONS, overlay_events
 
-__all__ = ["IDLE_TIMEOUT_MS", "TURN_GAP_MS", "TURN_POLICIES", "FrameState", "FullDuplex", "TurnBased",
-           "TurnLedger", "TurnMove", "TurnPolicy"]
+__all__ = ["IDLE_TIMEOUT_MS", "TURN_GAP_MS", "FrameState", "FullDuplex", "TurnBased", "TurnLedger", "TurnMove",
+           "TurnPolicy", "turn_policy"]
 
 #: The user takes its turn once the agent has finished and been silent this long.
 TURN_GAP_MS = 400
@@ -127,5 +129,22 @@ class TurnBased(FullDuplex):
         return [p for p in plans if p.floor_action not in CONTINUE_ACTIONS]
 
 
-#: Voice conditions and their policies (C3 is C2's policy over degraded audio).
-TURN_POLICIES: dict[str, TurnPolicy] = {"C1": TurnBased(), "C2": FullDuplex(), "C3": FullDuplex(degraded_audio=True)}
+#: The policy of each kind of turn-taking a condition may register.
+_POLICIES: dict[TurnTaking, type[FullDuplex]] = {"full_duplex": FullDuplex, "turn_based": TurnBased}
+
+
+def turn_policy(condition: str) -> TurnPolicy:
+    """The turn policy of the voice condition called ``condition``, as its registration says
+    (C1 turn-based; C2 full duplex; C3 full duplex over degraded audio; an installed one its own).
+
+    Raises:
+        ValueError: no voice condition has this name (the message lists the known ones).
+    """
+    try:
+        definition: ConditionDef | None = get_condition(condition)
+    except UnknownConditionError:
+        definition = None
+    if definition is None or definition.turn_taking is None:
+        voice = [c.name for c in conditions().values() if c.turn_taking is not None]
+        raise ValueError(f"unknown voice condition {condition!r}; expected one of {', '.join(voice)}")
+    return _POLICIES[definition.turn_taking](degraded_audio=definition.acoustics)

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from harness.agents.registry import get_model
 from harness.campaign.campaign import CampaignCell, CampaignSettings, run_campaign
 from harness.campaign.manifest import CampaignManifest, write_manifest
-from harness.cli import run_cmd
+from harness.cli import campaign_request
 from harness.cli.main import app
 from harness.errors import ProviderError, ProviderTransient
 from harness.results import plots
@@ -219,7 +219,7 @@ def test_an_error_row_counts_as_a_failure(tmp_path):
 
 @pytest.mark.parametrize(("condition", "acoustics"), [("C0", "none"), ("C1", "none"), ("C3", "harsh")])
 def test_run_records_the_condition_it_measured(monkeypatch, tmp_path, condition, acoustics):
-    monkeypatch.setattr(run_cmd, "get_backend", lambda name: _BrokenBackend())
+    monkeypatch.setattr(campaign_request, "get_backend", lambda name: _BrokenBackend())
     args = ["run", "--condition", condition, "--data", str(DEMO_DATA), "--only", DEMO_TASK, "--out", str(tmp_path)]
     result = CliRunner().invoke(app, [*args, *(["--acoustics", "harsh"] if condition == "C3" else [])])
     assert result.exit_code == 1, result.output  # the broken sandbox leaves the cell empty

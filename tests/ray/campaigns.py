@@ -8,6 +8,7 @@ from harness.agents.registry import ModelSpec
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
 from harness.campaign.campaign import CampaignResult, CampaignSettings, run_campaign
+from harness.campaign.ray_executor import RayExecutor
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
 from harness.tasks.dataset import resolve_data
 from sandbox.backend import get_backend
@@ -33,10 +34,10 @@ def cell_runner(spec: ModelSpec, tasks: list[str]) -> SandboxedCellRunner:
 
 
 async def run_demo_campaign(spec: ModelSpec, tasks: list[str], out: Path, cluster: LocalCluster | None, **settings) -> CampaignResult:
-    executor = {"executor": "ray", "ray_address": cluster.address} if cluster else {}
-    values = {"repeats": 1, "sandbox": "local", "retry_backoff_s": 0.0, **executor, **settings}
+    executor = {"executor": RayExecutor(cluster.address)} if cluster else {}
+    values = {"repeats": 1, "sandbox": "local", "retry_backoff_s": 0.0, **settings}
     runner = cell_runner(spec, tasks)
     try:
-        return await run_campaign(CampaignSettings(model=spec, out_dir=out, **values), tasks, runner)
+        return await run_campaign(CampaignSettings(model=spec, out_dir=out, **values), tasks, runner, **executor)
     finally:
         await runner.backend.aclose()  # the local executor's warm spare, as `apex-voice run` closes it

@@ -39,8 +39,11 @@ class LocalCluster:
 
 
 @contextmanager
-def local_cluster(*sandboxes: int, system_config: dict[str, Any] | None = None) -> Iterator[LocalCluster]:
-    """One node per entry of ``sandboxes`` (the first is the head), each advertising that many."""
+def local_cluster(
+    *sandboxes: int, system_config: dict[str, Any] | None = None, site: Path | None = None
+) -> Iterator[LocalCluster]:
+    """One node per entry of ``sandboxes`` (the first is the head), each advertising that many;
+    ``site``: a folder of installed distributions the nodes also have (on their ``PYTHONPATH``)."""
     # Short: Ray's unix sockets live under it, and their paths are limited to 107 bytes.
     tmp = Path(tempfile.mkdtemp(prefix="avray-", dir="/tmp"))
     with pytest.MonkeyPatch.context() as env:
@@ -52,7 +55,8 @@ def local_cluster(*sandboxes: int, system_config: dict[str, Any] | None = None) 
         env.setattr(ray_constants, "ENABLE_RAY_CLUSTER", False)
         with pytest.MonkeyPatch.context() as nodes_env:  # the nodes' environment, not this process's
             nodes_env.setenv("TMPDIR", str(tmp))
-            nodes_env.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+            path = [str(site) if site else None, str(REPO), os.environ.get("PYTHONPATH")]
+            nodes_env.setenv("PYTHONPATH", os.pathsep.join(filter(None, path)))
             head, *others = sandboxes
             cluster = Cluster(initialize_head=True, head_node_args={
                 "node_ip_address": LOOPBACK, "num_cpus": 1, "resources": {SANDBOX_RESOURCE: head},

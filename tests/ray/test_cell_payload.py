@@ -20,7 +20,7 @@ from harness.campaign.blame import classify
 from harness.campaign.campaign import CampaignCell
 from harness.campaign.carried_error import pack_exception, unpack_exception
 from harness.campaign.cell_payload import CellRecipe, CellReturn, TaskPackage, run_cell_here
-from harness.cli import run_cmd
+from harness.cli import campaign_request
 from harness.cli.main import app
 from harness.errors import (
     AgentFailure,
@@ -185,7 +185,7 @@ async def test_a_cell_asked_to_stop_tears_its_session_down_and_says_so(private_t
 
 
 def test_executor_ray_without_ray_says_how_to_install_it(monkeypatch):
-    monkeypatch.setattr(run_cmd, "ray_installed", lambda: False)
+    monkeypatch.setattr(campaign_request, "ray_installed", lambda: False)
     result = CliRunner().invoke(app, ["run", "--executor", "ray"])
     assert result.exit_code == 2
     assert "error: the ray executor needs Ray: pip install 'apex-voice[ray]'" in result.output
@@ -195,3 +195,82 @@ def test_ray_address_needs_the_ray_executor():
     result = CliRunner().invoke(app, ["run", "--ray-address", "127.0.0.1:6379"])
     assert result.exit_code == 2
     assert "error: --ray-address needs --executor ray" in result.output
+
+
+def test_what_travels_is_declared_and_a_field_declared_nowhere_is_refused_by_name():
+    """A runner field travelled unless it was on a deny-list: a new live field broke pickling (or
+    shipped silently), a new setting went wherever the list let it."""
+    from dataclasses import dataclass, fields
+
+    from harness.campaign.cell_payload import REBUILT_ON_NODE, RunnerSettings
+    from harness.campaign.sandboxed_cell import SandboxedCellRunner
+
+    runner = cell_runner(get_model("oracle"), TASKS[1:])
+    recipe = CellRecipe.of(runner, user_audio="auto")
+    shipped = {f.name for f in fields(RunnerSettings)}
+    assert shipped | REBUILT_ON_NODE | {"model"} == {f.name for f in fields(SandboxedCellRunner) if f.init}
+    assert recipe.settings.as_kwargs() == {name: getattr(runner, name) for name in shipped}
+
+    @dataclass
+    class WithALiveField(SandboxedCellRunner):
+        progress_socket: object = None
+
+    with pytest.raises(TypeError, match=r"WithALiveField field\(s\) progress_socket are neither sent to a node "
+                                        r"\(cell_payload.RunnerSettings\) nor rebuilt there"):
+        CellRecipe.of(WithALiveField(**{f.name: getattr(runner, f.name) for f in fields(runner) if f.init}),
+                      user_audio="auto")
+
+
+async def test_a_witnessed_store_remembers_what_was_read_and_what_stands():
+    from harness.grading.judge_cache import JudgeCache, WitnessedVerdicts
+
+    store = JudgeCache(Path(tempfile.mkdtemp(prefix="avjudge-")) / "cache.json")
+    try:
+        store.put("known", False)
+        witnessed = WitnessedVerdicts(store)
+        assert await witnessed.aget("known") is False and await witnessed.aget("unknown") is None
+        assert await witnessed.aput("known", True) is False  # the first verdict stands, and is what it saw
+        assert await witnessed.aput("new", True) is True
+        assert witnessed.verdicts == {"known": False, "new": True}
+    finally:
+        store.close()
+        shutil.rmtree(store.path.parent, ignore_errors=True)
+
+
+async def test_a_node_brings_back_its_verdicts_and_the_driver_keeps_the_first_for_a_key(tmp_path, caplog):
+    from harness.campaign.ray_executor import RayCellRunner
+    from harness.grading.judge_cache import JudgeCache
+
+    store = JudgeCache(tmp_path / "driver.json")
+    store.put("decided", True)
+    ray_runner = RayCellRunner(recipe=None, task_dirs={}, checksums=None, remote=None, stops=None,  # type: ignore[arg-type]
+                               verdicts=store)
+    await ray_runner._store_verdicts(CampaignCell(0, "t"), {"decided": False, "new": True})
+    assert (store.get("decided"), store.get("new")) == (True, True)
+    assert "the node graded with judge verdict False for key decided" in caplog.text
+
+
+async def test_a_worker_process_keeps_one_backend_for_all_its_cells(private_tmp, monkeypatch):
+    """Each cell built (and prepared) a backend of its own; a Docker backend's exit hook then kept
+    every one alive with its engine thread pool in a reused Ray worker."""
+    from harness.campaign import cell_payload
+    from sandbox import backend as backend_module
+
+    made: list[object] = []
+
+    def counting(name: str):
+        made.append(backend_module.get_backend(name))
+        return made[-1]
+
+    monkeypatch.setattr(cell_payload, "_worker_backends", {})
+    monkeypatch.setattr(cell_payload, "get_backend", counting)
+    source = resolve_data(DEMO_DATA)
+    task_dir = next(d for d in source.task_dirs if d.name == TASKS[1])
+    recipe = CellRecipe.of(cell_runner(get_model("oracle"), TASKS[1:]), user_audio="auto")
+    package = TaskPackage.pack(TASKS[1], task_dir, source.checksums)
+    for rep in (0, 1):
+        returned = await asyncio.to_thread(run_cell_here, recipe, package, CampaignCell(rep, TASKS[1]))
+        assert returned.failure is None and returned.record.pts == 1
+    assert len(made) == 1 and cell_payload.worker_backend("local") is made[0]
+    await made[0].aclose()  # type: ignore[attr-defined]
+    assert leftovers(private_tmp) == []
