@@ -92,7 +92,7 @@ def test_a_sandboxed_prober_finds_nothing_and_fails_while_trusted_it_finds_the_t
 
 
 def test_without_a_sandbox_run_refuses_a_hosted_adapter_and_names_both_ways_forward(tmp_path, monkeypatch):
-    monkeypatch.setattr("harness.cli.run_cmd.jail_problem", lambda: "bwrap could not make the sandbox (no userns)")
+    monkeypatch.setattr("harness.cli.campaign_request.jail_problem", lambda: "bwrap could not make the sandbox (no userns)")
     result = _run(tmp_path, f"{ADAPTERS}:BridgeCaller", "--sandbox", "local")
     assert result.exit_code == 2
     assert "cannot be sandboxed on this machine: bwrap could not make the sandbox (no userns)" in result.output
