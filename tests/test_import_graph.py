@@ -35,7 +35,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # The task format and the event stream.
     ("harness.tasks", "harness.events"),
     # What reads a task: the user simulator, audio, metrics over events, grading.
-    ("harness.audio", "harness.user", "harness.metrics", "harness.grading"),
+    # Audio below what measures it: the metrics segment speech as the runner does (one definition).
+    ("harness.audio",),
+    ("harness.user", "harness.metrics", "harness.grading"),
     ("harness.agents",),
     # The run directory's format (result records, session files, grading inputs) and its readers.
     ("harness.results",),

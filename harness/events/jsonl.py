@@ -18,14 +18,18 @@ import queue
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, Protocol
 
 from .types import RunEvent
 
-if TYPE_CHECKING:  # the bus spills its old events through a writer of this module
-    from .bus import EventBus
+
+class Subscribable(Protocol):
+    """What :meth:`JsonlEventWriter.attach` needs of a bus (the bus spills its old events through a
+    writer of this module, so this module names no bus: no import circle)."""
+
+    def subscribe(self, subscriber: Callable[[RunEvent], None], *, on_close: Callable[[], None] | None = None) -> None: ...
 
 __all__ = ["EVENTS_FILE", "GATHER_S", "EventLogError", "JsonlEventWriter", "read_events"]
 
@@ -69,7 +73,7 @@ class JsonlEventWriter:
         """A writer whose file is created (and folders made) in a worker thread, off the loop."""
         return await asyncio.to_thread(cls, path)
 
-    def attach(self, bus: EventBus) -> JsonlEventWriter:
+    def attach(self, bus: Subscribable) -> JsonlEventWriter:
         bus.subscribe(self, on_close=self.close)
         return self
 

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.audio.agent_speech import SpeechSegment
 from harness.events import EventBus, EventType
 from harness.tasks.models import EventProgram, EventSpec, FlowSpec
 from harness.user.flow_engine import UserPlan
 
-from .agent_speech import SpeechSegment
 from .floor_meter import FloorMeter
 
 __all__ = ["CONTINUE_ACTIONS", "OVERLAY_FLOOR_ACTIONS", "YIELD_ACTIONS", "DeliveryTracker", "overlay_events"]

@@ -14,10 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from harness.audio.agent_speech import AgentSpeechMeter, SpeechSegment
 from harness.audio.frames import FRAME_MS
 from harness.events import EventBus, EventType
-
-from .agent_speech import AgentSpeechMeter, SpeechSegment
 
 __all__ = ["FloorMeter"]
 

@@ -2,7 +2,7 @@
 
 A recording is a stereo file (left user, right agent, as ``stereo.wav`` is written) or two mono
 files, at any common rate. Speech intervals come from the project's own segmentation
-(:class:`~harness.session.agent_speech.AgentSpeechMeter`: webrtcvad on 20 ms frames, a segment
+(:class:`~harness.audio.agent_speech.AgentSpeechMeter`: webrtcvad on 20 ms frames, a segment
 from its first voiced frame to the end of its last, closed by ``gap_ms`` of silence), so on our
 sessions they are the segments the runner measured. Where the recording is one of our sessions,
 its events add what audio cannot tell: which user utterances were back-channels, and when tool
@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from harness.audio.agent_speech import SEGMENT_GAP_MS, AgentSpeechMeter
 from harness.audio.frames import FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE
 from harness.audio.resample import resample_clip
 from harness.events import EventType, RunEvent, payload_as
 from harness.events.payloads import ToolCall, UserAudioStart
 from harness.metrics.timeline import Interval
-from harness.session.agent_speech import SEGMENT_GAP_MS, AgentSpeechMeter
 
 __all__ = ["RecordingError", "Trace", "load_recording", "speech_intervals", "trace_from_audio"]
 
