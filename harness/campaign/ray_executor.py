@@ -136,11 +136,12 @@ def _cell_on_node(recipe: CellRecipe, package: TaskPackage, cell: CampaignCell, 
 
     async def stop_requested() -> bool:
         try:
-            return await stops.stopped.remote(attempt)
+            stopped: bool = await stops.stopped.remote(attempt)  # a Ray actor handle: untyped
         except RayError:
             # The actor is gone with the driver's node: if the driver is gone too, Ray ends this job's
             # workers; if not, the campaign still waits for this cell. Neither asked it to stop.
             return False
+        return stopped
 
     returned = run_cell_here(recipe, package, cell, stop_requested=stop_requested)
     return replace(returned, node_id=ray.get_runtime_context().get_node_id())

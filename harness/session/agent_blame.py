@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from typing import Any, Literal, NoReturn, TypeVar
+from typing import Any, Generic, Literal, NoReturn, TypeVar
 
 from harness.agents.agent_text import safe_text
 from harness.agents.limits import AGENT_LIMITS, AgentLimits
@@ -110,11 +110,17 @@ async def _awaited(run: Callable[[], Awaitable[T]]) -> T:
     return await run()
 
 
+def _returned(done: StopIteration, coroutine: Coroutine[Any, Any, T]) -> T:
+    """What ``coroutine`` returned, carried by the ``StopIteration`` that ended it (typed ``Any``)."""
+    value: T = done.value
+    return value
+
+
 class _Abandoned(Exception):
     """The call swallowed its bound's cancellation and did not return in the grace after it."""
 
 
-class _Resumed:
+class _Resumed(Generic[T]):
     """The rest of a coroutine stepped to its first suspension: awaiting this passes what it awaits
     to the task and what the task sends or throws (a timeout's cancellation) back into it.
 
@@ -126,7 +132,7 @@ class _Resumed:
 
     __slots__ = ("_abandon_s", "_abandoning", "_coroutine", "_handle", "_suspended", "_timeout")
 
-    def __init__(self, coroutine: Coroutine[Any, Any, Any], suspended: Any, timeout: asyncio.Timeout,
+    def __init__(self, coroutine: Coroutine[Any, Any, T], suspended: Any, timeout: asyncio.Timeout,
                  abandon_s: float) -> None:
         self._coroutine, self._suspended, self._timeout, self._abandon_s = coroutine, suspended, timeout, abandon_s
         self._handle: asyncio.TimerHandle | None = None
@@ -136,7 +142,7 @@ class _Resumed:
         self._abandoning = True
         task.cancel()
 
-    def __await__(self) -> Generator[Any, Any, Any]:
+    def __await__(self) -> Generator[Any, Any, T]:
         coroutine, suspended = self._coroutine, self._suspended
         try:
             while True:
@@ -157,12 +163,12 @@ class _Resumed:
                     try:
                         suspended = coroutine.throw(exc)
                     except StopIteration as done:
-                        return done.value
+                        return _returned(done, coroutine)
                 else:
                     try:
                         suspended = coroutine.send(sent)
                     except StopIteration as done:
-                        return done.value
+                        return _returned(done, coroutine)
         finally:
             if self._handle is not None:
                 self._handle.cancel()
@@ -223,7 +229,7 @@ class AgentCalls:
         try:
             suspended = steps.send(None)
         except StopIteration as done:
-            return done.value
+            return _returned(done, steps)
         except BaseException as exc:  # noqa: BLE001 - blamed by origin, never swallowed
             _raise_blamed(self.kind, exc, call)
         now = asyncio.get_running_loop().time()

@@ -104,9 +104,11 @@ def json_copy(value: object, what: str, limit: int) -> dict[str, Any]:
     if len(text) > limit:
         raise AgentFailure("over_limit", f"{what} is {len(text)} characters of JSON (limit {limit})")
     try:
-        return safe_value(json.loads(text))
+        # JSON data (a dict: ``value`` was one), so typed as the caller reads it.
+        copied: dict[str, Any] = safe_value(json.loads(text))
     except RecursionError:
         raise AgentFailure("malformed_event", f"{what} is nested too deeply") from None
+    return copied
 
 
 class EventCheck:

@@ -40,7 +40,7 @@ from harness.grading.judge import SemanticJudge
 from harness.grading.report import GradeReport
 from harness.results.run_dir import write_graded_files
 from harness.tasks.bundle import TaskBundle
-from harness.user.flow_engine import Observation
+from harness.user.flow_engine import Observation, UserPlan
 from harness.user.llm_act_observer import LlmActClassifier
 from harness.user.recovery import RecoveryMove
 from harness.user.simulator import SimulatedUser
@@ -324,7 +324,7 @@ class _TextSession:
             self.log.emit(EventType.AGENT_ACT, "agent", self.media_ms, {"act": key, "source": "classifier"})
         activity.acts.extend(heard)
 
-    async def _speak(self, plans: list) -> str:
+    async def _speak(self, plans: list[UserPlan]) -> str:
         texts: list[str] = []
         for plan in plans:
             utterance = self.user.realize(plan)
