@@ -19,7 +19,6 @@ from typing import Any, NoReturn
 
 import typer
 import yaml
-from click.core import ParameterSource
 from pydantic import ValidationError
 
 from harness.results.campaign_files import CampaignConfigUsed
@@ -49,9 +48,11 @@ def request_with_config(
 
 
 def given_on_command_line(ctx: typer.Context, names: Mapping[str, Any]) -> set[str]:
-    """The options of ``names`` the user typed (or set by environment), not left at their defaults."""
-    typed = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
-    return {name for name in names if ctx.get_parameter_source(name) in typed}
+    """The options of ``names`` the user typed (or set by environment), not left at their defaults.
+
+    Compared by name: typer may carry its own copy of click, whose ``ParameterSource`` is another enum."""
+    sources = {name: ctx.get_parameter_source(name) for name in names}
+    return {name for name, source in sources.items() if getattr(source, "name", None) in ("COMMANDLINE", "ENVIRONMENT")}
 
 
 def _file_values(config: Path) -> dict[str, Any]:

@@ -59,6 +59,7 @@ class DryRun(BaseModel):
     wall_time_basis: str
     #: ``None``: the model is not priced, or nothing is known yet to estimate from.
     cost_usd: float | None = None
+    cost_bound: bool = False
     cost_basis: str | None = None
 
 
@@ -87,11 +88,12 @@ def dry_run(prepared: PreparedCampaign) -> DryRun:
              "text": "text condition: no media time"}[clock]
     if measured:
         basis += f"; {counted(measured, 'cell')} from this campaign's recorded wall times"
-    cost, cost_basis = _cost(prepared, records, len(to_run), sum(per_cell))
+    cost, cost_bound, cost_basis = _cost(prepared, records, len(to_run), sum(per_cell), bound)
     return DryRun(model=settings.model.key, out=str(settings.out_dir), sandbox=prepared.backend.name,
                   sandbox_because=prepared.backend.chosen_because, clock=clock, parallel=parallel, cells=cells,
                   to_run=len(to_run), resumed=len(cells) - len(to_run), wall_time_s=round(wall, 1),
-                  wall_time_bound=bound, wall_time_basis=basis, cost_usd=cost, cost_basis=cost_basis)
+                  wall_time_bound=bound, wall_time_basis=basis, cost_usd=cost, cost_bound=cost_bound,
+                  cost_basis=cost_basis)
 
 
 def _clock(prepared: PreparedCampaign) -> Literal["realtime", "virtual", "text"]:
@@ -103,16 +105,20 @@ def _clock(prepared: PreparedCampaign) -> Literal["realtime", "virtual", "text"]
     return "virtual"
 
 
-def _cost(prepared: PreparedCampaign, records: list[ResultRecord], cells: int, seconds: float) -> tuple[float | None, str | None]:
+def _cost(
+    prepared: PreparedCampaign, records: list[ResultRecord], cells: int, seconds: float, time_bound: bool
+) -> tuple[float | None, bool, str | None]:
+    """The estimated cost of ``cells`` lasting ``seconds`` in all, whether it is an upper bound, and its basis."""
     prices = PRICES.get(prepared.settings.model.provider_model or "")
     if prices is None:
-        return None, None
+        return None, False, None
     costs = [r.cost_usd for r in records if r.cost_usd is not None]
     if costs:
-        return round(mean(costs) * cells, 2), f"mean recorded cost of {counted(len(costs), 'cell')}"
+        return round(mean(costs) * cells, 2), False, f"mean recorded cost of {counted(len(costs), 'cell')}"
     if isinstance(prices, MinutePrices):
-        return round(prices.per_minute * seconds / 60, 2), f"{prices.per_minute} USD a minute, at most the time budget"
-    return None, "token-priced: no estimate before a cell has run (bound it with --max-cost)"
+        return (round(prices.per_minute * seconds / 60, 2), time_bound,
+                f"{prices.per_minute} USD a minute of session")
+    return None, False, "token-priced: no estimate before a cell has run (bound it with --max-cost)"
 
 
 def dry_run_lines(plan: DryRun) -> list[str]:
@@ -127,7 +133,7 @@ def dry_run_lines(plan: DryRun) -> list[str]:
         estimate = f"{'at most ' if plan.wall_time_bound else ''}{duration_text(plan.wall_time_s)}"
     lines.append(f"estimated wall time: {estimate} ({plan.wall_time_basis}; {plan.parallel} at a time)")
     if plan.cost_usd is not None:
-        lines.append(f"estimated cost: {plan.cost_usd:.2f} USD "
+        lines.append(f"estimated cost: {'at most ' if plan.cost_bound else ''}{plan.cost_usd:.2f} USD "
                      f"({plan.cost_basis})")
     elif plan.cost_basis is not None:
         lines.append(f"estimated cost: unknown ({plan.cost_basis})")
