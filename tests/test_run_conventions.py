@@ -71,6 +71,7 @@ def test_a_flag_on_the_command_line_wins_over_the_file(tmp_path):
     ("parallel: many\n", "key 'parallel': value 'many': Input should be a valid integer"),
     ("max_turns: 0\n", "key 'max_turns': value 0: Input should be greater than or equal to 1"),
     ("executor: slurm\n", "key 'executor': value 'slurm'"),
+    ("max_cost: -1\n", "key 'max_cost': value -1: Input should be greater than or equal to 0"),
     ("max_tursn: 3\n", "key 'max_tursn' is not a run option (the keys: model, data, only"),
     ("- C0\n", "a mapping of run options is expected (key: value), not a list"),
     ("condition: [C0\n", "not YAML"),
@@ -188,7 +189,7 @@ def test_max_cost_starts_no_cell_once_the_campaigns_recorded_cost_passes_it(tmp_
     assert (out / TASK_B / "rep0" / "result.json").is_file()
 
 
-def test_max_cost_must_be_positive():
+def test_max_cost_must_not_be_negative():
     result = _invoke("run", "--max-cost", "-1")
     assert result.exit_code == 2
 

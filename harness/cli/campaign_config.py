@@ -37,14 +37,14 @@ def request_with_config(
     """The request of ``flags`` (every option's value) over the file ``config``: a key of the file
     counts unless its option is in ``given`` (typed on the command line). Exits 2 on a bad file."""
     if config is None:
-        return CampaignRequest.model_validate(dict(flags)), None
+        return _validated("", dict(flags)), None
     values = _file_values(config)
-    from_file = _validated(config, values)
+    from_file = _validated(f"{config}: ", values)
     overridden = sorted(key for key in values if key in given)
     merged = {**flags, **from_file.model_dump(exclude_unset=True), **{k: v for k, v in flags.items() if k in given}}
     used = CampaignConfigUsed(path=str(config.resolve()), values=from_file.model_dump(mode="json", exclude_unset=True),
                               overridden=overridden)
-    return CampaignRequest.model_validate(merged), used
+    return _validated("", merged), used
 
 
 def given_on_command_line(ctx: typer.Context, names: Mapping[str, Any]) -> set[str]:
@@ -70,12 +70,14 @@ def _file_values(config: Path) -> dict[str, Any]:
     values = {str(key).replace("-", "_"): value for key, value in loaded.items()}
     for key in PATH_KEYS:
         value = values.get(key)
-        if isinstance(value, str) and value and not Path(value).expanduser().is_absolute():
-            values[key] = str(config.parent / value)
+        if isinstance(value, str) and value:
+            path = Path(value).expanduser()
+            values[key] = str(path if path.is_absolute() else config.parent / path)
     return values
 
 
-def _validated(config: Path, values: dict[str, Any]) -> CampaignRequest:
+def _validated(where: str, values: dict[str, Any]) -> CampaignRequest:
+    """``values`` as a request; the first problem refused naming ``where`` (the file), the key and the value."""
     try:
         return CampaignRequest.model_validate(values)
     except ValidationError as exc:
@@ -84,8 +86,8 @@ def _validated(config: Path, values: dict[str, Any]) -> CampaignRequest:
         value = values.get(str(error["loc"][0]), error.get("input")) if error["loc"] else error.get("input")
         if error["type"] == "extra_forbidden":
             known = ", ".join(CampaignRequest.model_fields)
-            _refuse(f"{config}: key {key!r} is not a run option (the keys: {known})")
-        _refuse(f"{config}: key {key!r}: value {value!r}: {error['msg']}")
+            _refuse(f"{where}key {key!r} is not a run option (the keys: {known})")
+        _refuse(f"{where}key {key!r}: value {value!r}: {error['msg']}")
 
 
 def _refuse(line: str) -> NoReturn:

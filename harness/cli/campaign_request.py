@@ -98,7 +98,7 @@ class CampaignRequest(BaseModel):
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None
     fail_fast: bool = False
-    max_cost: float | None = Field(default=None, gt=0)
+    max_cost: float | None = Field(default=None, ge=0)
 
 
 @dataclass
