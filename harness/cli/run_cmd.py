@@ -163,7 +163,7 @@ def run(
     ] = None,
     # -- issue 36 §3: conventions from neighbouring tools --
     config: Annotated[
-        Path | None, typer.Option("--config", "-c", help="A campaign file: these options as YAML keys (max_turns: 20; "
+        Path | None, typer.Option("--config", "-c", metavar="FILE", help="A campaign file: these options as YAML keys (max_turns: 20; "
                                   "docs/campaign-file.md). An option given on the command line wins over the file.")
     ] = None,
     dry_run: Annotated[
@@ -176,7 +176,7 @@ def run(
     ] = False,
     max_cost: Annotated[
         float | None, typer.Option("--max-cost", min=0, metavar="USD", help="Start no further cell once the "
-                                   "campaign's recorded cost passes this many USD (priced models; docs/providers.md).")
+                                   "campaign's recorded cost passes this many USD (priced models; docs/campaign-file.md).")
     ] = None,
 ) -> None:
     """Run a campaign (resumable: cells that already have a result are loaded, not re-run).
