@@ -234,3 +234,14 @@ def test_the_root_offers_shell_completion_and_completes_the_lazy_verbs_and_their
     assert complete("apex-voice run --fail") == ["--fail-fast"]
     assert complete("apex-voice run --executor ") == ["local", "ray"]
     assert "probe" in complete("apex-voice sandbox ")
+
+
+def test_dry_run_names_an_unusable_result_and_leaves_it_where_it_is(tmp_path):
+    out = tmp_path / "camp"
+    assert _invoke("run", *FAST, "--only", TASK_A, "--out", str(out)).exit_code == 0
+    broken = out / TASK_A / "rep0" / "result.json"
+    broken.write_text("{not json")
+    plan = _invoke("run", *FAST, "--only", TASK_A, "--out", str(out), "--dry-run")
+    assert plan.exit_code == 0, plan.output
+    assert plan.stdout.startswith(f"{TASK_A} rep0: to run ({broken}: ")
+    assert broken.read_text() == "{not json" and not list(broken.parent.glob("result.json.unusable-*"))
