@@ -59,6 +59,7 @@ __all__ = [
     "PendingRegrader",
     "campaign_cells",
     "local_cells",
+    "preview_campaign",
     "run_campaign",
 ]
 
@@ -75,6 +76,7 @@ async def run_campaign(
     task_pins: dict[str, TaskPin] | None = None,
     regrade: PendingRegrader | None = None,
     cells: list[CampaignCell] | None = None,
+    stop_when: Callable[[CellOutcome], str | None] | None = None,
 ) -> CampaignResult:
     """Run (or resume) the campaign; ``on_cell`` hears about every cell as it is settled, and
     ``on_start`` about every attempt at a session as it begins (with the attempt's number).
@@ -88,6 +90,10 @@ async def run_campaign(
 
     ``task_pins`` pins each task by version and dataset checksums in the campaign's identity.
 
+    ``stop_when`` hears every settled cell and may name a reason to start no further cell
+    (``run --fail-fast``, ``--max-cost``): the same stop as a provider's refusal, the cells not
+    started recorded as ``stopped`` with that reason.
+
     Raises :class:`CampaignMismatchError` before running anything when the directory holds results
     of another measurement (any field of the identity differs), or a smaller campaign this start
     would grow without ``settings.extend``.
@@ -98,11 +104,7 @@ async def run_campaign(
                     "(results record agent_isolation: in-process)", settings.model.key)
     cells = sorted(cells) if cells is not None else campaign_cells(task_ids, settings.repeats)
     planned = sorted({c.task_id for c in cells})
-    pins = task_pins or {}
-    requested = settings.measured.model_copy(update={
-        "tasks": {task: pins.get(task, TaskPin()) for task in planned},
-        "repeats": max((c.rep for c in cells), default=settings.repeats - 1) + 1,
-    })
+    requested = _requested(settings, cells, task_pins)
     with CampaignLock(settings.out_dir):
         identity = check_identity(settings.out_dir, requested, extend=settings.extend,
                                   allow_version_change=settings.allow_version_change)
@@ -113,6 +115,7 @@ async def run_campaign(
         manifest = CampaignManifest.of(
             identity, display_name=settings.model.display_name, sandbox=settings.sandbox, parallel=settings.parallel,
             planned_cells={task: sorted(c.rep for c in cells if c.task_id == task) for task in planned},
+            config=settings.config,
         )
         write_manifest(settings.out_dir, manifest)
         # A provider's own limit on concurrent sessions (its rate limits) caps --parallel.
@@ -123,6 +126,8 @@ async def run_campaign(
 
             async def settle(cell: CampaignCell) -> CellOutcome:
                 outcome = await _settle(settings, cell, reuses[cell], runner, regrade, limit, stop, identity, on_start)
+                if stop_when is not None and not outcome.stop_reason and outcome.status != "stopped":
+                    outcome.stop_reason = stop_when(outcome)
                 if outcome.stop_reason:
                     stop.set()
                 _notify(on_cell, outcome)
@@ -131,6 +136,34 @@ async def run_campaign(
             outcomes = await _all_settled([settle(cell) for cell in cells])
         write_manifest(settings.out_dir, manifest.model_copy(update={"unscored_cells": unscored_cells(outcomes)}))
     return CampaignResult(settings, outcomes)
+
+
+def _requested(
+    settings: CampaignSettings, cells: list[CampaignCell], task_pins: dict[str, TaskPin] | None
+) -> MeasurementIdentity:
+    """What this start asks to measure: the settings' identity with the plan of ``cells``."""
+    pins = task_pins or {}
+    return settings.measured.model_copy(update={
+        "tasks": {task: pins.get(task, TaskPin()) for task in sorted({c.task_id for c in cells})},
+        "repeats": max((c.rep for c in cells), default=settings.repeats - 1) + 1,
+    })
+
+
+def preview_campaign(
+    settings: CampaignSettings,
+    task_ids: list[str],
+    *,
+    task_pins: dict[str, TaskPin] | None = None,
+    cells: list[CampaignCell] | None = None,
+) -> list[tuple[CampaignCell, CellReuse]]:
+    """What :func:`run_campaign` would do with each cell (reuse its record, or run it), read-only:
+    no lock, no manifest, no file set aside (``run --dry-run``). Raises
+    :class:`CampaignMismatchError` as the run would."""
+    cells = sorted(cells) if cells is not None else campaign_cells(task_ids, settings.repeats)
+    identity = check_identity(settings.out_dir, _requested(settings, cells, task_pins), extend=settings.extend,
+                              allow_version_change=settings.allow_version_change)
+    return [(cell, reuse_cell(cell.rep_dir(settings.out_dir), task_id=cell.task_id, rep=cell.rep, identity=identity,
+                              set_aside=False)) for cell in cells]
 
 
 async def _all_settled(settling: list[Awaitable[CellOutcome]]) -> list[CellOutcome]:

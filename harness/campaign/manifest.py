@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from harness import __version__
 from harness.atomic_write import atomic_write_json
 from harness.grading.judge_prompt import JUDGE_VERSION
-from harness.results.campaign_files import MANIFEST_FILE, UnscoredCell
+from harness.results.campaign_files import MANIFEST_FILE, CampaignConfigUsed, UnscoredCell
 from harness.results.measurement_identity import MeasurementIdentity
 
 __all__ = ["BENCHMARK_VERSION", "CampaignManifest", "read_manifest", "write_manifest"]
@@ -68,6 +68,8 @@ class CampaignManifest(BaseModel):
     #: Every planned (task, repetition): task id -> its repetitions, sorted.
     planned_cells: dict[str, list[int]] = Field(default_factory=dict)
     unscored_cells: list[UnscoredCell] = Field(default_factory=list)
+    #: The campaign file the latest start read (``run --config``), ``None`` when it read none.
+    config: CampaignConfigUsed | None = None
 
     @classmethod
     def of(cls, identity: MeasurementIdentity, *, display_name: str, **ours: object) -> CampaignManifest:

@@ -19,6 +19,7 @@ from typing import Literal, Protocol
 
 from harness.agents.registry import ModelSpec
 from harness.counted import counted
+from harness.results.campaign_files import CampaignConfigUsed
 from harness.results.measurement_identity import MeasurementIdentity
 from harness.results.result_record import ResultRecord
 
@@ -82,6 +83,9 @@ class CampaignSettings:
     max_attempts: int = MAX_ATTEMPTS
     #: Sleep ``retry_backoff_s × attempt`` before retrying a transient failure.
     retry_backoff_s: float = 5.0
+    #: The campaign file this start read (``run --config``): recorded in ``campaign.json``, never
+    #: part of the identity (where a value came from does not change what is measured).
+    config: CampaignConfigUsed | None = None
 
     @property
     def measured(self) -> MeasurementIdentity:

@@ -137,17 +137,24 @@ def _record_differences(record: ResultRecord, task_id: str, identity: Measuremen
     ) if stored is not None and expected is not None and stored != expected]
 
 
-def reuse_cell(rep_dir: Path, *, task_id: str, rep: int, identity: MeasurementIdentity) -> CellReuse:
-    """Load the cell's record if it may be reused; raise :class:`CampaignMismatchError` if it is foreign."""
+def reuse_cell(
+    rep_dir: Path, *, task_id: str, rep: int, identity: MeasurementIdentity, set_aside: bool = True
+) -> CellReuse:
+    """Load the cell's record if it may be reused; raise :class:`CampaignMismatchError` if it is foreign.
+    An unusable ``result.json`` is moved aside (``set_aside=False``, a dry run: only named)."""
     path = Path(rep_dir) / RESULT_FILE
+
+    def unusable(problem: str) -> CellReuse:
+        return CellReuse(problem=_set_aside(path, problem) if set_aside else f"{path}: {problem}")
+
     try:
         record = ResultRecord.load(rep_dir)
     except ResultFileError as exc:
-        return CellReuse(problem=_set_aside(path, exc.problem))
+        return unusable(exc.problem)
     if record is None:
         return CellReuse()
     if (record.task_id, record.rep) != (task_id, rep):
-        return CellReuse(problem=_set_aside(path, f"names {record.task_id} rep{record.rep}, not {task_id} rep{rep}"))
+        return unusable(f"names {record.task_id} rep{record.rep}, not {task_id} rep{rep}")
     differences = _record_differences(record, task_id, identity)
     if differences:
         raise CampaignMismatchError(f"{path} was measured with another identity ({_named(differences)}); "

@@ -33,7 +33,7 @@ from harness.campaign.text_cell import TEXT_FORMS, cell_runner_class, condition_
 from harness.conditions import ConditionDef, UnknownConditionError, get_condition
 from harness.grading.judge import CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache
-from harness.results.campaign_files import MANIFEST_FILE
+from harness.results.campaign_files import MANIFEST_FILE, CampaignConfigUsed
 from harness.results.measurement_identity import TaskPin
 from harness.results.regrade import pending_regrader
 from harness.results.result_record import ResultRecord
@@ -45,6 +45,7 @@ from sandbox.backend import SandboxBackend, get_backend
 from sandbox.errors import AgentImageError, SandboxUnavailableError, UnknownBackendError
 from sandbox.external import ExternalBackend
 
+from .campaign_stops import CampaignStops
 from .data_option import open_data
 from .interrupts import run_interruptible
 from .out_dir import writable_dir_or_exit
@@ -96,6 +97,8 @@ class CampaignRequest(BaseModel):
     adapter_env: list[str] = Field(default_factory=list)
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None
+    fail_fast: bool = False
+    max_cost: float | None = Field(default=None, ge=0)
 
 
 @dataclass
@@ -112,15 +115,23 @@ class PreparedCampaign:
     options: dict[str, Any] = field(default_factory=dict)
     #: Task packages that failed validation and were skipped (``--skip-invalid``).
     invalid: list[CheckedPackage] = field(default_factory=list)
+    #: Each task's time budget: the most media time a session of it lasts (``run --dry-run``'s bound).
+    time_budget_s: dict[str, int] = field(default_factory=dict)
 
 
 def _note(line: str) -> None:
     typer.echo(line, err=True)
 
 
-def prepare_campaign(request: CampaignRequest, *, note: Callable[[str], None] = _note) -> PreparedCampaign:
+def prepare_campaign(
+    request: CampaignRequest, *, note: Callable[[str], None] = _note, dry_run: bool = False,
+    config: CampaignConfigUsed | None = None,
+) -> PreparedCampaign:
     """Check ``request`` and build its campaign; ``note`` hears the lines a user should read on the
-    way (the sandbox chosen, a missing judge or observer, an in-process adapter's warning)."""
+    way (the sandbox chosen, a missing judge or observer, an in-process adapter's warning).
+
+    ``dry_run`` checks the same but prepares nothing that a run would: no image built, no campaign
+    directory created, no judge cache opened. ``config`` is recorded in ``campaign.json``."""
     r = request
     _executor_or_exit(r.executor, r.ray_address, r.mcp_url)
     _env_file_or_exit(r.env_file)
@@ -149,8 +160,9 @@ def prepare_campaign(request: CampaignRequest, *, note: Callable[[str], None] = 
     bundles, invalid = valid_packages_or_exit(task_dirs, source.checksums, skip_invalid=r.skip_invalid)
     speech = _speech_or_exit(r.user_audio.value, bundles)
     _reachable_or_exit(spec)
-    backend = _sandbox_or_exit(r, spec, tasks=len(bundles))
-    note(f"sandbox: {backend.name} ({backend.chosen_because})")
+    backend = _sandbox_or_exit(r, spec, tasks=len(bundles), prepare=not dry_run)
+    if not dry_run:  # the dry run's plan says it
+        note(f"sandbox: {backend.name} ({backend.chosen_because})")
     if spec.agent_kind == "external_code":
         note(f"warning: {spec.key} runs in the harness's process (--trust-adapter): its code can read the loaded "
              "tasks' gold and reference policy, patch the grader and read task files, so its scores prove "
@@ -173,26 +185,32 @@ def prepare_campaign(request: CampaignRequest, *, note: Callable[[str], None] = 
     )
     settings = CampaignSettings(
         model=spec,
-        out_dir=writable_dir_or_exit(out_dir, what="the campaign directory"),
+        out_dir=out_dir if dry_run else writable_dir_or_exit(out_dir, what="the campaign directory"),
         repeats=(max(c.rep for c in retry_cells) + 1 if retry_cells else r.repeats or (1 if spec.deterministic else 3)),
         identity=runner.identity(user_audio=r.user_audio.value),
         sandbox=backend.name, parallel=r.parallel, extend=r.extend, allow_version_change=r.allow_version_change,
+        config=config,
     )
-    golds = {b.task_id: b.gold for b in bundles}
-    executor: CellExecutor = RayExecutor(r.ray_address) if r.executor == "ray" else local_cells
     options: dict[str, Any] = {
-        "executor": executor,
         "task_pins": {b.task_id: TaskPin.of(b.task_dir, b.task.version, source.checksums) for b in bundles},
-        "regrade": pending_regrader(golds.get, judge or CachedVerdicts(JudgeCache())),
     }
+    if not dry_run:
+        golds = {b.task_id: b.gold for b in bundles}
+        executor: CellExecutor = RayExecutor(r.ray_address) if r.executor == "ray" else local_cells
+        options["executor"] = executor
+        options["regrade"] = pending_regrader(golds.get, judge or CachedVerdicts(JudgeCache()))
     if retry_cells is not None:
         options["cells"] = retry_cells
-    return PreparedCampaign(settings, [b.task_id for b in bundles], runner, backend, options, invalid)
+    if r.fail_fast or r.max_cost is not None:
+        options["stop_when"] = CampaignStops(fail_fast=r.fail_fast, max_cost=r.max_cost)
+    return PreparedCampaign(settings, [b.task_id for b in bundles], runner, backend, options, invalid,
+                            {b.task_id: b.task.time_budget_s for b in bundles})
 
 
-def _sandbox_or_exit(r: CampaignRequest, spec: ModelSpec, *, tasks: int) -> SandboxBackend:
+def _sandbox_or_exit(r: CampaignRequest, spec: ModelSpec, *, tasks: int, prepare: bool = True) -> SandboxBackend:
     """The running server of ``--mcp-url``, or the backend ``--sandbox`` names (prepared here for
-    the local executor; Ray's nodes each prepare their own: their engine builds or checks the images)."""
+    the local executor; Ray's nodes each prepare their own: their engine builds or checks the images).
+    ``prepare=False`` (a dry run): chosen, never prepared, no agent image built."""
     if r.mcp_url is not None:
         if r.sandbox is not None:
             typer.echo("error: --sandbox and --mcp-url exclude each other (--mcp-url uses a running server)", err=True)
@@ -201,9 +219,9 @@ def _sandbox_or_exit(r: CampaignRequest, spec: ModelSpec, *, tasks: int) -> Sand
             typer.echo("error: --mcp-url needs --token-file, exactly one task (--only) and one repetition", err=True)
             raise typer.Exit(2)
         return _external_or_exit(r.mcp_url, r.token_file)
-    if r.executor == "local" and (r.sandbox or "auto") in ("auto", "docker"):
+    if prepare and r.executor == "local" and (r.sandbox or "auto") in ("auto", "docker"):
         _agent_image_or_exit(spec)
-    return _backend_or_exit(r.sandbox or "auto", prepare=r.executor == "local")
+    return _backend_or_exit(r.sandbox or "auto", prepare=prepare and r.executor == "local")
 
 
 def _executor_or_exit(executor: Literal["local", "ray"], ray_address: str | None, mcp_url: str | None) -> None:

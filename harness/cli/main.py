@@ -120,7 +120,7 @@ app = typer.Typer(
         "needed. `apex-voice validate` checks task packages; `apex-voice <command> --help` explains each."
     ),
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion, --show-completion (README); the lazy verbs complete too
     pretty_exceptions_enable=False,
     rich_markup_mode=HELP_MARKUP,
 )

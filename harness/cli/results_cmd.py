@@ -18,7 +18,7 @@ from harness.results.denominator import has_plan
 from harness.results.identity import identity_note, keep_apart, plan_notes, repetitions
 from harness.results.noise_floor import noise_line
 from harness.results.run_tree import Campaign, find_campaigns, is_campaign, load_campaign
-from harness.results.tables import comparison_sentence, scope_line, write_tables
+from harness.results.tables import RESULTS_JSON, comparison_sentence, scope_line, write_tables
 from harness.results.task_facts import TaskFacts, load_task_facts
 from harness.tasks.dataset import BUNDLED_DATA, DATA_ENV_VAR, resolve_data
 
@@ -46,6 +46,9 @@ def results(
     by: Annotated[str | None, typer.Option("--by", help="tool-path: instead of the paper's tables, the same tasks side "
                                            "by side per tool path (bridge, mcp-agent, mcp-provider): PTS and tool-call "
                                            "round trips, in tool_paths.md and tool_paths.json.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print results.json (with --by tool-path: "
+                                              "tool_paths.json) to stdout instead of the table; the files are "
+                                              "written all the same, the `wrote` lines go to stderr.")] = False,
 ) -> None:
     """Aggregate campaigns into results.md, results.json, per_task.csv, tooluse_by_task.csv,
     slices.csv and PNG plots, with the published definitions plus confidence intervals.
@@ -61,7 +64,7 @@ def results(
     campaigns, apart = _campaigns(runs_dirs or [], runs_root, run or [])
     writable_dir_or_exit(out, what="the tables and plots")
     if by == "tool-path":
-        _tool_paths(campaigns, out, [*apart, *_differences(campaigns, beside=("tool_mode",))])
+        _tool_paths(campaigns, out, [*apart, *_differences(campaigns, beside=("tool_mode",))], as_json=json_output)
         return
     repeats = repeats or min(repetitions(c) for c in campaigns)
     keys = [c.key for c in campaigns]
@@ -82,14 +85,17 @@ def results(
     if plots:
         written += _plots(analysis, out)
     for path in written:
-        typer.echo(f"wrote {path}")
+        typer.echo(f"wrote {path}", err=json_output)
     for campaign in campaigns:
         for problem in campaign.problems:
             typer.echo(f"warning: {problem}", err=True)
     if judge.errors:
         typer.echo(f"warning: {judge.errors} judge verdict(s) unavailable; those fields count as failed in the "
                    "published re-grade", err=True)
-    _print_summary(analysis)
+    if json_output:
+        typer.echo((out / RESULTS_JSON).read_text(encoding="utf-8"), nl=False)
+    else:
+        _print_summary(analysis)
     if not analysis.complete:  # the files are written, but the figures are not final: cells are missing
         raise typer.Exit(1)
 
@@ -117,16 +123,17 @@ def _compared_metrics(campaigns: list[Campaign], families: list[str]) -> dict[st
     return found
 
 
-def _tool_paths(campaigns: list[Campaign], out: Path, notes: list[str]) -> None:
+def _tool_paths(campaigns: list[Campaign], out: Path, notes: list[str], *, as_json: bool = False) -> None:
     from harness.atomic_write import atomic_write_text
     from harness.results.tool_paths import compare_tool_paths
 
     report = compare_tool_paths(campaigns).model_copy(update={"notes": notes})
     table = report.markdown()
-    for name, text in (("tool_paths.md", table), ("tool_paths.json", report.model_dump_json(indent=2) + "\n")):
+    as_text = report.model_dump_json(indent=2) + "\n"
+    for name, text in (("tool_paths.md", table), ("tool_paths.json", as_text)):
         atomic_write_text(out / name, text)
-        typer.echo(f"wrote {out / name}")
-    typer.echo(table)
+        typer.echo(f"wrote {out / name}", err=as_json)
+    typer.echo(as_text if as_json else table, nl=not as_json)
 
 
 def _differences(campaigns: list[Campaign], *, k: int | None = None, beside: tuple[str, ...] = ()) -> list[str]:

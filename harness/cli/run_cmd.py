@@ -1,6 +1,7 @@
 """``apex-voice run``: a campaign of one model over the selected tasks, then its results table.
 
-This module is wiring: the options become a typed :class:`~.campaign_request.CampaignRequest`,
+This module is wiring: the options (over a ``--config`` campaign file, :mod:`.campaign_config`)
+become a typed :class:`~.campaign_request.CampaignRequest`,
 :func:`~.campaign_request.prepare_campaign` turns it into settings, backend, judge, observer, runner
 and executor, the campaign runs under a progress bar or the TUI, and :mod:`.run_report` prints what
 it did.
@@ -13,6 +14,7 @@ model's local endpoint is dead; 2 for usage errors.
 from __future__ import annotations
 
 import sys
+import time
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -26,12 +28,14 @@ from harness.campaign.ray_executor import RayExecutorError
 from harness.campaign.resume import ALLOW_VERSION_FLAG, EXTEND_FLAG, CampaignMismatchError
 from harness.conditions import BUILTIN_CONDITIONS
 
-from .campaign_request import MAX_PARALLEL, CampaignRequest, PreparedCampaign, prepare_campaign
+from .campaign_config import given_on_command_line, request_with_config
+from .campaign_request import MAX_PARALLEL, PreparedCampaign, prepare_campaign
 from .data_option import DATA_HELP, ONLY_HELP
+from .dry_run import print_dry_run
 from .interrupts import INTERRUPTED_EXIT_CODE, run_interruptible
 from .main import verbose_requested
 from .plain_progress import wants_plain_progress
-from .run_report import denominator_line, print_results, run_with_progress, this_start_line
+from .run_report import closing_line, denominator_line, print_results, run_with_progress, this_start_line
 from .valid_packages import not_run_lines
 
 __all__ = ["run"]
@@ -157,6 +161,23 @@ def run(
         str | None, typer.Option("--ray-address", help="--executor ray: the cluster to join (host:port, ray://..., "
                                  "auto); default: a local Ray instance on 127.0.0.1 for this campaign.")
     ] = None,
+    # -- issue 36 §3: conventions from neighbouring tools --
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", metavar="FILE", help="A campaign file: these options as YAML keys (max_turns: 20; "
+                                  "docs/campaign-file.md). An option given on the command line wins over the file.")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the cells that would run (and those resumed), the sandbox, the "
+                           "estimated wall time and, for a priced model, cost; start and write nothing.")
+    ] = False,
+    fail_fast: Annotated[
+        bool, typer.Option("--fail-fast", "-x", help="Start no further cell once one does not pass (a scored "
+                           "failure or no score); the rest are recorded as stopped.")
+    ] = False,
+    max_cost: Annotated[
+        float | None, typer.Option("--max-cost", min=0, metavar="USD", help="Start no further cell once the "
+                                   "campaign's recorded cost passes this many USD (priced models; docs/campaign-file.md).")
+    ] = None,
 ) -> None:
     """Run a campaign (resumable: cells that already have a result are loaded, not re-run).
 
@@ -164,16 +185,22 @@ def run(
     available sandbox, with a results table at the end. Exit 0 when every cell ran (whatever the
     model scored), 1 when infrastructure left cells empty, 2 for usage errors.
     """
-    request = CampaignRequest(
+    flags = dict(
         model=model, data=data, only=only or [], limit=limit, retry_failed=retry_failed,
         allow_version_change=allow_version_change, extend=extend, skip_invalid=skip_invalid, repeats=repeats,
         out=out, sandbox=sandbox, user_audio=user_audio, parallel=parallel, max_turns=max_turns, mcp_url=mcp_url,
         token_file=token_file, condition=condition, acoustics=acoustics, tool_mode=tool_mode,
         mcp_public_url=mcp_public_url, tool_latency_ms=tool_latency_ms, endpoint=endpoint,
         provider_model=provider_model, api_key_env=api_key_env, env_file=env_file, trust_adapter=trust_adapter,
-        adapter_env=adapter_env or [], executor=executor.value, ray_address=ray_address,
+        adapter_env=adapter_env or [], executor=executor.value, ray_address=ray_address, fail_fast=fail_fast,
+        max_cost=max_cost,
     )
-    prepared = prepare_campaign(request)
+    request, used = request_with_config(config, flags, given_on_command_line(ctx, flags))
+    prepared = prepare_campaign(request, dry_run=dry_run, config=used)
+    if dry_run:
+        print_dry_run(prepared, as_json=json_output)
+        raise typer.Exit(0)
+    started = time.monotonic()
     if tui and wants_plain_progress(sys.stdin, sys.stdout):  # no screen to draw on, no `q` to read
         typer.echo("warning: --tui needs a terminal on stdin and stdout; showing progress lines instead", err=True)
         tui = False
@@ -185,6 +212,7 @@ def run(
             typer.echo(line, err=True)
     else:
         print_results(result, full=verbose or verbose_requested(ctx))
+    typer.echo(closing_line(result, time.monotonic() - started), err=json_output)
     for line in not_run_lines(prepared.invalid):
         typer.echo(line, err=True)
     raise typer.Exit(0 if result.complete else 1)

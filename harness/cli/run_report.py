@@ -34,7 +34,7 @@ from .console import cli_console
 from .plain_progress import PlainProgress, wants_plain_progress
 from .results_table import task_table
 
-__all__ = ["EXPLAIN_LINES", "denominator_line", "print_results", "run_with_progress", "this_start_line"]
+__all__ = ["EXPLAIN_LINES", "closing_line", "denominator_line", "duration_text", "print_results", "run_with_progress", "this_start_line"]
 
 #: Failed runs show at most this many explanation lines each under the table (``-v``: all).
 EXPLAIN_LINES = 3
@@ -85,6 +85,24 @@ def print_results(result: CampaignResult, *, full: bool = False) -> None:
         console.print(f"noise floor: {noise_line(result.settings.model.key, noise_floor(rel.outcomes, rel.k))}",
                       highlight=False, soft_wrap=True, markup=False)
     console.print(this_start_line(result), highlight=False, soft_wrap=True, markup=False)
+
+
+def duration_text(seconds: float) -> str:
+    """``42 s``, ``1 min 12 s``, ``2 h 5 min``: a wall time as a person reads it."""
+    s = round(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    return f"{s // 3600} h {s % 3600 // 60} min"
+
+
+def closing_line(result: CampaignResult, wall_s: float) -> str:
+    """The last line of ``run``: scored cells, pass@1 as ``results`` counts it, and the wall time."""
+    rel = reliability(_as_campaign(result), result.settings.repeats)
+    pct = rel.pct(rel.pass1_mean)
+    return (f"{result.settings.model.key}: {rel.n_scored}/{rel.n_planned} scored, pass@1 "
+            f"{'–' if pct is None else f'{pct:.1f}'} %, {duration_text(wall_s)}")
 
 
 def this_start_line(result: CampaignResult) -> str:

@@ -7,11 +7,11 @@ unscored-cell record live here, below the campaign, so the reader never imports 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["HARNESS_ERROR_FILE", "MANIFEST_FILE", "SUPERSEDED_DIR", "UnscoredCell", "UnscoredReason"]
+__all__ = ["HARNESS_ERROR_FILE", "MANIFEST_FILE", "SUPERSEDED_DIR", "CampaignConfigUsed", "UnscoredCell", "UnscoredReason"]
 
 #: The campaign directory's manifest (``harness.campaign.manifest``).
 MANIFEST_FILE = "campaign.json"
@@ -34,3 +34,15 @@ class UnscoredCell(BaseModel):
     rep: int
     reason: UnscoredReason
     detail: str = ""
+
+
+class CampaignConfigUsed(BaseModel):
+    """The campaign file a start read (``run --config``): where it was, what it set, and which of
+    its keys the command line overrode. A record of how the run was asked for, not of what it
+    measures (that is the identity)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    path: str
+    values: dict[str, Any]
+    overridden: list[str] = []

@@ -23,7 +23,10 @@ from .bootstrap import MIN_CI_TASKS
 from .noise_floor import noise_line
 from .slices import AXES
 
-__all__ = ["comparison_sentence", "scope_line", "write_tables"]
+__all__ = ["RESULTS_JSON", "comparison_sentence", "scope_line", "write_tables"]
+
+#: The machine-readable table file (``results --json`` prints it).
+RESULTS_JSON = "results.json"
 
 MISSING = "–"
 
@@ -362,7 +365,7 @@ def write_tables(a: Analysis, out_dir: Path) -> list[Path]:
     out_dir = Path(out_dir)
     files = {
         "results.md": results_markdown(a),
-        "results.json": json.dumps(a.results_json(), indent=2, default=str) + "\n",
+        RESULTS_JSON: json.dumps(a.results_json(), indent=2, default=str) + "\n",
         "per_task.csv": _task_rows(a, _passes, f"_passes_of_{a.k}"),
         "tooluse_by_task.csv": _task_rows(a, _tool_ratio, "_tool_ratio"),
     }
