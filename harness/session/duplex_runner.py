@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import traceback
 import uuid
+from collections.abc import Callable
 
 import numpy as np
 
@@ -313,7 +314,7 @@ class _DuplexSession:
         self.floor.close()
         await self.listener.hear_over(self.listener.hearing.close(), t, asr=False)
         self.user.deliveries.finish(t)
-        metadata = {"model_id": self.agent.model_id, "clock": self.clock.kind, **self._agent_metadata()}
+        metadata = {"model_id": self.agent.model_id, "clock": self.clock.kind, **_agent_metadata(self.agent, self._agent_failed)}
         self.log.emit(EventType.ADAPTER_INFO, "harness", t, {"metadata": metadata, "usage": usage_total(self.router.usage)})
         closing = await self.agent.close()  # before grading, so a failure to close is on the record
         if closing is not None:
@@ -338,13 +339,13 @@ class _DuplexSession:
             {"kind": blamed.kind, "detail": blamed.detail, "media_ms": self.failure_ms},
         )
 
-    def _agent_metadata(self) -> dict[str, object]:
-        """What the adapter says of its session; an agent that fails to say is recorded, not trusted."""
-        try:
-            return self.agent.metadata()
-        except AgentFailure as failure:
-            self._agent_failed(failure)
-            return {}
+def _agent_metadata(agent: AgentBoundary, failed: Callable[[AgentFailure], None]) -> dict[str, object]:
+    """What the adapter says of its session; an agent that fails to say is recorded, not trusted."""
+    try:
+        return agent.metadata()
+    except AgentFailure as failure:
+        failed(failure)
+        return {}
 
 
 def _observer(config: DuplexConfig) -> str:

@@ -270,7 +270,7 @@ class HeardSpeech:
             pending = samples_to_ms(response.pending_samples)
             paused = samples_to_ms(response.quiet_samples) >= PAUSE_MS and pending >= SEGMENT_MIN_MS
             if (paused or pending >= SEGMENT_MAX_MS) and response.pending_samples > response.quiet_samples:
-                due.append(self._cut(response, final=False))
+                due.append(_cut(response, final=False))
         return due
 
     def last_segment(self, response_id: str) -> Segment | None:
@@ -285,7 +285,7 @@ class HeardSpeech:
                 return None
         elif not response.played or not (response.transcript_chars or response.played_pcm):
             return None
-        return self._cut(response, final=True)
+        return _cut(response, final=True)
 
     def recognised(self, segment: Segment, text: str) -> list[HeardSlice]:
         """ASR of a segment is in: words the recognised speech now carries are released."""
@@ -295,11 +295,11 @@ class HeardSpeech:
             return []
         if segment.final:
             # A segment whose ASR never came in (cut at the end of a realtime session) is evidence lost.
-            self._align(response, final=True)
+            _align(response, self.asr_text(response.response_id), final=True)
             return []
         if any(t is None for t in response.segment_texts):
             return []
-        self._align(response, final=False)
+        _align(response, self.asr_text(response.response_id), final=False)
         return self._release(response)
 
     def asr_text(self, response_id: str) -> str:
@@ -331,7 +331,7 @@ class HeardSpeech:
     def heard_text(self, response_id: str) -> str:
         """What the user heard of the response's words (a word the audio did not carry is blanked)."""
         response = self._responses[response_id]
-        texts = (self._blanked(response, item_id, 0, item.text.slice(0, item.heard))
+        texts = (_blanked(response, item_id, 0, item.text.slice(0, item.heard))
                  for item_id, item in response.items.items())
         return " ".join(t for t in texts if t)
 
@@ -358,7 +358,7 @@ class HeardSpeech:
         if not chars and not response.received:
             return None
         measure = response.meter.measure()
-        mismatched = self._blanked_chars(response)
+        mismatched = _blanked_chars(response)
         heard = response.heard_chars - mismatched
         return {
             "response_id": response_id,
@@ -392,7 +392,7 @@ class HeardSpeech:
         for item_id, item in response.items.items():
             if budget <= 0:
                 break
-            target = min(self._playable(response, item_id, item, complete and not response.cut), item.heard + budget)
+            target = min(_playable(response, item_id, item, complete and not response.cut), item.heard + budget)
             at_word_end = False
             if self.verify:
                 reach = response.reach.get(item_id, 0)
@@ -408,93 +408,96 @@ class HeardSpeech:
             new_heard = start + len(window)
             if new_heard <= item.heard:
                 continue
-            window = self._blanked(response, item_id, start, window)
+            window = _blanked(response, item_id, start, window)
             released.append(HeardSlice(response.response_id, item_id, window, item.heard - start))
             budget -= new_heard - item.heard
             response.heard_chars += new_heard - item.heard
             item.heard = new_heard
         return released
 
-    def _cut(self, response: _Response, *, final: bool) -> Segment:
-        pcm = np.concatenate(response.played_pcm) if response.played_pcm else np.zeros(0, np.int16)
-        response.played_pcm = [] if not final else None
-        response.pending_samples = response.quiet_samples = 0
-        response.segment_texts.append(None)
-        return Segment(response.response_id, len(response.segment_texts) - 1, pcm, final)
 
-    def _align(self, response: _Response, *, final: bool) -> None:
-        """Set how far each item's words are carried by the recognised words, and which are not."""
-        spans: list[tuple[str | None, int, int]] = []
-        claimed: list[str] = []
-        all_played = response.done and response.left_to_play <= 0 and not response.cut
-        # No more of the claim than the played audio could carry at the rate ceiling is weighed: the
-        # rest cannot be heard yet, and an alignment must not cost more than the audio that played.
-        room = response.played * MAX_CHARS_PER_S // SAMPLE_RATE + _BOUNDARY_LOOKBACK
-        weighed: dict[str | None, int] = {}
-        for item_id, item in response.items.items():
-            if room <= 0:
+
+def _cut(response: _Response, *, final: bool) -> Segment:
+    pcm = np.concatenate(response.played_pcm) if response.played_pcm else np.zeros(0, np.int16)
+    response.played_pcm = [] if not final else None
+    response.pending_samples = response.quiet_samples = 0
+    response.segment_texts.append(None)
+    return Segment(response.response_id, len(response.segment_texts) - 1, pcm, final)
+
+
+def _align(response: _Response, asr_text: str, *, final: bool) -> None:
+    """Set how far each item's words are carried by the recognised words, and which are not."""
+    spans: list[tuple[str | None, int, int]] = []
+    claimed: list[str] = []
+    all_played = response.done and response.left_to_play <= 0 and not response.cut
+    # No more of the claim than the played audio could carry at the rate ceiling is weighed: the
+    # rest cannot be heard yet, and an alignment must not cost more than the audio that played.
+    room = response.played * MAX_CHARS_PER_S // SAMPLE_RATE + _BOUNDARY_LOOKBACK
+    weighed: dict[str | None, int] = {}
+    for item_id, item in response.items.items():
+        if room <= 0:
+            break
+        # Settling, only the words that played are weighed: what never played is unheard anyway,
+        # and must not count against the agreement of what did.
+        played = _playable(response, item_id, item, all_played) if final else len(item.text)
+        text = item.text.slice(0, min(played, room) if final else min(len(item.text), room))
+        if len(text) < len(item.text) and not item.text.slice(len(text), len(text) + 1).isspace():
+            text = text[: max(0, text.rfind(" "))]  # cut inside a word: weigh only whole words
+        room -= len(text)
+        weighed[item_id] = len(text)
+        for start, end in word_spans(text):
+            if start >= played:
                 break
-            # Settling, only the words that played are weighed: what never played is unheard anyway,
-            # and must not count against the agreement of what did.
-            played = self._playable(response, item_id, item, all_played) if final else len(item.text)
-            text = item.text.slice(0, min(played, room) if final else min(len(item.text), room))
-            if len(text) < len(item.text) and not item.text.slice(len(text), len(text) + 1).isspace():
-                text = text[: max(0, text.rfind(" "))]  # cut inside a word: weigh only whole words
-            room -= len(text)
-            weighed[item_id] = len(text)
-            for start, end in word_spans(text):
-                if start >= played:
-                    break
-                spans.append((item_id, start, end))
-                claimed.append(text[start:end])
-        alignment = align(claimed, self.asr_text(response.response_id), final=final)
-        reach: dict[str | None, int] = {}
-        blanks: dict[str | None, list[tuple[int, int]]] = {}
-        for index, ((item_id, start, end), carried) in enumerate(zip(spans, alignment.carried, strict=True)):
-            if index < alignment.reached:
-                reach[item_id] = end
-                if not carried:
-                    spans_of = blanks.setdefault(item_id, [])
-                    if spans_of and spans_of[-1][1] + 1 == start:
-                        spans_of[-1] = (spans_of[-1][0], end)  # one blank over neighbours, the space between too
-                    else:
-                        spans_of.append((start, end))
-        if final:
-            reach = weighed  # what was weighed is settled; nothing else of the claim is ever heard
-            response.settled = True
-        response.reach, response.blanks = reach, blanks
+            spans.append((item_id, start, end))
+            claimed.append(text[start:end])
+    alignment = align(claimed, asr_text, final=final)
+    reach: dict[str | None, int] = {}
+    blanks: dict[str | None, list[tuple[int, int]]] = {}
+    for index, ((item_id, start, end), carried) in enumerate(zip(spans, alignment.carried, strict=True)):
+        if index < alignment.reached:
+            reach[item_id] = end
+            if not carried:
+                spans_of = blanks.setdefault(item_id, [])
+                if spans_of and spans_of[-1][1] + 1 == start:
+                    spans_of[-1] = (spans_of[-1][0], end)  # one blank over neighbours, the space between too
+                else:
+                    spans_of.append((start, end))
+    if final:
+        reach = weighed  # what was weighed is settled; nothing else of the claim is ever heard
+        response.settled = True
+    response.reach, response.blanks = reach, blanks
 
-    def _blanked(self, response: _Response, item_id: str | None, start: int, text: str) -> str:
-        """``text`` (the item's characters from ``start``) with the words the audio did not carry blanked."""
-        blanks = response.blanks.get(item_id)
-        if not blanks:
-            return text
-        chars = list(text)
-        for begin, end in blanks:
-            for position in range(max(begin, start), min(end, start + len(chars))):
-                chars[position - start] = BLANK
-        return "".join(chars)
+def _blanked(response: _Response, item_id: str | None, start: int, text: str) -> str:
+    """``text`` (the item's characters from ``start``) with the words the audio did not carry blanked."""
+    blanks = response.blanks.get(item_id)
+    if not blanks:
+        return text
+    chars = list(text)
+    for begin, end in blanks:
+        for position in range(max(begin, start), min(end, start + len(chars))):
+            chars[position - start] = BLANK
+    return "".join(chars)
 
-    def _blanked_chars(self, response: _Response) -> int:
-        return sum(max(0, min(end, response.items[item_id].heard) - begin)
-                   for item_id, spans in response.blanks.items() for begin, end in spans)
+def _blanked_chars(response: _Response) -> int:
+    return sum(max(0, min(end, response.items[item_id].heard) - begin)
+               for item_id, spans in response.blanks.items() for begin, end in spans)
 
-    def _playable(self, response: _Response, item_id: str | None, item: _Item, all_played: bool) -> int:
-        """How much of an item's text its played audio covers (before the rate ceiling)."""
-        length = len(item.text)
-        if item.received:
-            if all_played and item.played >= item.received:
-                return length
-            if item.word_ends_ms:
-                reached = bisect.bisect_right(item.word_ends_ms, item.played * 1000 // SAMPLE_RATE)
-                return item.word_chars[reached - 1] if reached else 0
-            return length * item.played // item.received
-        if item_id is None and response.received:
-            # No item ids on the words: they are measured against the response's audio as a whole.
-            if all_played:
-                return length
-            return length * response.played // response.received
-        return 0
+def _playable(response: _Response, item_id: str | None, item: _Item, all_played: bool) -> int:
+    """How much of an item's text its played audio covers (before the rate ceiling)."""
+    length = len(item.text)
+    if item.received:
+        if all_played and item.played >= item.received:
+            return length
+        if item.word_ends_ms:
+            reached = bisect.bisect_right(item.word_ends_ms, item.played * 1000 // SAMPLE_RATE)
+            return item.word_chars[reached - 1] if reached else 0
+        return length * item.played // item.received
+    if item_id is None and response.received:
+        # No item ids on the words: they are measured against the response's audio as a whole.
+        if all_played:
+            return length
+        return length * response.played // response.received
+    return 0
 
 
 def _verdict(response: _Response, chars: int, heard: int, speech_like: bool, mismatched: int) -> str:
