@@ -81,7 +81,8 @@ class MonitorApp(TuiApp):
         if isinstance(screen, CampaignScreen):
             if screen is last_screen and now - last_time < TABLE_REFRESH_S:
                 return
-            screen.show(self.campaign)
+            if not screen.show(self.campaign):
+                return  # not composed yet: the next draw shows it (nothing is recorded as drawn)
         elif isinstance(screen, SessionScreen | SessionDetail):
             screen.show(self.campaign.session(screen.key))
         self._drawn = (screen, now, self.campaign)

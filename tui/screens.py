@@ -43,17 +43,27 @@ class CampaignScreen(Screen):
         super().__init__()
         #: What the title says while the campaign has no cell yet (what is watched, and how it fills).
         self.waiting = waiting
+        self._ready = False
 
     def compose(self) -> ComposeResult:
         yield Static("", id="campaign-title")
         yield CampaignTable(id="cells")
         yield Footer(compact=True)
 
-    def show(self, campaign: CampaignView) -> None:
+    def on_mount(self) -> None:
+        self._ready = True
+
+    def on_unmount(self) -> None:
+        self._ready = False
+
+    def show(self, campaign: CampaignView) -> bool:
+        """Draw ``campaign``; ``False`` when the screen is not composed yet (or going away)."""
+        if not self._ready:
+            return False
         title = self.query_one("#campaign-title", Static)
         if not campaign.cells:
             title.update(self.waiting or "waiting for the campaign's first cell")
-            return
+            return True
         counts: dict[SessionStatus, int] = {}
         for key in campaign.cells:
             status = campaign.session(key).status
@@ -62,6 +72,7 @@ class CampaignScreen(Screen):
         done = " · finished" if campaign.finished else ""
         title.update(f"{campaign.model or 'campaign'} · {counted(len(campaign.cells), 'run')}: {summary}{done}")
         self.query_one(CampaignTable).show(campaign)
+        return True
 
 
 class SessionScreen(Screen):
