@@ -210,3 +210,11 @@ def test_images_build_help_names_every_image_it_builds():
     assert IMAGE_NAMES == tuple(IMAGE_SPECS)
     result = _invoke("images", "build", "--help", env={"COLUMNS": "200"})
     assert all(name in result.output for name in IMAGE_SPECS)
+
+
+def test_run_help_groups_its_options():
+    """Surprise 15: `run --help` was 214 lines with no option groups."""
+    result = _invoke("run", "--help", env={"COLUMNS": "100"})
+    panels = [line.strip("╭─ ").split(" ─")[0] for line in result.output.splitlines() if line.startswith("╭─")]
+    assert {"What to run", "The agent", "Where it runs", "The campaign directory", "Output"} <= set(panels)
+    assert panels.count("Options") <= 1  # --help alone, where typer puts it

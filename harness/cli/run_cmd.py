@@ -40,6 +40,10 @@ from .valid_packages import not_run_lines
 
 __all__ = ["run"]
 
+# `run --help` in groups, in the order a user decides them.
+_WHAT, _AGENT, _WHERE, _CAMPAIGN, _OUTPUT = ("What to run", "The agent", "Where it runs", "The campaign directory",
+                                             "Output")
+
 
 class ExecutorChoice(str, Enum):
     local = "local"
@@ -48,134 +52,134 @@ class ExecutorChoice(str, Enum):
 
 def run(
     ctx: typer.Context,
-    model: Annotated[str, typer.Option("--model", "-m", help="Registry key of the agent under test.")] = "oracle",
-    data: Annotated[Path | None, typer.Option("--data", "-d", help=DATA_HELP)] = None,
-    only: Annotated[list[str] | None, typer.Option("--only", help=ONLY_HELP)] = None,
+    model: Annotated[str, typer.Option("--model", "-m", rich_help_panel=_WHAT, help="Registry key of the agent under test.")] = "oracle",
+    data: Annotated[Path | None, typer.Option("--data", "-d", rich_help_panel=_WHAT, help=DATA_HELP)] = None,
+    only: Annotated[list[str] | None, typer.Option("--only", rich_help_panel=_WHAT, help=ONLY_HELP)] = None,
     # -- issue 23: choosing cells, rerunning what failed, resuming across versions, verbosity --
     limit: Annotated[
-        int | None, typer.Option("--limit", min=1, help="Only the first N tasks (suite order, after --only).")
+        int | None, typer.Option("--limit", min=1, rich_help_panel=_WHAT, help="Only the first N tasks (suite order, after --only).")
     ] = None,
     retry_failed: Annotated[
-        bool, typer.Option("--retry-failed", help="Run again only the cells of the --out campaign left without a "
+        bool, typer.Option("--retry-failed", rich_help_panel=_CAMPAIGN, help="Run again only the cells of the --out campaign left without a "
                            "scored result (infrastructure, harness error, provider refusal, stopped, never run), over "
                            "the campaign's own plan. A scored failure is a measurement and is never rerun.")
     ] = False,
     allow_version_change: Annotated[
-        bool, typer.Option(ALLOW_VERSION_FLAG, help="Resume a campaign another harness version started (the "
+        bool, typer.Option(ALLOW_VERSION_FLAG, rich_help_panel=_CAMPAIGN, help="Resume a campaign another harness version started (the "
                            "earlier versions stay listed in campaign.json).")
     ] = False,
     extend: Annotated[
-        bool, typer.Option(EXTEND_FLAG, help="Grow the --out campaign by the tasks or repetitions this start adds "
+        bool, typer.Option(EXTEND_FLAG, rich_help_panel=_CAMPAIGN, help="Grow the --out campaign by the tasks or repetitions this start adds "
                            "(a start that plans more than its campaign is refused otherwise; fewer always resumes).")
     ] = False,
     skip_invalid: Annotated[
-        bool, typer.Option("--skip-invalid", help="Run the task packages that pass validation (load and lint) and "
+        bool, typer.Option("--skip-invalid", rich_help_panel=_CAMPAIGN, help="Run the task packages that pass validation (load and lint) and "
                            "list the others as not run; without it one invalid package refuses the run.")
     ] = False,
     verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Explain failures in full (as `apex-voice -v run`).")
+        bool, typer.Option("--verbose", "-v", rich_help_panel=_OUTPUT, help="Explain failures in full (as `apex-voice -v run`).")
     ] = False,
     # -- end issue 23 --
     repeats: Annotated[
-        int | None, typer.Option("--repeats", min=1, help="Repetitions per task (default 1 for deterministic agents, else 3).")
+        int | None, typer.Option("--repeats", min=1, rich_help_panel=_WHAT, help="Repetitions per task (default 1 for deterministic agents, else 3).")
     ] = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Campaign directory (default runs/<model>).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", rich_help_panel=_CAMPAIGN, help="Campaign directory (default runs/<model>).")] = None,
     sandbox: Annotated[
         str | None,
-        typer.Option("--sandbox", help="Where the task's tools run: auto (default: docker when an engine answers), "
+        typer.Option("--sandbox", rich_help_panel=_WHERE, help="Where the task's tools run: auto (default: docker when an engine answers), "
                      "docker, local, an installed backend or package.module:Class (docs/plugins.md)."),
     ] = None,
     user_audio: Annotated[
-        UserAudioMode, typer.Option("--user-audio", help="How the simulated user speaks.")
+        UserAudioMode, typer.Option("--user-audio", rich_help_panel=_WHAT, help="How the simulated user speaks.")
     ] = UserAudioMode.AUTO,
-    parallel: Annotated[int, typer.Option("--parallel", min=1, help=f"Sessions run at once (at most {MAX_PARALLEL}).")] = 1,
-    max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="User turns before a session is cut.")] = 44,
-    json_output: Annotated[bool, typer.Option("--json", help="One result.json record per line on stdout.")] = False,
+    parallel: Annotated[int, typer.Option("--parallel", min=1, rich_help_panel=_WHERE, help=f"Sessions run at once (at most {MAX_PARALLEL}).")] = 1,
+    max_turns: Annotated[int, typer.Option("--max-turns", min=1, rich_help_panel=_WHAT, help="User turns before a session is cut.")] = 44,
+    json_output: Annotated[bool, typer.Option("--json", rich_help_panel=_OUTPUT, help="One result.json record per line on stdout.")] = False,
     mcp_url: Annotated[
         str | None,
         typer.Option(
             "--mcp-url",
-            help="Use this already running task server (e.g. the compose stack's task-mcp) instead of "
+            rich_help_panel=_WHERE, help="Use this already running task server (e.g. the compose stack's task-mcp) instead of "
             "starting a sandbox: exactly one task and one repetition.",
         ),
     ] = None,
     token_file: Annotated[
-        Path | None, typer.Option("--token-file", help="The control token of the --mcp-url server.")
+        Path | None, typer.Option("--token-file", rich_help_panel=_WHERE, help="The control token of the --mcp-url server.")
     ] = None,
     condition: Annotated[
         str,
-        typer.Option("--condition", help="; ".join(f"{c.name}: {c.title}" for c in BUILTIN_CONDITIONS.values())
+        typer.Option("--condition", rich_help_panel=_WHAT, help="; ".join(f"{c.name}: {c.title}" for c in BUILTIN_CONDITIONS.values())
                      + "; or an installed condition (docs/conditions.md, docs/plugins.md)."),
     ] = "C2",
     acoustics: Annotated[
         str | None,
-        typer.Option("--acoustics", help="C3 only: a preset (light, moderate, telephone, lossy, harsh; default "
+        typer.Option("--acoustics", rich_help_panel=_WHAT, help="C3 only: a preset (light, moderate, telephone, lossy, harsh; default "
                      "moderate) or a chain such as 'reverb:rt60_s=0.5+babble:snr_db=10' (docs/conditions.md)."),
     ] = None,
     tool_mode: Annotated[
         str | None,
-        typer.Option("--tool-mode", help="bridge: the harness executes the agent's function calls; native: the agent "
+        typer.Option("--tool-mode", rich_help_panel=_AGENT, help="bridge: the harness executes the agent's function calls; native: the agent "
                      "gets the task's MCP endpoint and calls the tools itself (observed at the server). "
                      "Default: the model's first supported mode."),
     ] = None,
     mcp_public_url: Annotated[
         str | None,
-        typer.Option("--mcp-public-url", help="Native tool mode with a cloud provider: the URL the provider's MCP "
+        typer.Option("--mcp-public-url", rich_help_panel=_AGENT, help="Native tool mode with a cloud provider: the URL the provider's MCP "
                      "client uses instead of the sandbox's internal address (your tunnel or reverse proxy to it). "
                      "The per-session bearer token still guards it; see docs/security.md for the risks."),
     ] = None,
     tool_latency_ms: Annotated[
         int,
-        typer.Option("--tool-latency-ms", min=0, help="Media time every tool call takes before its result reaches the "
+        typer.Option("--tool-latency-ms", min=0, rich_help_panel=_AGENT, help="Media time every tool call takes before its result reaches the "
                      "agent (virtual clock: exactly this; realtime: at least this). Both channels keep moving meanwhile."),
     ] = 0,
     endpoint: Annotated[
-        str | None, typer.Option("--endpoint", help="Where the model is served: a provider's websocket URL (overrides "
+        str | None, typer.Option("--endpoint", rich_help_panel=_AGENT, help="Where the model is served: a provider's websocket URL (overrides "
                                  "its default and env variable), or the chat-completions base URL of chat:/cascade:.")
     ] = None,
     provider_model: Annotated[
-        str | None, typer.Option("--provider-model", help="The model id to request from the provider.")
+        str | None, typer.Option("--provider-model", rich_help_panel=_AGENT, help="The model id to request from the provider.")
     ] = None,
     api_key_env: Annotated[
-        str | None, typer.Option("--api-key-env", help="chat:/cascade: the variable holding the endpoint's key "
+        str | None, typer.Option("--api-key-env", rich_help_panel=_AGENT, help="chat:/cascade: the variable holding the endpoint's key "
                                  "(default OPENAI_API_KEY).")
     ] = None,
     env_file: Annotated[
-        Path | None, typer.Option("--env-file", help="Read provider keys from this file (default: ./.env when present).")
+        Path | None, typer.Option("--env-file", rich_help_panel=_AGENT, help="Read provider keys from this file (default: ./.env when present).")
     ] = None,
-    tui: Annotated[bool, typer.Option("--tui", help="Watch the sessions live in the terminal UI.")] = False,
+    tui: Annotated[bool, typer.Option("--tui", rich_help_panel=_OUTPUT, help="Watch the sessions live in the terminal UI.")] = False,
     trust_adapter: Annotated[
-        bool, typer.Option("--trust-adapter", help="Load an out-of-tree adapter (package.module:Class, an entry point) "
+        bool, typer.Option("--trust-adapter", rich_help_panel=_AGENT, help="Load an out-of-tree adapter (package.module:Class, an entry point) "
                            "into the harness's process instead of hosting it out of process: its code can then read "
                            "gold, reference and grader (docs/security.md). Recorded as agent_isolation in-process.")
     ] = False,
     adapter_env: Annotated[
-        list[str] | None, typer.Option("--adapter-env", help="A variable a hosted out-of-tree adapter is given "
+        list[str] | None, typer.Option("--adapter-env", rich_help_panel=_AGENT, help="A variable a hosted out-of-tree adapter is given "
                                        "(repeatable); it inherits no other variable, provider keys included.")
     ] = None,
     executor: Annotated[
-        ExecutorChoice, typer.Option("--executor", help="Where cells run: local (this process) or ray (tasks on a "
+        ExecutorChoice, typer.Option("--executor", rich_help_panel=_WHERE, help="Where cells run: local (this process) or ray (tasks on a "
                                      "Ray cluster's nodes that advertise apex_sandbox; docs/scale-out.md).")
     ] = ExecutorChoice.local,
     ray_address: Annotated[
-        str | None, typer.Option("--ray-address", help="--executor ray: the cluster to join (host:port, ray://..., "
+        str | None, typer.Option("--ray-address", rich_help_panel=_WHERE, help="--executor ray: the cluster to join (host:port, ray://..., "
                                  "auto); default: a local Ray instance on 127.0.0.1 for this campaign.")
     ] = None,
     # -- issue 36 §3: conventions from neighbouring tools --
     config: Annotated[
-        Path | None, typer.Option("--config", "-c", metavar="FILE", help="A campaign file: these options as YAML keys (max_turns: 20; "
+        Path | None, typer.Option("--config", "-c", metavar="FILE", rich_help_panel=_WHAT, help="A campaign file: these options as YAML keys (max_turns: 20; "
                                   "docs/campaign-file.md). An option given on the command line wins over the file.")
     ] = None,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the cells that would run (and those resumed), the sandbox, the "
+        bool, typer.Option("--dry-run", rich_help_panel=_CAMPAIGN, help="Print the cells that would run (and those resumed), the sandbox, the "
                            "estimated wall time and, for a priced model, cost; start and write nothing.")
     ] = False,
     fail_fast: Annotated[
-        bool, typer.Option("--fail-fast", "-x", help="Start no further cell once one does not pass (a scored "
+        bool, typer.Option("--fail-fast", "-x", rich_help_panel=_CAMPAIGN, help="Start no further cell once one does not pass (a scored "
                            "failure or no score); the rest are recorded as stopped.")
     ] = False,
     max_cost: Annotated[
-        float | None, typer.Option("--max-cost", min=0, metavar="USD", help="Start no further cell once the "
+        float | None, typer.Option("--max-cost", min=0, metavar="USD", rich_help_panel=_CAMPAIGN, help="Start no further cell once the "
                                    "campaign's recorded cost passes this many USD (priced models; docs/campaign-file.md).")
     ] = None,
 ) -> None:
