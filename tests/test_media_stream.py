@@ -131,7 +131,7 @@ async def test_bot_speech_is_queued_at_24k_and_ends_after_a_gap():
     await line.frames(RESPONSE_GAP_MS // 20 + 1)
     assert [(d.response_id, d.status) for d in line.of(ResponseDone)] == [("tw0001", "completed")]
     await _hang_up(fake, adapter)
-    assert adapter.metadata()["media_in"] == 50
+    assert adapter.metadata()["media_in"] == 15  # 5 quiet frames, 10 spoken
 
 
 async def test_clear_mid_utterance_drops_the_queue_and_answers_its_marks():
@@ -210,3 +210,22 @@ async def test_hanging_up_is_a_call_ended_and_a_dropped_socket_a_failure():
     (error,) = line.of(AdapterError)
     assert error.code == AGENT_FAILED and "media-stream bot" in error.message and line.of(CallEnded)
     await _hang_up(fake, adapter)
+
+
+def test_a_dead_bot_endpoint_fails_fast_with_one_line(tmp_path):
+    import socket
+
+    from typer.testing import CliRunner
+
+    from harness.cli.main import app
+    from tests.conftest import DEMO_DATA
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = CliRunner().invoke(app, ["run", "--model", f"twilio+ws://127.0.0.1:{port}/media", "--data",
+                                      str(DEMO_DATA / "tasks" / "demo_hvac_inspection_001"), "--sandbox", "local",
+                                      "--out", str(tmp_path / "out")])
+    assert result.exit_code == 1
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("error: twilio+ws://") and "connection refused" in line

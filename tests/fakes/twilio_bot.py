@@ -149,8 +149,6 @@ class TwilioBotFake:
         finally:
             if script is not None:
                 await script
-            if call is not None:
-                await call.stack.aclose()
 
     async def _run(self, call: BotCall) -> None:
         assert self.script is not None
@@ -160,6 +158,8 @@ class TwilioBotFake:
             pass
         except Exception as exc:  # the test reads it
             self.script_errors.append(exc)
+        finally:  # the MCP client's scopes are left in the task that entered them
+            await call.stack.aclose()
 
     def _check(self, message: dict[str, Any]) -> None:
         event = message.get("event")
