@@ -58,8 +58,9 @@ __all__ = ["MARKS_PENDING_LIMIT", "MEDIA_STREAM_SCHEMES", "QUIET_PEAK", "RESPONS
 
 #: ``--model`` schemes of a Twilio Media Streams bot → the websocket scheme it is reached on.
 MEDIA_STREAM_SCHEMES = {"twilio+ws://": "ws://", "twilio+wss://": "wss://"}
-#: Media time without audible bot audio after which its response is over.
-RESPONSE_GAP_MS = 600
+#: Media time without audible bot audio after which its response is over: longer than the pause
+#: between two sentences of a bot that synthesizes sentence by sentence (Pipecat's TTS services).
+RESPONSE_GAP_MS = 1000
 #: A chunk whose loudest 8 kHz sample is at most this (about -54 dBFS) is quiet: line silence.
 QUIET_PEAK = 64
 #: Marks the bot may have waiting at once (an honest bot has a few per answer).
