@@ -229,3 +229,22 @@ def test_a_dead_bot_endpoint_fails_fast_with_one_line(tmp_path):
     assert result.exit_code == 1
     (line,) = result.output.strip().splitlines()
     assert line.startswith("error: twilio+ws://") and "connection refused" in line
+
+
+async def test_marks_piling_up_past_the_bound_are_the_bots_failure():
+    from harness.agents.media_stream import MARKS_PENDING_LIMIT
+    from harness.agents.providers.ws_adapter import OVER_LIMIT
+
+    async def script(bot: BotCall) -> None:
+        await bot.media(tone(200))
+        for n in range(MARKS_PENDING_LIMIT + 1):  # none can be answered: nothing has played
+            await bot.mark(f"m{n}")
+
+    fake, adapter, line = await _call(script)
+    for _ in range(50):
+        await line.frames(1, play=False)
+        if line.of(AdapterError):
+            break
+    (error,) = line.of(AdapterError)
+    assert error.code == OVER_LIMIT and line.of(CallEnded)
+    await _hang_up(fake, adapter)

@@ -87,3 +87,22 @@ def test_a_media_stream_bot_through_the_cli(tmp_path):
     assert heard["source"] == "asr" and "quarterly inspection" in heard["text"].lower(), heard
     (info,) = [e["payload"]["metadata"] for e in events if e["type"] == "ADAPTER_INFO"]
     assert info["marks"] == 1 and info["clears"] == 0 and info["media_in"] == -(-len(line) // 320)
+
+
+def test_a_bot_flooding_audio_fails_at_the_bound(tmp_path):
+    task_dir = _short_task(tmp_path)
+    second = (8000 * np.sin(2 * np.pi * 440 * np.arange(8000) / 8000)).astype(np.int16)
+
+    async def flood(call: BotCall) -> None:
+        for _ in range(130):  # 130 s of speech at once: past the 120 s any agent may queue
+            await call.media(second, chunk_ms=1000)
+
+    with in_thread(TwilioBotFake(flood)) as fake:
+        result = CliRunner().invoke(app, ["run", "--model", fake.model, "--data", str(task_dir), "--sandbox", "local",
+                                          "--repeats", "1", "--out", str(tmp_path / "out")])
+    assert result.exit_code in (0, 1), result.output
+    (row,) = [json.loads(p.read_text()) for p in (tmp_path / "out").glob("*/rep0/result.json")]
+    assert row["error"] is None and row["pts"] == 0  # the agent's failure, scored
+    log = next((tmp_path / "out").glob("*/rep0/*/events.jsonl"))
+    failures = [json.loads(line)["payload"] for line in log.read_text().splitlines() if '"AGENT_FAILURE"' in line]
+    assert failures and failures[0]["kind"] == "over_limit", failures
