@@ -83,8 +83,12 @@ def test_a_media_stream_bot_through_the_cli(tmp_path):
     (call,) = [e["payload"] for e in events if e["type"] == "TOOL_CALL"]
     assert call["tool"] == "get_unit_record" and call["source"] == "server"
     # The user heard the greeting from the played audio, through ASR.
-    (heard,) = [e["payload"] for e in events if e["type"] == "AGENT_TEXT"]
+    ((heard_ms, heard),) = [(e["media_time_ms"], e["payload"]) for e in events if e["type"] == "AGENT_TEXT"]
     assert heard["source"] == "asr" and "quarterly inspection" in heard["text"].lower(), heard
+    # The user answers what it heard: its next turn starts once ASR has made the greeting out.
+    greeting_end = next(e["media_time_ms"] for e in events if e["type"] == "AGENT_AUDIO_END")
+    next_turn = [e["media_time_ms"] for e in events if e["type"] == "USER_AUDIO_START" and e["media_time_ms"] > greeting_end]
+    assert next_turn and next_turn[0] >= heard_ms, (greeting_end, heard_ms, next_turn)
     (info,) = [e["payload"]["metadata"] for e in events if e["type"] == "ADAPTER_INFO"]
     assert info["marks"] == 1 and info["clears"] == 0 and info["media_in"] == -(-len(line) // 320)
 
