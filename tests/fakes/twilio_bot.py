@@ -127,10 +127,12 @@ class TwilioBotFake:
     async def _serve(self, ws: ServerConnection) -> None:
         call: BotCall | None = None
         script: asyncio.Task[None] | None = None
+        seen: list[dict[str, Any]] = []  # this call's messages (the checks are per call)
         try:
             async for raw in ws:
                 message = json.loads(raw)
-                self._check(message)
+                self._check(message, seen)
+                seen.append(message)
                 self.received.append(message)
                 event = message.get("event")
                 if event == "start" and call is None:
@@ -161,23 +163,24 @@ class TwilioBotFake:
         finally:  # the MCP client's scopes are left in the task that entered them
             await call.stack.aclose()
 
-    def _check(self, message: dict[str, Any]) -> None:
+    def _check(self, message: dict[str, Any], seen: list[dict[str, Any]]) -> None:
         event = message.get("event")
         if event not in _SHAPES:
             self.violations.append(f"unknown event {event!r}")
             return
         if set(message) != _SHAPES[event]:
             self.violations.append(f"{event}: fields {sorted(message)}")
-        if not self.received and event != "connected":
+        if not seen and event != "connected":
             self.violations.append(f"the first message is {event!r}, not connected")
-        if len(self.received) == 1 and event != "start":
+        if len(seen) == 1 and event != "start":
             self.violations.append(f"the second message is {event!r}, not start")
         if event == "connected":
             return
-        expected = sum(1 for m in self.received if m.get("event") != "connected") + 1
+        expected = sum(1 for m in seen if m.get("event") != "connected") + 1
         if message.get("sequenceNumber") != str(expected):
             self.violations.append(f"{event}: sequenceNumber {message.get('sequenceNumber')!r}, expected {expected}")
-        if self.of("start") and message.get("streamSid") != self.of("start")[0]["streamSid"]:
+        starts = [m for m in seen if m.get("event") == "start"]
+        if starts and message.get("streamSid") != starts[0]["streamSid"]:
             self.violations.append(f"{event}: another streamSid")
         if event == "start":
             body = message["start"]
@@ -189,7 +192,7 @@ class TwilioBotFake:
                 self.violations.append("start: customParameters must be strings")
         elif event == "media":
             media = message["media"]
-            chunk = len(self.of("media")) + 1
+            chunk = len([m for m in seen if m.get("event") == "media"]) + 1
             if set(media) != {"track", "chunk", "timestamp", "payload"} or media.get("track") != "inbound":
                 self.violations.append(f"media: body {sorted(media)}")
             elif media["chunk"] != str(chunk) or not media["timestamp"].isdigit():
