@@ -29,10 +29,10 @@ from pydantic import BaseModel, ConfigDict
 from harness.errors import ProviderError, ProviderTransient
 
 from .providers.openai_realtime import OpenAIRealtimeAdapter
-from .providers.ws_adapter import OVER_LIMIT
+from .providers.ws_adapter import OVER_LIMIT, WebsocketAdapter
 from .realtime import AdapterError, CallEnded, SessionConfig
 
-__all__ = ["AGENT_FAILED", "ContainerAgentAdapter"]
+__all__ = ["AGENT_FAILED", "AgentEndsCall", "ContainerAgentAdapter"]
 
 #: ``AdapterError.code`` of an agent container's own failure.
 AGENT_FAILED = "agent_failed"
@@ -50,7 +50,34 @@ class _SessionUpdateWithPolicy(BaseModel):
     apex_voice: dict[str, Any]
 
 
-class ContainerAgentAdapter(OpenAIRealtimeAdapter):
+class AgentEndsCall(WebsocketAdapter):
+    """A socket to the agent under test itself: once its session is open, whatever the socket
+    does is the agent's doing. A close with 1000 is its hang-up; anything else ends the call as its
+    failure (``agent_failed``, or ``over_limit`` for a message past the bound), never retried."""
+
+    #: Who failed, in the message (``"the agent container"``, ``"the media-stream bot"``).
+    agent_label: ClassVar[str] = "the agent container"
+
+    def _fail(self, error: AdapterError) -> None:
+        opening = self._ready is not None and not self._ready.done()
+        if opening or self._failed:
+            super()._fail(error)  # connect() turns it into the agent's failure
+            return
+        self._failed = True
+        received = self._ws.protocol.close_rcvd if self._ws is not None else None  # the agent's own close frame
+        if received is not None and received.code == HANG_UP_CLOSE_CODE:
+            self._emit(CallEnded())
+            return
+        # A message over the size limit keeps its own code, so the session records it as over_limit.
+        self._agent_failed(error.message, code=OVER_LIMIT if error.code == OVER_LIMIT else AGENT_FAILED)
+
+    def _agent_failed(self, detail: str, *, code: str = AGENT_FAILED) -> None:
+        self._emit(AdapterError(f"{self.agent_label} failed ({detail}): the model's failure, graded with what the "
+                                "environment holds", kind="provider", code=code))
+        self._emit(CallEnded())
+
+
+class ContainerAgentAdapter(AgentEndsCall, OpenAIRealtimeAdapter):
     model_id: ClassVar[str] = "container-agent"
     provider: ClassVar[str] = "agent container"
     api_key_env: ClassVar[tuple[str, ...]] = ()
@@ -83,21 +110,3 @@ class ContainerAgentAdapter(OpenAIRealtimeAdapter):
         except (ProviderError, ProviderTransient) as exc:
             self._failed = True
             self._agent_failed(f"it did not open its session: {exc}")
-
-    def _fail(self, error: AdapterError) -> None:
-        opening = self._ready is not None and not self._ready.done()
-        if opening or self._failed:
-            super()._fail(error)  # connect() turns it into the agent's failure
-            return
-        self._failed = True
-        received = self._ws.protocol.close_rcvd if self._ws is not None else None  # the agent's own close frame
-        if received is not None and received.code == HANG_UP_CLOSE_CODE:
-            self._emit(CallEnded())
-            return
-        # A message over the size limit keeps its own code, so the session records it as over_limit.
-        self._agent_failed(error.message, code=OVER_LIMIT if error.code == OVER_LIMIT else AGENT_FAILED)
-
-    def _agent_failed(self, detail: str, *, code: str = AGENT_FAILED) -> None:
-        self._emit(AdapterError(f"the agent container failed ({detail}): the model's failure, graded with what the "
-                                "environment holds", kind="provider", code=code))
-        self._emit(CallEnded())

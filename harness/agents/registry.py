@@ -23,7 +23,9 @@ out of its reach (docs/security.md).
 
 A key with a known prefix is built by that prefix's factory: a URL (``ws://``, ``wss://``) is any
 OpenAI-Realtime-compatible server (pipecat, LiveKit, a local model server), run through the OpenAI
-adapter at that URL with no key; ``container:IMAGE`` is any image serving that protocol on port
+adapter at that URL with no key; ``twilio+ws://`` (``twilio+wss://``) is a telephony bot reached
+as Twilio Media Streams reaches it (:mod:`harness.agents.media_stream`, docs/telephony.md);
+``container:IMAGE`` is any image serving that protocol on port
 8765, run per session in its own hardened container on the session's network (``--sandbox
 docker``; never privileged; native tool mode; docs/agent-containers.md). An entry with an
 ``agent_image`` (the native oracle) runs in that image's container under ``--sandbox docker`` and
@@ -256,10 +258,29 @@ def _container_image(key: str) -> ModelSpec:
     )
 
 
+def _media_stream(key: str) -> ModelSpec:
+    """``twilio+ws://HOST:PORT/PATH``: a telephony bot reached as Twilio Media Streams reaches it
+    (the harness plays the phone network; the bot calls the task's tools itself; docs/telephony.md)."""
+    from .media_stream import websocket_url
+
+    return ModelSpec(
+        key=key,
+        display_name=f"Twilio media-stream bot at {websocket_url(key)}",
+        provider="media-stream bot",
+        adapter="harness.agents.media_stream:TwilioMediaStreamAdapter",
+        options={"endpoint": websocket_url(key)},
+        tool_modes=("native",),
+        agent_kind="remote_agent",
+        notes="8 kHz mu-law over Twilio Media Streams; MCP endpoint in the start message's customParameters",
+    )
+
+
 #: Key prefix → the spec it builds from the whole key.
 PREFIX_FACTORIES: dict[str, Callable[[str], ModelSpec]] = {
     "ws://": _openai_compatible,
     "wss://": _openai_compatible,
+    "twilio+ws://": _media_stream,
+    "twilio+wss://": _media_stream,
     "container:": _container_image,
 }
 
@@ -338,7 +359,8 @@ def get_model(key: str, *, trust_adapter: bool = False) -> ModelSpec:
     raise UnknownModelError(
         f"unknown model {key!r}; known models: {', '.join([*MODELS, *installed])} "
         f"(or {', '.join(f'{p}:MODEL' for p in PREFIXES)}, an adapter as package.module:Class, "
-        "an OpenAI-Realtime server as ws://HOST:PORT/PATH, or an agent image as container:IMAGE)"
+        "an OpenAI-Realtime server as ws://HOST:PORT/PATH, a telephony bot as twilio+ws://HOST:PORT/PATH, "
+        "or an agent image as container:IMAGE)"
     )
 
 

@@ -58,7 +58,8 @@ class ModelRow(BaseModel):
 
 
 #: What follows each key prefix of :data:`PREFIX_FACTORIES` (a server address, or an image).
-_PREFIX_ARGUMENTS = {"ws://": "HOST:PORT/PATH", "wss://": "HOST:PORT/PATH", "container:": "IMAGE"}
+_PREFIX_ARGUMENTS = {"ws://": "HOST:PORT/PATH", "wss://": "HOST:PORT/PATH", "twilio+ws://": "HOST:PORT/PATH",
+                     "twilio+wss://": "HOST:PORT/PATH", "container:": "IMAGE"}
 #: The placeholder a family row shows for the model name its key takes.
 FAMILY_MODEL = "MODEL"
 
@@ -141,10 +142,13 @@ def models(
     console = cli_console()
     console.print(fitting_table(rows, console.width))
     families = ", ".join(f"{p}:{FAMILY_MODEL}" for p in PREFIXES)
-    servers = " or ".join(f"{p}{_PREFIX_ARGUMENTS.get(p, '...')}" for p in PREFIX_FACTORIES if p.endswith("://"))
+    servers = " or ".join(f"{p}{_PREFIX_ARGUMENTS.get(p, '...')}" for p in PREFIX_FACTORIES
+                          if p.endswith("://") and "+" not in p)
+    phones = " or ".join(f"{p}{_PREFIX_ARGUMENTS.get(p, '...')}" for p in PREFIX_FACTORIES if p.startswith("twilio+"))
     images = " or ".join(f"{p}{_PREFIX_ARGUMENTS.get(p, '...')}" for p in PREFIX_FACTORIES if not p.endswith("://"))
     console.print(
         Text(f"{families}: any model name of that API (--endpoint URL). Also: any OpenAI-Realtime-compatible server "
-             f"as {servers} (no key), an agent image as {images}, or an adapter class as package.module:Class."),
+             f"as {servers} (no key), a telephony bot speaking Twilio Media Streams as {phones}, an agent image as "
+             f"{images}, or an adapter class as package.module:Class."),
         soft_wrap=False,
     )

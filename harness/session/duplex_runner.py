@@ -213,7 +213,7 @@ class _DuplexSession:
         self.ledger.give_up_waiting(boundary)
         agent_busy = self._agent_busy()
         self.user.start_due_overlays(t, agent_busy=agent_busy)
-        move = self.policy.decide(self._state(agent_busy), boundary)
+        move = self.policy.decide(self._state(agent_busy or self._still_hearing()), boundary)
         if move is not TurnMove.WAIT:
             await self._move(move, boundary)
         if boundary >= self.bundle.task.time_budget_s * 1000:
@@ -258,6 +258,12 @@ class _DuplexSession:
         return (self.agent_channel.queued_samples > 0 or self.router.mid_response or self.tools.pending
                 or self.ledger.answer_owed_since is not None)
 
+    def _still_hearing(self) -> bool:
+        """Local ASR is still making out the agent's words (an agent that sends audio without them):
+        the user answers what it heard, so it does not take its turn before it has heard it. On the
+        virtual clock the job is settled at its boundary; on the realtime clock it takes wall time."""
+        return bool(self.work.pending("asr"))
+
     def _state(self, agent_busy: bool) -> FrameState:
         ledger = self.ledger
         return FrameState(user_busy=self.user.channel.busy, overlays_waiting=self.user.deliveries.has_waiting,
@@ -270,7 +276,7 @@ class _DuplexSession:
         if self.tools.mode == "native":
             # Every call the server recorded is observed before the user decides (its stream may lag).
             await self.tools.catch_up(t)
-            move = self.policy.decide(self._state(self._agent_busy()), t)
+            move = self.policy.decide(self._state(self._agent_busy() or self._still_hearing()), t)
         if move is TurnMove.END:
             self._end("agent_ended")
         elif move is TurnMove.TURN:

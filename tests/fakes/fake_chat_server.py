@@ -6,6 +6,9 @@ built as an ``openai`` ``ChatCompletion``. Playing the policy: the conversation'
 number of assistant messages that ended a turn (no tool calls) so far; for a turn with tool calls
 it first answers with those calls, then, once the tool results are in, with the turn's words (and
 an ``end_call`` call when the policy hangs up). ``silent`` answers every request with nothing.
+A turn whose calls already ran (the user spoke before its words: an interrupted voice bot) is
+answered with its words, never with its calls again. A request with ``stream: true`` (Pipecat's LLM services stream) gets the same answer as
+server-sent ``chat.completion.chunk`` events: the words, then each call whole, then ``[DONE]``.
 ``fail_with`` queues HTTP statuses to answer before playing (429, 500, 401...), or ``(status,
 body)`` pairs such as :data:`CONTEXT_LENGTH_EXCEEDED`: error bodies exactly as OpenAI sends them.
 """
@@ -21,12 +24,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import uvicorn
-from openai.types.chat import ChatCompletion
-from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.chat.completion_create_params import (
+    CompletionCreateParamsNonStreaming,
+    CompletionCreateParamsStreaming,
+)
 from pydantic import TypeAdapter
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 from harness.tasks.models import ReferencePolicy
@@ -35,6 +41,7 @@ from tests.loopback import serve_on_loopback
 __all__ = ["CONTEXT_LENGTH_EXCEEDED", "INVALID_API_KEY", "FakeChatServer", "serve_fake_chat", "serve_fake_chat_in_thread"]
 
 _REQUEST = TypeAdapter(CompletionCreateParamsNonStreaming)
+_STREAMING_REQUEST = TypeAdapter(CompletionCreateParamsStreaming)
 API_KEY = "sk-fake-chat"
 
 #: OpenAI's answer to a wrong key, verbatim.
@@ -58,7 +65,7 @@ class FakeChatServer:
     requests: list[dict[str, Any]] = field(default_factory=list)
     base_url: str = ""
 
-    async def completions(self, request: Request) -> JSONResponse:
+    async def completions(self, request: Request) -> JSONResponse | StreamingResponse:
         if request.headers.get("authorization") != f"Bearer {API_KEY}":
             return JSONResponse(INVALID_API_KEY[1], INVALID_API_KEY[0])
         body = await request.json()
@@ -69,6 +76,9 @@ class FakeChatServer:
             status, error = failure if isinstance(failure, tuple) else (failure, {"error": {"message": f"fake {failure}"}})
             return JSONResponse(error, status, headers={"retry-after": "0"})
         message = self._answer(body["messages"]) if self.mode == "policy" else {"role": "assistant", "content": ""}
+        if body.get("stream"):
+            return StreamingResponse(_chunks(body["model"], f"chatcmpl-{len(self.requests)}", message),
+                                     media_type="text/event-stream")
         completion = ChatCompletion.model_validate(
             {
                 "id": f"chatcmpl-{len(self.requests)}",
@@ -93,7 +103,11 @@ class FakeChatServer:
         if index >= len(turns):
             return {"role": "assistant", "content": None, "tool_calls": [_call(f"call_{index}_end", "end_call", {})]}
         turn = turns[index]
-        if messages[-1]["role"] != "tool" and turn.tool_calls:
+        ended = [i for i, m in enumerate(messages) if m["role"] == "assistant" and not m.get("tool_calls")]
+        called = any(m["role"] == "tool" for m in messages[(ended[-1] + 1 if ended else 0):])
+        # The turn's calls ran and the user spoke before its words (a voice bot was interrupted):
+        # its words are still owed, the calls are not made twice.
+        if not called and turn.tool_calls:
             calls = [_call(f"call_{index}_{j}", c.name, c.args) for j, c in enumerate(turn.tool_calls)]
             return {"role": "assistant", "content": None, "tool_calls": calls}
         answer: dict[str, Any] = {"role": "assistant", "content": turn.text}
@@ -117,7 +131,25 @@ def _validate(body: dict[str, Any]) -> None:
             for item in value:
                 drain(item)
 
-    drain(_REQUEST.validate_python(body))
+    drain((_STREAMING_REQUEST if body.get("stream") else _REQUEST).validate_python(body))
+
+
+def _chunks(model: str, completion_id: str, message: dict[str, Any]) -> Iterator[str]:
+    """``message`` as the SSE stream of ``chat.completion.chunk`` events OpenAI sends for it."""
+
+    def event(delta: dict[str, Any], finish: str | None = None) -> str:
+        chunk = ChatCompletionChunk.model_validate({
+            "id": completion_id, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        return f"data: {chunk.model_dump_json(exclude_none=True)}\n\n"
+
+    yield event({"role": "assistant", "content": ""})
+    if message.get("content"):
+        yield event({"content": message["content"]})
+    for index, call in enumerate(message.get("tool_calls") or []):
+        yield event({"tool_calls": [{"index": index, **call}]})
+    yield event({}, "tool_calls" if message.get("tool_calls") else "stop")
+    yield "data: [DONE]\n\n"
 
 
 def _call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:

