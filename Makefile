@@ -27,7 +27,7 @@ images: $(STAMP)
 	$(BIN)/apex-voice images build
 
 # The fast tier, for every change: no Docker, no wall-clock pacing, no whole CLI campaigns.
-FAST := not slow and not docker and not ray
+FAST := not slow and not docker and not ray and not pipecat
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n auto -m "$(FAST)" $(PYTEST_ARGS)
 
@@ -39,7 +39,7 @@ test-all: $(STAMP)
 	@mkdir -p build
 	@$(BIN)/apex-voice images build > build/images.log 2>&1 & images=$$!; \
 	status=0; \
-	$(BIN)/python -m pytest -q -n auto --dist loadgroup --durations=10 -m "not docker" $(PYTEST_ARGS) || status=$$?; \
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup --durations=10 -m "not docker and not pipecat" $(PYTEST_ARGS) || status=$$?; \
 	echo "test-all: the Docker tier waits for the images (build/images.log)"; \
 	if ! wait $$images; then tail -n 40 build/images.log; echo "test-all: building the images failed"; exit 1; fi; \
 	tail -n 1 build/images.log; \

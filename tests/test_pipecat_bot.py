@@ -25,6 +25,7 @@ from tests.conftest import DEMO_DATA
 from tests.fakes.pipecat_process import BOT_DIR, bot_python, pipecat_bot
 
 pytestmark = [
+    pytest.mark.pipecat,  # deselected by `make test-all` (CI): its venv is too large to build per run
     pytest.mark.slow,
     pytest.mark.wall_clock,
     pytest.mark.skipif(bot_python() is None, reason=f"no Pipecat bot venv: run {BOT_DIR / 'setup.sh'}"),
