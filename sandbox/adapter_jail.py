@@ -135,11 +135,13 @@ def jail_command(command: Sequence[str], *, runtime: Path, adapter: Path, home: 
         "--die-with-parent", "--new-session", "--cap-drop", "ALL",
         *_system_options(),
     ]
+    # The private /tmp first: bwrap mounts in order, and a runtime root under /tmp (a checkout's
+    # .venv there, as a CI clone may have) bound before it would vanish under the empty tmpfs.
+    options += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm", "--tmpfs", "/tmp"]
     for root in roots:
         options += ["--ro-bind", str(root), str(root)]
     options += _hidden_own_packages(roots)
     options += [
-        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm", "--tmpfs", "/tmp",
         "--ro-bind", str(runtime), JAIL_RUNTIME,
         "--ro-bind", str(adapter), f"{JAIL_ADAPTER}/{adapter.name}",
         "--bind", str(home), JAIL_HOME, "--chdir", JAIL_HOME,

@@ -47,4 +47,15 @@ def test_an_installed_copy_of_the_harness_inside_the_runtime_is_hidden(tmp_path,
     monkeypatch.setattr(adapter_jail, "runtime_roots", lambda: (tmp_path / "venv",))
     monkeypatch.setattr(adapter_jail, "source_root", lambda package: site if package == "harness" else None)
     command = adapter_jail.jail_command(["python"], runtime=tmp_path, adapter=tmp_path / "a", home=tmp_path)
-    assert [command[i + 1] for i, part in enumerate(command) if part == "--tmpfs"] == [str(site / "harness"), "/dev/shm", "/tmp"]
+    assert [command[i + 1] for i, part in enumerate(command) if part == "--tmpfs"] == ["/dev/shm", "/tmp", str(site / "harness")]
+
+
+def test_a_runtime_under_tmp_is_bound_after_the_private_tmp(tmp_path, monkeypatch):
+    """CI cloned into /tmp: the venv bound before `--tmpfs /tmp` vanished (bwrap: execvp .../python: No such file)."""
+    venv = Path("/tmp/some-clone/.venv")
+    monkeypatch.setattr(adapter_jail, "runtime_roots", lambda: [venv])
+    command = adapter_jail.jail_command(["python"], runtime=tmp_path / "runtime", adapter=tmp_path / "pkg",
+                                        home=tmp_path / "home")
+    tmpfs_at = next(i for i, part in enumerate(command) if part == "--tmpfs" and command[i + 1] == "/tmp")
+    bound_at = next(i for i, part in enumerate(command) if part == "--ro-bind" and command[i + 1] == str(venv))
+    assert tmpfs_at < bound_at
