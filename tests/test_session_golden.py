@@ -18,6 +18,8 @@ and the oracle's ``ASK:agenda`` in the offsite task is no longer heard ("What's 
 recognised as "Well, something again"; the task passes without it). Then for issue 36: every
 agent ``ARTIFACT_MUTATION`` carries the value the server wrote (``new``), a commit's fields included,
 and a field an artifact lacks says that nothing recorded fails its check too (``GATE_STATUS`` reasons).
+Then for issue 37: the user takes its turn only once ASR has made out the agent's last words, so
+each oracle session ends one 20 ms frame later (one more ``AUDIO_LEVEL``; no delivery or grade changed).
 
 Delivery records (``DUPLEX_EVENT`` with ``expected_floor_action``) are kept whole, so a change in
 the speaking rule shows record by record; every other event is compared by a digest of its type,
