@@ -8,6 +8,8 @@ import pytest
 
 from harness.agents.oracle_voice import OracleVoiceAgent
 from harness.agents.realtime import TranscriptDelta
+from harness.audio import espeak
+from harness.audio.clip import Clip
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
 from harness.chat_completions import ChatCompletions
@@ -63,11 +65,26 @@ async def _session(classifier, agent):
                                     session_dir=None, privileged=True, observer=classifier))
 
 
+PARAPHRASE = "And what number can we ring you on?"
+
+
+async def _paraphrasing_voice(texts: list[str]) -> dict[str, Clip]:
+    """The oracle's lines, but it asks for the phone number in words no pattern knows, and says
+    them: the user hears what the audio carries (issue 33), so the paraphrase is spoken, not claimed."""
+    spoken = [PARAPHRASE if "phone" in text.lower() else text for text in texts]
+    clips = await espeak.synthesize(spoken, espeak.AGENT_VOICE)
+    return {text: clips[said] for text, said in zip(texts, spoken, strict=True)}
+
+
 def _paraphrased(event):
-    """The oracle, but it asks for the phone number in words no pattern knows."""
+    """Its words say what its audio says (the transcript comes from the policy's line)."""
     if isinstance(event, TranscriptDelta) and "phone" in event.text.lower():
-        return [TranscriptDelta("And what number can we ring you on?")]
+        return [TranscriptDelta(PARAPHRASE)]
     return [event]
+
+
+def _paraphrasing_oracle() -> TransformedAgent:
+    return TransformedAgent(OracleVoiceAgent(synthesizer=_paraphrasing_voice), _paraphrased)
 
 
 @pytest.mark.slow
@@ -78,10 +95,10 @@ async def test_a_paraphrase_is_heard_through_the_classifier_and_a_rerun_asks_not
 
     with serve_chat_completions(label) as fake:
         classifier = _classifier(fake, tmp_path)
-        first = await _session(classifier, TransformedAgent(OracleVoiceAgent(), _paraphrased))
+        first = await _session(classifier, _paraphrasing_oracle())
         calls = len(fake.requests)
         rerun = _classifier(fake, tmp_path)  # a fresh process would read the same cache file
-        second = await _session(rerun, TransformedAgent(OracleVoiceAgent(), _paraphrased))
+        second = await _session(rerun, _paraphrasing_oracle())
     assert calls > 0 and len(fake.requests) == calls and rerun.calls == 0
     classified = [e for e in first.events.events if e.type == EventType.AGENT_ACT and e.payload["source"] == "classifier"]
     assert [e.payload["act"] for e in classified] == ["ASK:phone"]
