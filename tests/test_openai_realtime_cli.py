@@ -37,6 +37,7 @@ def _short_task(tmp_path):
     return task_dir
 
 
+@pytest.mark.wall_clock  # hearing waits on ASR of the played audio: at 8x a cold decode is seconds of media
 def test_run_against_an_openai_realtime_server_by_url(tmp_path):
     task_dir = _short_task(tmp_path)
     bundle = load_task(task_dir)
