@@ -309,15 +309,6 @@ class AgentTranscriber:
     def describe(self) -> dict[str, Any]:
         return self.recognizer.describe()
 
-    async def warm(self) -> None:
-        """Load the model now, off the loop: on the realtime clock the first words heard must not
-        wait the seconds a model takes to load (a barge-in then landed after the agent had stopped)."""
-        await asyncio.to_thread(self._warm_sync)
-
-    def _warm_sync(self) -> None:
-        with self._lock:
-            self.recognizer.transcribe_sync(np.zeros(SAMPLE_RATE // 10, np.int16))
-
 
 _SHARED: dict[str, AgentTranscriber] = {}
 _SHARED_LOCK = threading.Lock()

@@ -19,7 +19,6 @@ import numpy as np
 
 from harness.agents.realtime import PlaybackReport, RealtimeAdapter, SessionConfig, ToolResult, tool_path
 from harness.agents.system_prompt import agent_instructions
-from harness.audio.agent_asr import asr_available, shared_transcriber
 from harness.audio.frames import FRAME_MS, AudioFrame, samples_to_ms
 from harness.errors import AgentFailure, ProviderError, SessionInfraError
 from harness.events import EVENTS_FILE, SCHEMA_VERSION, EventBus, EventType, JsonlEventWriter
@@ -62,9 +61,6 @@ async def run_duplex_session(bundle: TaskBundle, adapter: RealtimeAdapter, env: 
     # The watchdog starts with the session: set-up and the conversation both count, grading does not.
     calls = AgentCalls.for_session(config.agent_kind, bundle.task.time_budget_s, config.limits)
     agent = AgentBoundary(adapter, calls, config.limits)
-    if config.hearing == "asr" and agent.clock_mode == "realtime" and asr_available():
-        # Before the clock exists: on wall time, the first words heard must not wait on a model load.
-        await shared_transcriber().warm()
     # In-process agents run on the virtual clock (deterministic, fast); live providers on wall time.
     clock = config.clock or make_clock(agent.clock_mode)
     bus = EventBus(run_id=config.run_id or uuid.uuid4().hex[:12], task_version=bundle.task.version,
