@@ -77,6 +77,10 @@ class MonitorApp(TuiApp):
 
     def draw(self) -> None:
         screen, now = self.screen, time.monotonic()
+        if not screen.is_attached:
+            # The app is closing: Textual removes a screen's widgets before the screen itself, and
+            # this timer can fire in between, when a screen mounted a moment ago has no widgets.
+            return
         last_screen, last_time, _ = self._drawn
         if isinstance(screen, CampaignScreen):
             if screen is last_screen and now - last_time < TABLE_REFRESH_S:

@@ -110,6 +110,20 @@ async def test_watch_of_an_empty_directory_says_it_waits_for_a_campaign(tmp_path
         assert "0 runs" not in title
 
 
+async def test_a_draw_while_the_app_closes_skips_a_screen_whose_widgets_are_gone(tmp_path):
+    """CI failure: the redraw timer fired while Textual closed the app, after it had removed the
+    campaign screen's widgets but before the screen's unmount, and the draw found no title."""
+    app = WatchApp(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "waiting" in shown(app.screen.query_one("#campaign-title")))
+        screen = app.screen
+        await screen.remove_children()  # what closing does first
+        app.exit()
+        app._drawn = (None, 0.0, None)  # past the table's once-a-second limit
+        app.draw()  # must not raise NoMatches
+        assert not screen.children
+
+
 @pytest.mark.parametrize("level", ["rep", "session"])
 async def test_watch_of_a_rep_or_session_directory_opens_that_session(recorded_runs, level):
     session = session_dir(recorded_runs["noop"])
