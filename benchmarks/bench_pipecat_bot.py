@@ -2,7 +2,7 @@
 at wall time (the bot is real-time): pass count, wall and CPU, for the policy and silent brains.
 
 Usage: python -m benchmarks.bench_pipecat_bot [--brain policy|silent] [--tasks N] [--out DIR]
-(from the repository root; needs ``examples/pipecat-bot/setup.sh`` run and espeak-ng.)
+(from the repository root; needs ``examples/pipecat-bot/setup.sh`` run.)
 
 Each task gets its own bot process and brain (the brain plays that task's reference policy, or
 says nothing), and its own ``apex-voice run`` process, so CPU is read per process from

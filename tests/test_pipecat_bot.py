@@ -2,7 +2,7 @@
 as ``twilio+ws://``, in C2, at true wall time (the bot is real-time).
 
 The policy-brained bot hears the user through Whisper on the 8 kHz line, calls the task's tools
-through Pipecat's MCP client on the endpoint from ``customParameters``, speaks espeak-ng, and is
+through Pipecat's MCP client on the endpoint from ``customParameters``, speaks with hibari, and is
 heard by the user through local ASR; the silent-brained one says nothing and calls nothing. The
 task's budget is cut to its first minute and a half: enough for the opening turns. The whole demo
 suite runs in ``benchmarks/bench_pipecat_bot.py``.
@@ -29,7 +29,6 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.wall_clock,
     pytest.mark.skipif(bot_python() is None, reason=f"no Pipecat bot venv: run {BOT_DIR / 'setup.sh'}"),
-    pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="the bot speaks with espeak-ng"),
 ]
 
 TASK = "demo_hvac_inspection_001"
