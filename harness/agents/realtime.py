@@ -310,7 +310,7 @@ class RealtimeAdapter(ABC):
     Raises:
         ConnectionError (or a subclass): infrastructure failure while connecting or streaming;
             the session is retried and never scored against the model.
-        harness.errors.ProviderError: the provider refused the session (bad key, bad
+        harness.blame.errors.ProviderError: the provider refused the session (bad key, bad
             request): the campaign stops, naming it.
     """
 
