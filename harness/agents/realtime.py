@@ -174,6 +174,8 @@ class AdapterError:
     message: str
     kind: ErrorKind = "provider"
     retry_after_s: float | None = None
+    #: The provider's own code, or what our adapter says the peer did
+    #: (:class:`~harness.blame.codes.AdapterErrorCode`).
     code: str | None = None
 
     @property

@@ -18,6 +18,8 @@ not verdicts — the same event from a provider and from an agent's own server i
 provider's own codes (``"429"``, ``"rate_limit_exceeded"``), which no enum of ours could list.
 Two of the three values are no failure code at all (``malformed``, ``agent_failed``), and the
 one that reads like one (``over_limit``) still has to go through the table.
+
+:data:`AgentKind` is the origin the session's blame is keyed by (``ModelSpec.agent_kind``).
 """
 
 from __future__ import annotations
