@@ -46,6 +46,7 @@ import enum
 import errno
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import get_args
 
 from sandbox.errors import AgentImageError, ControlRequestError, SandboxUnavailableError
 
@@ -87,7 +88,8 @@ class Ruling(enum.Enum):
     """What becomes of a failure that is not the agent's own (a rule's other answer is an
     :data:`~.codes.AgentFailureKind`: the agent's failure of that kind, scored)."""
 
-    #: It goes on as itself: our own typed failure (retried, stopping the campaign) or our bug.
+    #: It goes on as itself: our own typed failure (retried, stopping the campaign), our bug, or a
+    #: failed check's own ``AgentFailure``.
     PASSES = "passes"
     #: Our own code failed: it becomes a :class:`~.errors.HarnessBug`.
     OUR_BUG = "our_bug"
@@ -132,10 +134,7 @@ RAISED: Mapping[AgentKind, TypeRules] = {
 
 #: What the agent handed over failed a check: the agent's failure, unless the code is ours.
 CHECK_FAILED: Mapping[AgentKind, Ruling] = {
-    "builtin": Ruling.OUR_BUG,
-    "provider": Ruling.OUR_BUG,
-    "remote_agent": Ruling.PASSES,
-    "external_code": Ruling.PASSES,
+    kind: Ruling.PASSES if kind in AGENTS_OWN else Ruling.OUR_BUG for kind in get_args(AgentKind)
 }
 
 #: The agent's container or host process exited, or never listened, before its session opened:
