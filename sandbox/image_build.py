@@ -82,8 +82,10 @@ class ImageSpec:
 #: What hosts an agent adapter behind the realtime protocol (``harness.agents.realtime_server``):
 #: the agent images ship these sources, and a hosted adapter's child process imports a copy of them.
 ADAPTER_HOST_SOURCES = (
-    # The blame types the adapters raise (``harness/errors.py``); no session code.
-    "harness/__init__.py", "harness/atomic_write.py", "harness/errors.py", "harness/agents", "harness/audio",
+    # The blame types and codes the adapters raise and report (``harness/blame``, without the table,
+    # which is the session's and the campaign's); no session code.
+    "harness/__init__.py", "harness/atomic_write.py", "harness/blame/__init__.py", "harness/blame/codes.py",
+    "harness/blame/errors.py", "harness/agents", "harness/audio",
     "harness/tasks/__init__.py", "harness/tasks/models.py",
     "mcp_servers/__init__.py", "mcp_servers/public_models.py",
 )

@@ -10,7 +10,7 @@ import asyncio
 import pytest
 
 from harness.agents.limits import AgentLimits
-from harness.errors import AgentFailure
+from harness.blame.errors import AgentFailure
 from harness.session.agent_blame import AgentCalls
 
 #: Bounds small enough for a test to pass them (the defaults are minutes and seconds).

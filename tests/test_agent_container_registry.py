@@ -11,7 +11,7 @@ import pytest
 from harness.agents.container_agent import ContainerAgentAdapter
 from harness.agents.native_oracle import NativeOracleAgent
 from harness.agents.registry import NATIVE_ORACLE_IMAGE, UnknownModelError, get_model
-from harness.campaign.blame import classify
+from harness.blame.origin_table import classify
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
 from sandbox.agent_container import AgentContainerConfig, start_agent_container
 from sandbox.backend import SandboxEnvironment

@@ -8,8 +8,7 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
-from harness.campaign.blame import classify
-from harness.errors import (
+from harness.blame.errors import (
     AgentFailure,
     HarnessBug,
     JudgeUnavailable,
@@ -17,8 +16,8 @@ from harness.errors import (
     ProviderTransient,
     SandboxFailure,
     SessionInfraError,
-    provider_failure,
 )
+from harness.blame.origin_table import classify, provider_failure
 from sandbox.errors import ControlRequestError, SandboxUnavailableError
 
 

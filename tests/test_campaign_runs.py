@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.agents.registry import get_model
+from harness.blame.errors import ProviderError, ProviderTransient, SessionInfraError
 from harness.campaign.campaign import (
     CampaignCell,
     CampaignSettings,
@@ -17,7 +18,6 @@ from harness.campaign.campaign import (
     run_campaign,
 )
 from harness.campaign.lock import LOCK_FILE
-from harness.errors import ProviderError, ProviderTransient, SessionInfraError
 from harness.results.campaign_files import HARNESS_ERROR_FILE
 from harness.results.result_record import ResultRecord
 from sandbox.errors import SandboxUnavailableError

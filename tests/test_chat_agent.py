@@ -12,8 +12,8 @@ from harness.agents.chat_agent import (
     ChatTransientError,
 )
 from harness.agents.text_agents import AgentObservationView
-from harness.campaign.blame import classify
-from harness.errors import AgentFailure, ProviderError, ProviderTransient
+from harness.blame.errors import AgentFailure, ProviderError, ProviderTransient
+from harness.blame.origin_table import classify
 from harness.events import EventType
 from harness.session.environment_port import InProcessEnvironment
 from harness.session.text_runner import run_text_session

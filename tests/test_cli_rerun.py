@@ -13,9 +13,9 @@ from contextlib import asynccontextmanager
 import pytest
 from typer.testing import CliRunner
 
+from harness.blame.errors import SessionInfraError
 from harness.cli import campaign_request
 from harness.cli.main import app
-from harness.errors import SessionInfraError
 from sandbox.backend import get_backend
 from tests.conftest import DEMO_DATA
 

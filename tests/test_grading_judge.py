@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from harness.errors import JudgeUnavailable
+from harness.blame.errors import JudgeUnavailable
 from harness.grading.judge import JUDGE_ATTEMPTS, JUDGE_VERSION, SemanticJudge
 from harness.grading.judge_cache import JudgeCache, judge_cache_key
 from harness.grading.judge_prompt import JUDGE_PROMPT_MAX_CHARS, JUDGE_PROMPT_TEMPLATE, parse_verdict

@@ -28,9 +28,9 @@ PACKAGES = ("harness", "mcp_servers", "sandbox", "tui")
 LAYERS: tuple[tuple[str, ...], ...] = (
     # The task server and the isolation import nothing of ours (the server image holds no harness code).
     ("mcp_servers", "sandbox"),
-    # Foundations: the version, the blame types, atomic files, the first-writer store, the chat client, counts in words,
+    # Foundations: the version, blame (its codes, exception types and origin table), atomic files, the first-writer store, the chat client, counts in words,
     # and the registries of field graders and conditions (the task loader checks grader names).
-    ("harness", "harness.errors", "harness.atomic_write", "harness.first_writer_store", "harness.chat_completions",
+    ("harness", "harness.blame", "harness.atomic_write", "harness.first_writer_store", "harness.chat_completions",
      "harness.field_graders", "harness.conditions", "harness.counted"),
     # The task format and the event stream.
     ("harness.tasks", "harness.events"),
@@ -80,7 +80,7 @@ def _imported_modules(node: ast.Import | ast.ImportFrom, module: str, is_package
         base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
     else:
         base = node.module or ""
-    # ``from harness import errors`` imports the module harness.errors, not the package harness.
+    # ``from harness import blame`` imports the package harness.blame, not the package harness.
     named = [f"{base}.{alias.name}" for alias in node.names if _exists(f"{base}.{alias.name}")]
     return named if named and len(named) == len(node.names) else [base, *named]
 
@@ -214,9 +214,9 @@ def test_the_graph_sees_lazy_type_only_and_relative_imports() -> None:
     assert _imports_of(lazy_and_typed, "harness.cli.run_cmd") == ["tui.live", "harness.tasks.models"]
     assert _imports_of("from ..state.reducer import reduce", "tui.sources.replay") == ["tui.state.reducer"]
     assert _imports_of("from . import replay", "tui.sources", is_package=True) == ["tui.sources.replay"]
-    # ``from harness import __version__`` is the root package; ``from harness import errors`` its module.
+    # ``from harness import __version__`` is the root package; ``from harness import blame`` its subpackage.
     assert _imports_of("from harness import __version__", "harness.tasks.dataset") == ["harness"]
-    assert [unit_of(t) for t in _imports_of("from harness import errors", "x")] == ["harness.errors"]
+    assert [unit_of(t) for t in _imports_of("from harness import blame", "x")] == ["harness.blame"]
     # On the real code: ``run --tui`` imports the TUI inside the command.
     assert any(w.startswith("harness/cli/run_cmd.py") for w in import_graph()["harness.cli"]["tui"])
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from harness.errors import JudgeUnavailable
+from harness.blame.errors import JudgeUnavailable
 from harness.first_writer_store import FirstWriterStore
 from harness.grading.judge import JUDGE_ATTEMPTS, CachedVerdicts, SemanticJudge
 from harness.grading.judge_cache import JudgeCache, judge_cache_key, store_path_for

@@ -15,9 +15,7 @@ import warnings
 import numpy as np
 import pytest
 
-from harness.agents.container_agent import AGENT_FAILED
 from harness.agents.media_stream import RESPONSE_GAP_MS, TwilioMediaStreamAdapter, websocket_url
-from harness.agents.providers.ws_adapter import MALFORMED_CODE
 from harness.agents.realtime import (
     AdapterError,
     AudioDelta,
@@ -31,6 +29,7 @@ from harness.agents.realtime import (
 from harness.agents.registry import get_model
 from harness.audio.frames import FRAME_SAMPLES, AudioFrame, samples_to_ms
 from harness.audio.g711 import pcm16_to_ulaw, ulaw_to_pcm16
+from harness.blame.codes import AdapterErrorCode
 from tests.fakes.twilio_bot import BotCall, TwilioBotFake, tone
 
 TOKEN = "Bearer agent-token-123"
@@ -188,7 +187,7 @@ async def test_a_malformed_frame_is_the_bots_failure(raw, problem):
     fake, adapter, line = await _call(script)
     await line.frames(3)
     (error,) = line.of(AdapterError)
-    assert error.code == MALFORMED_CODE and problem in error.message
+    assert error.code == AdapterErrorCode.MALFORMED and problem in error.message
     await _hang_up(fake, adapter)
 
 
@@ -208,7 +207,7 @@ async def test_hanging_up_is_a_call_ended_and_a_dropped_socket_a_failure():
     fake, adapter, line = await _call(crash)
     await line.frames(3)
     (error,) = line.of(AdapterError)
-    assert error.code == AGENT_FAILED and "media-stream bot" in error.message and line.of(CallEnded)
+    assert error.code == AdapterErrorCode.AGENT_FAILED and "media-stream bot" in error.message and line.of(CallEnded)
     await _hang_up(fake, adapter)
 
 
@@ -233,7 +232,7 @@ def test_a_dead_bot_endpoint_fails_fast_with_one_line(tmp_path):
 
 async def test_marks_piling_up_past_the_bound_are_the_bots_failure():
     from harness.agents.media_stream import MARKS_PENDING_LIMIT
-    from harness.agents.providers.ws_adapter import OVER_LIMIT
+    from harness.blame.codes import AdapterErrorCode
 
     async def script(bot: BotCall) -> None:
         await bot.media(tone(200))
@@ -246,5 +245,5 @@ async def test_marks_piling_up_past_the_bound_are_the_bots_failure():
         if line.of(AdapterError):
             break
     (error,) = line.of(AdapterError)
-    assert error.code == OVER_LIMIT and line.of(CallEnded)
+    assert error.code == AdapterErrorCode.OVER_LIMIT and line.of(CallEnded)
     await _hang_up(fake, adapter)

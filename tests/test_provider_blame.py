@@ -11,8 +11,8 @@ from harness.agents.providers.playout import PlayoutTracker
 from harness.agents.realtime import AdapterError
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
-from harness.campaign.blame import classify
-from harness.errors import SessionInfraError
+from harness.blame.errors import SessionInfraError
+from harness.blame.origin_table import classify
 from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.loader import load_task

@@ -51,7 +51,7 @@ def test_close_codes(code, kind):
 
 def test_the_close_table_is_the_only_one_and_covers_every_registered_close_code():
     """One table decides a close's blame; the campaign keeps no copy of its own to disagree with."""
-    import harness.campaign.blame as blame
+    import harness.blame.origin_table as blame
 
     assert set(CLOSE_KINDS) == set(range(1000, 1015)) - {1004}  # 1004 is reserved, never sent
     assert set(CLOSE_KINDS.values()) <= {"transient", "auth", "bad_request"}

@@ -29,7 +29,7 @@ from harness.agents.realtime import (
     SessionConfig,
     ToolCallRequested,
 )
-from harness.campaign.blame import classify
+from harness.blame.origin_table import classify
 from harness.tasks.models import PolicyToolCall, PolicyTurn
 from tests.fakes import gemini_live_fake, gpt_live_fake, openai_realtime_fake
 from tests.fakes.driver import drive, user_speech

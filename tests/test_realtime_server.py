@@ -16,7 +16,7 @@ from openai.types.realtime import RealtimeServerEvent
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from harness.agents.container_agent import AGENT_FAILED, ContainerAgentAdapter
+from harness.agents.container_agent import ContainerAgentAdapter
 from harness.agents.native_oracle import NativeOracleAgent
 from harness.agents.realtime import (
     AdapterError,
@@ -29,6 +29,7 @@ from harness.agents.realtime import (
     TranscriptDelta,
 )
 from harness.agents.realtime_server import RealtimeAgentServer, SessionUpdateIn, session_config
+from harness.blame.codes import AdapterErrorCode
 from harness.tasks.models import PolicyToolCall, PolicyTurn, ReferencePolicy
 from tests.fakes.driver import drive, user_speech
 from tests.fakes.loopback import discriminated
@@ -162,7 +163,7 @@ async def test_an_agent_that_dies_mid_session_ends_the_call_as_its_own_failure()
         log = await drive(client, await user_speech("Can you look up my claim?"))  # raises nothing
         await client.close()
     failures = log.of(AdapterError)
-    assert [(f.kind, f.code) for f in failures] == [("provider", AGENT_FAILED)]
+    assert [(f.kind, f.code) for f in failures] == [("provider", AdapterErrorCode.AGENT_FAILED)]
     assert "1011" in failures[0].message and log.events[-1] == CallEnded()
 
 
@@ -173,7 +174,7 @@ async def test_an_agent_that_refuses_its_session_ends_the_call_instead_of_raisin
         events = client.poll_events()
         await client.close()
     assert [type(e) for e in events] == [AdapterError, CallEnded]
-    assert events[0].code == AGENT_FAILED and "404" in events[0].message
+    assert events[0].code == AdapterErrorCode.AGENT_FAILED and "404" in events[0].message
 
 
 async def test_an_agent_claiming_a_bad_key_cannot_stop_the_campaign():

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from harness.agents.registry import get_model
 from harness.agents.text_agents import ScriptedAgent
+from harness.blame.errors import JudgeUnavailable
 from harness.campaign.campaign import CampaignCell, CampaignSettings, run_campaign
 from harness.cli.main import app
-from harness.errors import JudgeUnavailable
 from harness.grading.judge import CachedVerdicts
 from harness.grading.judge_cache import JudgeCache, judge_cache_key
 from harness.results.grading_inputs import GradingInputs

@@ -6,7 +6,7 @@ import json
 import socket
 from typing import Any
 
-from harness.errors import JudgeUnavailable
+from harness.blame.errors import JudgeUnavailable
 from harness.grading.context import GradingContext
 from harness.grading.gates import grade
 from harness.grading.judge import SemanticJudge

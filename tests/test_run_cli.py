@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.agents import registry
+from harness.blame.errors import SessionInfraError
 from harness.cli import campaign_request
 from harness.cli.main import app
-from harness.errors import SessionInfraError
 from sandbox.backend import SandboxBackend
 from tests.conftest import DEMO_DATA
 

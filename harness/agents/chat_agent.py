@@ -25,7 +25,8 @@ from typing import Any
 
 import httpx
 
-from harness.errors import AgentFailure, ProviderError, ProviderErrorKind, ProviderTransient
+from harness.blame.codes import FailureCode
+from harness.blame.errors import AgentFailure, ProviderError, ProviderErrorKind, ProviderTransient
 
 from .realtime import ErrorKind
 from .text_agents import AgentObservationView, AgentTurn, ToolCallRequest
@@ -169,7 +170,7 @@ class ChatClient:
             )
         except (KeyError, IndexError, TypeError, AttributeError):
             raise AgentFailure(
-                "malformed_event", f"{self.endpoint.url}: the answer is not a chat completion: {str(data)[:200]}"
+                FailureCode.MALFORMED_EVENT, f"{self.endpoint.url}: the answer is not a chat completion: {str(data)[:200]}"
             ) from None
 
     async def _post(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -207,7 +208,7 @@ def _json_answer(url: str, response: httpx.Response) -> Any:
     try:
         return response.json()
     except ValueError:
-        raise AgentFailure("malformed_event", f"{url}: the answer is not JSON: {response.text[:200]!r}") from None
+        raise AgentFailure(FailureCode.MALFORMED_EVENT, f"{url}: the answer is not JSON: {response.text[:200]!r}") from None
 
 
 def _error_code(response: httpx.Response) -> str | None:
@@ -225,7 +226,7 @@ def _refusal(url: str, response: httpx.Response) -> ChatProviderError | AgentFai
     status, code = response.status_code, _error_code(response)
     detail = f"{url} refused the request ({status}{', ' + code if code else ''}): {response.text[:300]}"
     if status == 400 and code in _CONVERSATION_CODES:
-        return AgentFailure("refused", detail)
+        return AgentFailure(FailureCode.REFUSED, detail)
     return ChatProviderError(detail, kind=_STATUS_KINDS[status])
 
 

@@ -26,16 +26,15 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.errors import ProviderError, ProviderTransient
+from harness.blame.codes import AdapterErrorCode
+from harness.blame.errors import ProviderError, ProviderTransient
 
 from .providers.openai_realtime import OpenAIRealtimeAdapter
-from .providers.ws_adapter import OVER_LIMIT, WebsocketAdapter
+from .providers.ws_adapter import WebsocketAdapter
 from .realtime import AdapterError, CallEnded, SessionConfig
 
-__all__ = ["AGENT_FAILED", "AgentEndsCall", "ContainerAgentAdapter"]
+__all__ = ["AgentEndsCall", "ContainerAgentAdapter"]
 
-#: ``AdapterError.code`` of an agent container's own failure.
-AGENT_FAILED = "agent_failed"
 #: Close code with which an agent hangs up (RFC 6455 normal closure).
 HANG_UP_CLOSE_CODE = 1000
 
@@ -69,9 +68,10 @@ class AgentEndsCall(WebsocketAdapter):
             self._emit(CallEnded())
             return
         # A message over the size limit keeps its own code, so the session records it as over_limit.
-        self._agent_failed(error.message, code=OVER_LIMIT if error.code == OVER_LIMIT else AGENT_FAILED)
+        over_limit = error.code == AdapterErrorCode.OVER_LIMIT
+        self._agent_failed(error.message, code=AdapterErrorCode.OVER_LIMIT if over_limit else AdapterErrorCode.AGENT_FAILED)
 
-    def _agent_failed(self, detail: str, *, code: str = AGENT_FAILED) -> None:
+    def _agent_failed(self, detail: str, *, code: AdapterErrorCode = AdapterErrorCode.AGENT_FAILED) -> None:
         self._emit(AdapterError(f"{self.agent_label} failed ({detail}): the model's failure, graded with what the "
                                 "environment holds", kind="provider", code=code))
         self._emit(CallEnded())

@@ -1,7 +1,7 @@
 """How much the agent under test may send into the harness: every path has a bound.
 
 An agent controls its protocol stream, so each path from it into the harness is bounded, and
-passing a bound is the agent's failure (:class:`~harness.errors.AgentFailure` of kind
+passing a bound is the agent's failure (:class:`~harness.blame.errors.AgentFailure` of kind
 ``over_limit``), never a harness error. The defaults sit far above what an honest realtime agent
 sends (a 24 kHz PCM16 stream is 48 KB per second of speech) and far below what would hurt a
 harness running many sessions at once. ``docs/security.md`` states them. They sit with the agents

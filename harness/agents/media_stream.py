@@ -40,10 +40,11 @@ import numpy as np
 from harness.audio.frames import SAMPLE_RATE, AudioFrame, samples_to_ms
 from harness.audio.g711 import pcm16_to_ulaw, ulaw_to_pcm16
 from harness.audio.resample import StreamingResampler
+from harness.blame.codes import AdapterErrorCode
 
 from .container_agent import AgentEndsCall
 from .providers import twilio_wire as wire
-from .providers.ws_adapter import OVER_LIMIT, MalformedMessage
+from .providers.ws_adapter import MalformedMessage
 from .realtime import (
     AudioDelta,
     PlaybackReport,
@@ -199,7 +200,7 @@ class TwilioMediaStreamAdapter(AgentEndsCall):
     def _on_mark(self, name: str) -> None:
         self.counts["marks"] += 1
         if len(self._marks) >= MARKS_PENDING_LIMIT:
-            self._agent_failed(f"{MARKS_PENDING_LIMIT} marks are waiting for their audio to play", code=OVER_LIMIT)
+            self._agent_failed(f"{MARKS_PENDING_LIMIT} marks are waiting for their audio to play", code=AdapterErrorCode.OVER_LIMIT)
             return
         response = self._last_response
         self._marks.append(_Mark(name, response, self._queued_ms.get(response, 0) if response else 0))

@@ -174,6 +174,8 @@ class AdapterError:
     message: str
     kind: ErrorKind = "provider"
     retry_after_s: float | None = None
+    #: The provider's own code, or what our adapter says the peer did
+    #: (:class:`~harness.blame.codes.AdapterErrorCode`).
     code: str | None = None
 
     @property
@@ -310,7 +312,7 @@ class RealtimeAdapter(ABC):
     Raises:
         ConnectionError (or a subclass): infrastructure failure while connecting or streaming;
             the session is retried and never scored against the model.
-        harness.errors.ProviderError: the provider refused the session (bad key, bad
+        harness.blame.errors.ProviderError: the provider refused the session (bad key, bad
             request): the campaign stops, naming it.
     """
 

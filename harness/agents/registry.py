@@ -41,6 +41,8 @@ from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from typing import Any, Literal
 
+from harness.blame.codes import AgentKind
+
 from .agent_text import safe_text
 from .realtime import RealtimeAdapter
 
@@ -87,13 +89,13 @@ class ModelSpec:
     #: :class:`~harness.agents.container_agent.ContainerAgentAdapter`.
     agent_image: str | None = None
     #: Whose code runs and who is behind it, which decides blame at the agent boundary
-    #: (``harness.session``): ``builtin`` — the harness's own agent (its failures are our bugs);
+    #: (``harness.blame.origin_table``): ``builtin`` — the harness's own agent (its failures are our bugs);
     #: ``provider`` — our adapter for a provider's API (its transient failures are retried a bounded
     #: number of times, a refusal of our credentials stops the campaign); ``remote_agent`` — our
     #: client, an agent author's server or image behind it (``ws://``, ``container:``, an isolated
     #: adapter); ``external_code`` — an agent author's adapter code in this process. For the last
     #: two, everything that crosses the boundary is the agent's failure, scored.
-    agent_kind: Literal["builtin", "provider", "remote_agent", "external_code"] = "external_code"
+    agent_kind: AgentKind = "external_code"
     #: An out-of-tree adapter (``"module:Class"`` or an entry point) the campaign hosts out of its
     #: process (``remote_agent``); ``adapter`` is then the client that reaches it. ``None``: none.
     hosted_adapter: str | None = None

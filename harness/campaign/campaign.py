@@ -9,7 +9,7 @@ waits on pending judge verdicts is re-graded when a regrader is given.
 The plan's types live in :mod:`.plan`; where the sessions run is the executor the caller injects
 (:func:`~.plan.local_cells`, or :class:`~.ray_executor.RayExecutor`), so this module imports none.
 
-Failures are handled by their blame (:mod:`.blame`): infrastructure is retried with backoff and,
+Failures are handled by their blame (:mod:`harness.blame.origin_table`): infrastructure is retried with backoff and,
 if it keeps failing, the cell is left empty for the next invocation; a provider that refuses us
 stops the campaign; anything else is a harness bug — the cell fails as ``harness_error`` with its
 traceback in ``<rep_dir>/harness_error.txt``. None of them is ever scored against the model.
@@ -24,12 +24,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from harness.atomic_write import atomic_write_text
+from harness.blame.codes import FailureCode
+from harness.blame.origin_table import classify
 from harness.events.jsonl import EVENTS_FILE
 from harness.results.campaign_files import HARNESS_ERROR_FILE, SUPERSEDED_DIR
 from harness.results.measurement_identity import MeasurementIdentity, TaskPin
 from harness.results.result_record import ResultRecord, error_text
 
-from .blame import classify
 from .lock import CampaignLock
 from .manifest import CampaignManifest, write_manifest
 from .plan import (
@@ -280,11 +281,11 @@ async def _run_cell(
             if _ours_to_propagate(exc):
                 raise
             blame = classify(exc)
-            if blame.kind == "harness_bug":
+            if blame.kind == FailureCode.HARNESS_BUG:
                 path = _write_harness_error(rep_dir, cell, exc, attempt)
                 log.error("%s: harness bug, cell failed (traceback in %s)", cell, path, exc_info=exc)
                 return CellOutcome(cell, "harness_error", None, attempt, infra_errors, error=error_text(exc))
-            if blame.kind == "provider_error":
+            if blame.kind == FailureCode.PROVIDER_ERROR:
                 reason = f"the provider refused the harness, nothing will succeed ({error_text(exc)})"
                 log.error("%s: %s; stopping the campaign", cell, reason)
                 return CellOutcome(cell, "provider_error", None, attempt, infra_errors, error=error_text(exc),

@@ -1,7 +1,7 @@
 """Carry a cell's exception from the node that ran it to the campaign, unchanged, so blame is the same.
 
 The campaign decides what a failure means by the exception's class and attributes
-(:mod:`.blame`): a ``SessionInfraError``'s ``transient``, a ``ProviderTransient``'s
+(:func:`harness.blame.origin_table.classify`): a ``SessionInfraError``'s ``transient``, a ``ProviderTransient``'s
 ``retry_after_s``, an ``OSError``'s ``errno``, every member of an exception group. Plain pickling
 loses some of them: it re-creates an exception by calling its class with ``exc.args``, which fails
 for classes whose constructor takes other arguments than the message it builds (``AgentFailure(kind,
@@ -20,7 +20,7 @@ import pickle
 import traceback
 from typing import Any
 
-from harness.errors import HarnessBug
+from harness.blame.errors import HarnessBug
 from harness.results.result_record import error_text
 
 __all__ = ["pack_exception", "unpack_exception"]

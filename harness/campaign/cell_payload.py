@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 
 from harness.agents.registry import ModelSpec
 from harness.atomic_write import atomic_write_bytes
-from harness.errors import HarnessBug, SessionInfraError
+from harness.blame.errors import HarnessBug, SessionInfraError
 from harness.grading.judge import SemanticJudge
 from harness.grading.judge_cache import WitnessedVerdicts
 from harness.results.measurement_identity import MeasurementIdentity

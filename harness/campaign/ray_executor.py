@@ -28,7 +28,7 @@ them limits that add up, as on one machine.
 
 **Faults.** A failure of the cluster rather than of the cell (its node died, its worker crashed,
 an object was lost, ...: any ``ray.exceptions.RayError`` other than the cell's own exception) is a
-:class:`NodeLostError`, a transient :class:`~harness.errors.SessionInfraError`: the campaign
+:class:`~harness.blame.errors.NodeLostError`, a transient ``SessionInfraError``: the campaign
 retries the cell with backoff, wherever Ray schedules it (Ray's own retries are off, so every
 attempt is counted in ``infra_errors`` and bounded by ``max_attempts``), and never scores it. A lost
 attempt wrote nothing into the run directory, so no cell is lost or counted twice. The cell's own
@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.agents.registry import ModelSpec
-from harness.errors import HarnessBug, SessionInfraError
+from harness.blame.errors import HarnessBug, NodeLostError
 from harness.grading.judge_cache import JudgeCache, VerdictStore
 from harness.results.result_record import ResultRecord
 from harness.tasks.checksums import ChecksumManifest
@@ -71,7 +71,6 @@ __all__ = [
     "RAY_INSTALL_HINT",
     "SANDBOX_RESOURCE",
     "CellStops",
-    "NodeLostError",
     "RayCellRunner",
     "RayExecutor",
     "RayExecutorError",
@@ -95,10 +94,6 @@ _LLM_ENV = ("APEX_VOICE_LLM_API_KEY", "OPENAI_API_KEY", "APEX_VOICE_LLM_BASE_URL
 
 class RayExecutorError(RuntimeError):
     """The campaign cannot use Ray: not installed, the cluster does not answer, or hosts no sandbox."""
-
-
-class NodeLostError(SessionInfraError):
-    """The cluster lost a cell (its node or worker died mid-session): infrastructure, retried."""
 
 
 def ray_installed() -> bool:
@@ -282,7 +277,7 @@ class RayCellRunner:
 
 
 async def _outcome(ref: Any, *, stop: Callable[[], object]) -> CellReturn:
-    """What the cell's task returned; a cluster failure as :class:`NodeLostError`, the task's own
+    """What the cell's task returned; a cluster failure as :class:`~harness.blame.errors.NodeLostError`, the task's own
     exception unwrapped from Ray's ``RayTaskError``. Cancelled, it stops the cell and waits
     (at most :data:`TEARDOWN_GRACE_S`) for the node to tear the session down."""
     from ray import exceptions as rx

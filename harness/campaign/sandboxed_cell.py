@@ -31,8 +31,9 @@ from harness.agents.adapter_process import AdapterProcess, start_adapter_process
 from harness.agents.model_endpoint import model_endpoint
 from harness.agents.realtime import McpEndpoint, RealtimeAdapter
 from harness.agents.registry import ModelSpec
+from harness.blame.errors import AgentFailure
+from harness.blame.origin_table import agent_start_failed
 from harness.campaign.session_record import record_from_session
-from harness.errors import AgentFailure
 from harness.events import EventBus
 from harness.grading.judge import SemanticJudge
 from harness.results.measurement_identity import MeasurementIdentity, public_endpoint
@@ -178,7 +179,10 @@ class SandboxedCellRunner:
                     start_adapter_process(self.model.hosted_adapter, env=self.adapter_env,
                                           task_dirs=self.task_dirs.values()))
             except AgentStartFailed as exc:
-                hosted = AgentFailure("exited", str(exc))
+                failure = agent_start_failed(self.model.agent_kind, exc)
+                if failure is None:
+                    raise
+                hosted = failure
             yield hosted
 
     @asynccontextmanager
@@ -213,9 +217,10 @@ class SandboxedCellRunner:
                 agent: AgentContainer | AgentFailure = await stack.enter_async_context(
                     start_agent_container(sandbox_env, config))
             except AgentStartFailed as exc:
-                if self.model.agent_kind == "builtin":
+                failure = agent_start_failed(self.model.agent_kind, exc)
+                if failure is None:
                     raise
-                agent = AgentFailure("exited", str(exc))
+                agent = failure
             yield agent
 
     def create_adapter(self, sandbox_env: SandboxEnvironment) -> RealtimeAdapter:

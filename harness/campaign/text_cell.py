@@ -14,8 +14,8 @@ from typing import Any
 
 from harness.agents.registry import ModelSpec
 from harness.agents.text_agents import NoOpAgent, ScriptedAgent, TextAgent
+from harness.blame.errors import AgentFailure
 from harness.conditions import conditions, get_condition
-from harness.errors import AgentFailure
 from harness.results.result_record import ResultRecord
 from harness.session.mcp_environment import McpEnvironment
 from harness.session.text_runner import TextSessionResult, run_text_session

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.errors import AgentFailureKind
+from harness.blame.codes import AgentFailureKind
 
 from .types import EventType
 

@@ -5,7 +5,7 @@ Any OpenAI-compatible Chat Completions endpoint works. Verdicts are cached by
 verdict together share one request. A request that gets no verdict (endpoint down, a timeout, HTTP
 408/429/5xx, a reply without a verdict) is tried again, ``JUDGE_ATTEMPTS`` times in all with
 backoff; one that still has none (or an HTTP error retrying cannot fix, a 401) raises
-:class:`~harness.errors.JudgeUnavailable`: the field is left ``pending``, counted in ``errors`` and
+:class:`~harness.blame.errors.JudgeUnavailable`: the field is left ``pending``, counted in ``errors`` and
 not cached, so ``apex-voice regrade`` can fill it once the judge answers. A pending cell counts as a
 failure in the campaign's figures until then (:mod:`harness.results.denominator`), so an agent
 gains nothing by leaving the judge without a verdict.
@@ -19,8 +19,8 @@ from typing import Any, Protocol
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
+from harness.blame.errors import JudgeUnavailable
 from harness.chat_completions import DEFAULT_BASE_URL, ChatCompletions
-from harness.errors import JudgeUnavailable
 
 from .judge_cache import JudgeCache, VerdictStore, judge_cache_key
 from .judge_prompt import JUDGE_VERSION, build_judge_prompt, parse_verdict
@@ -55,7 +55,7 @@ def _worth_retrying(exc: BaseException) -> bool:
 class FieldJudge(Protocol):
     """Anything that can rule on one field value; :class:`SemanticJudge` is the real one.
 
-    Raises :class:`~harness.errors.JudgeUnavailable` when it cannot rule now.
+    Raises :class:`~harness.blame.errors.JudgeUnavailable` when it cannot rule now.
     """
 
     async def __call__(self, field: str, pred: Any, gold: Any, context: str) -> bool: ...

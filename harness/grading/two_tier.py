@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from harness.errors import JudgeUnavailable
+from harness.blame.errors import JudgeUnavailable
 from harness.field_graders import get_grader
 
 from .judge import FieldJudge

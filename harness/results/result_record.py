@@ -91,7 +91,7 @@ class ResultRecord(BaseModel):
     observer: str | None = None
     acoustics: dict[str, Any] | None = None
     #: How the agent under test failed at its boundary, when it did: ``{"kind", "detail", "media_ms"}``
-    #: (kinds in :data:`harness.errors.AgentFailureKind`). The run is scored all the same.
+    #: (kinds in :data:`harness.blame.codes.AgentFailureKind`). The run is scored all the same.
     agent_failure: dict[str, Any] | None = None
     #: Where the agent's code ran: ``builtin`` (the harness's own adapters), ``process`` or
     #: ``container`` (an out-of-tree adapter or agent, isolated), ``in-process`` (``--trust-adapter``).

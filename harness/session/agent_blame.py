@@ -1,11 +1,11 @@
-"""Blame by origin: what an exception out of the agent under test means, decided where we called it.
+"""Every call into the agent under test, bounded, and blamed by origin where it is made.
 
-The agent's code (``external_code``) or the server behind our client (``remote_agent``) can raise
-anything — our own infrastructure types included — so for them the exception's *type* says nothing
-about whose fault it is: it crossed the agent boundary, so it is the agent's failure
-(:class:`~harness.errors.AgentFailure`), graded and scored. Only the harness's own agents
-(``builtin``) and our provider adapters (``provider``) keep typed blame, because their code is ours.
-Voice (:mod:`.agent_boundary`) and text (:mod:`.text_runner`) sessions share this one policy.
+What an exception out of the agent means is the origin table's to say
+(:mod:`harness.blame.origin_table`, by the model's ``agent_kind``); this module makes the calls —
+bounded by the session's watchdog and each by its own bound, abandoned when they swallow their
+cancellation — and asks the table about whatever they raise. Only the harness stopping itself (our
+cancellation, the user's Ctrl-C) is decided here, before the table: only the running task knows.
+Voice (:mod:`.agent_boundary`) and text (:mod:`.text_runner`) sessions share these calls.
 """
 
 from __future__ import annotations
@@ -13,20 +13,18 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from typing import Any, Generic, Literal, NoReturn, TypeVar
+from typing import Any, Generic, NoReturn, TypeVar
 
 from harness.agents.agent_text import safe_text
 from harness.agents.limits import AGENT_LIMITS, AgentLimits
-from harness.errors import AgentFailure, HarnessBug, ProviderError, ProviderTransient
+from harness.blame.codes import AgentKind, FailureCode
+from harness.blame.errors import AgentFailure
+from harness.blame.origin_table import agent_raised
 
-__all__ = ["AGENTS_OWN", "AgentCalls", "AgentKind", "blame_malformed", "blame_raised", "describe"]
+__all__ = ["AgentCalls", "describe"]
 
 T = TypeVar("T")
 
-#: ``ModelSpec.agent_kind``: whose code runs and who is behind it.
-AgentKind = Literal["builtin", "provider", "remote_agent", "external_code"]
-#: Kinds whose code is the agent author's (or whose server is): what crosses is the agent's failure.
-AGENTS_OWN = ("remote_agent", "external_code")
 #: A detail longer than this is cut (an agent's exception message is its own text, of any size).
 DETAIL_CHARS = 500
 
@@ -60,45 +58,13 @@ def _ours_to_unwind(exc: BaseException) -> bool:
     return isinstance(exc, KeyboardInterrupt) and signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
-def blame_raised(kind: AgentKind, exc: BaseException, call: str) -> BaseException:
-    """The exception the session raises for ``exc``, raised by the agent's ``call``.
-
-    ``builtin``: unchanged (our bug, or our own typed failure). ``provider``: provider failures keep
-    their campaign meaning (retried, or stopping the campaign); anything else is a bug in our
-    adapter, except an :class:`~harness.errors.AgentFailure` it raised: our adapter classified the
-    model's own failure (a chat model's ``context_length_exceeded``), scored as such. ``remote_agent``: our client's own bug passes; its typed provider failures mean the
-    agent behind it dropped (``closed``) or refused (``refused``) the session. ``external_code``:
-    every exception, ``BaseException`` included, is the agent's.
-    """
-    if _ours_to_unwind(exc):
-        return exc if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt)) else asyncio.CancelledError()
-    if kind == "builtin":
-        return exc
-    if kind == "provider":
-        if isinstance(exc, (ProviderTransient, ProviderError, HarnessBug, AgentFailure)) or not isinstance(exc, Exception):
-            return exc
-        bug = HarnessBug(f"our provider adapter failed in {call}: {describe(exc)}")
-        bug.__cause__ = exc
-        return bug
-    if kind == "remote_agent":
-        if isinstance(exc, HarnessBug):
-            return exc
-        if isinstance(exc, ProviderTransient):
-            return AgentFailure("closed", f"{call}: {describe(exc)}")
-        if isinstance(exc, ProviderError):
-            return AgentFailure("refused", f"{call}: {describe(exc)}")
-    return AgentFailure("raised", f"{call}: {describe(exc)}")
-
-
-def blame_malformed(kind: AgentKind, failure: AgentFailure, what: str) -> BaseException:
-    """A check that failed on what the agent handed over: the agent's, unless the code is ours."""
-    if kind in AGENTS_OWN:
-        return failure
-    return HarnessBug(f"our {kind} agent {what}: {failure}")
-
-
 def _raise_blamed(kind: AgentKind, exc: BaseException, call: str) -> NoReturn:
-    blamed = blame_raised(kind, exc, call)
+    """Raise what ``exc``, raised by the agent's ``call``, means (the origin table's ``RAISED``)."""
+    if _ours_to_unwind(exc):
+        if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt)):
+            raise exc
+        raise asyncio.CancelledError() from exc
+    blamed = agent_raised(kind, exc, call, describe(exc))
     if blamed is exc:
         raise exc
     raise blamed from exc
@@ -277,4 +243,4 @@ class AgentCalls:
             detail = f"{where}() did not return within {bound_s:g} s"
         if abandoned:
             detail += f", nor {self.limits.agent_abandon_s:g} s after it was cancelled: abandoned"
-        return AgentFailure("hung", detail)
+        return AgentFailure(FailureCode.HUNG, detail)

@@ -1,11 +1,12 @@
 """The agent boundary of a voice session: the duplex runner's only way into its adapter.
 
 Every call (connect, audio, tool results, events, playback, metadata, close) goes through here, so
-blame is decided at the one place the harness calls the agent (:mod:`.agent_blame`), every await is
+blame is decided at the one place the harness calls the agent (:mod:`.agent_blame`, asking
+:mod:`harness.blame.origin_table`), every await is
 bounded by the session's watchdog, and every event is checked before a handler sees it
 (:mod:`.agent_event_check`). What the agent did wrong arrives in the runner as one exception,
-:class:`~harness.errors.AgentFailure`; what we did wrong (a ``builtin`` or ``provider``
-adapter) arrives as our own typed failure or a :class:`~harness.errors.HarnessBug`.
+:class:`~harness.blame.errors.AgentFailure`; what we did wrong (a ``builtin`` or ``provider``
+adapter) arrives as our own typed failure or a :class:`~harness.blame.errors.HarnessBug`.
 """
 
 from __future__ import annotations
@@ -14,9 +15,7 @@ from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 from harness.agents.agent_text import safe_text
-from harness.agents.container_agent import AGENT_FAILED
 from harness.agents.limits import AGENT_LIMITS, AgentLimits
-from harness.agents.providers.ws_adapter import MALFORMED_CODE, OVER_LIMIT
 from harness.agents.realtime import (
     AdapterError,
     AgentEvent,
@@ -26,9 +25,11 @@ from harness.agents.realtime import (
     ToolResult,
 )
 from harness.audio.frames import AudioFrame
-from harness.errors import AgentFailure, ProviderError, ProviderTransient, provider_failure
+from harness.blame.codes import AgentKind
+from harness.blame.errors import AgentFailure
+from harness.blame.origin_table import agent_check_failed, agent_reported
 
-from .agent_blame import AGENTS_OWN, AgentCalls, AgentKind, blame_malformed
+from .agent_blame import AgentCalls
 from .agent_event_check import EventCheck
 
 __all__ = ["AgentBoundary"]
@@ -104,30 +105,18 @@ class AgentBoundary:
         """What an ``AdapterError`` event ends the session with (``None``: logged, the session goes on).
 
         From our provider adapters: a retried transient or a campaign-stopping refusal, as the
-        provider meant it. From the agent's own code or server: the agent passed a bound
-        (``over_limit``), sent what does not parse (``malformed_event``), dropped (``closed``) or
-        refused (``refused``) its session — nothing it reports can make its cell unscored.
+        provider meant it. From the agent's own code or server: the agent's failure, whatever it
+        reports (the origin table's ``REPORTED_BY_AGENT``).
         """
         message = f"provider error ({event.kind}): {event.message}"
-        failure = provider_failure(message, event.kind, retry_after_s=event.retry_after_s)
-        if self.kind not in AGENTS_OWN:
-            return failure
-        if event.code == OVER_LIMIT:
-            return AgentFailure("over_limit", message)
-        if event.code == MALFORMED_CODE:
-            return AgentFailure("malformed_event", message)
-        if isinstance(failure, ProviderTransient) or event.code == AGENT_FAILED:
-            return AgentFailure("closed", message)
-        if isinstance(failure, ProviderError):
-            return AgentFailure("refused", message)
-        return None
+        return agent_reported(self.kind, event.kind, event.code, message, event.retry_after_s)
 
     def _checked(self, check: Callable[[], T]) -> T:
         """A check's failure is the agent's, except from our own adapters: there it is our bug."""
         try:
             return check()
         except AgentFailure as failure:
-            blamed = blame_malformed(self.kind, failure, f"{self.model_id} sent an event")
+            blamed = agent_check_failed(self.kind, failure, f"{self.model_id} sent an event")
             if blamed is failure:
                 raise
             raise blamed from None

@@ -43,7 +43,8 @@ from harness.agents.realtime import (
     Usage,
     UserTranscript,
 )
-from harness.errors import AgentFailure
+from harness.blame.codes import FailureCode
+from harness.blame.errors import AgentFailure
 
 __all__ = ["EventCheck", "json_copy"]
 
@@ -54,7 +55,7 @@ _MCP_STATUSES = frozenset(("started", "completed", "failed"))
 
 
 def _malformed(what: str, value: object, expected: str) -> AgentFailure:
-    return AgentFailure("malformed_event", f"{what} is {type(value).__name__}, not {expected}")
+    return AgentFailure(FailureCode.MALFORMED_EVENT, f"{what} is {type(value).__name__}, not {expected}")
 
 
 def _str(value: object, what: str, limit: int) -> str:
@@ -62,7 +63,7 @@ def _str(value: object, what: str, limit: int) -> str:
     if type(value) is not str:
         raise _malformed(what, value, "str")
     if len(value) > limit:
-        raise AgentFailure("over_limit", f"{what} has {len(value)} characters (limit {limit})")
+        raise AgentFailure(FailureCode.OVER_LIMIT, f"{what} has {len(value)} characters (limit {limit})")
     return safe_text(value)
 
 
@@ -89,7 +90,7 @@ def _opt_seconds(value: object, what: str) -> float | None:
 def _choice(value: object, what: str, options: frozenset[str]) -> Any:
     if type(value) is not str or value not in options:
         shown = repr(value[:40]) if type(value) is str else type(value).__name__
-        raise AgentFailure("malformed_event", f"{what} is {shown}, not one of {sorted(options)}")
+        raise AgentFailure(FailureCode.MALFORMED_EVENT, f"{what} is {shown}, not one of {sorted(options)}")
     return value
 
 
@@ -100,14 +101,14 @@ def json_copy(value: object, what: str, limit: int) -> dict[str, Any]:
     try:
         text = json.dumps(value, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:
-        raise AgentFailure("malformed_event", f"{what} is not JSON data: {type(exc).__name__}") from None
+        raise AgentFailure(FailureCode.MALFORMED_EVENT, f"{what} is not JSON data: {type(exc).__name__}") from None
     if len(text) > limit:
-        raise AgentFailure("over_limit", f"{what} is {len(text)} characters of JSON (limit {limit})")
+        raise AgentFailure(FailureCode.OVER_LIMIT, f"{what} is {len(text)} characters of JSON (limit {limit})")
     try:
         # JSON data (a dict: ``value`` was one), so typed as the caller reads it.
         copied: dict[str, Any] = safe_value(json.loads(text))
     except RecursionError:
-        raise AgentFailure("malformed_event", f"{what} is nested too deeply") from None
+        raise AgentFailure(FailureCode.MALFORMED_EVENT, f"{what} is nested too deeply") from None
     return copied
 
 
@@ -159,20 +160,20 @@ class EventCheck:
             raise _malformed("poll_events()", polled, "a list")
         limits = self.limits
         if len(polled) > limits.events_per_poll:
-            raise AgentFailure("over_limit", f"poll_events() returned {len(polled)} events "
+            raise AgentFailure(FailureCode.OVER_LIMIT, f"poll_events() returned {len(polled)} events "
                                              f"(limit {limits.events_per_poll})")
         self._frame_events += len(polled)
         self._session_events += len(polled)
         if self._frame_events > limits.events_per_frame:
-            raise AgentFailure("over_limit", f"the agent sent {self._frame_events} events in one 20 ms frame "
+            raise AgentFailure(FailureCode.OVER_LIMIT, f"the agent sent {self._frame_events} events in one 20 ms frame "
                                              f"(limit {limits.events_per_frame})")
         if self._session_events > limits.events_per_session:
-            raise AgentFailure("over_limit", f"the agent sent {self._session_events} events in the session "
+            raise AgentFailure(FailureCode.OVER_LIMIT, f"the agent sent {self._session_events} events in the session "
                                              f"(limit {limits.events_per_session})")
         try:
             return [self._event(event) for event in polled]
         except AttributeError as exc:  # an event built without its fields (``object.__new__``)
-            raise AgentFailure("malformed_event", f"an event lacks a field: {exc}") from None
+            raise AgentFailure(FailureCode.MALFORMED_EVENT, f"an event lacks a field: {exc}") from None
 
     def metadata(self, value: object, what: str) -> dict[str, Any]:
         return json_copy(value, what, self.limits.tool_arguments_chars)
@@ -180,7 +181,7 @@ class EventCheck:
     def _event(self, event: object) -> AgentEvent:
         check = self._checks.get(type(event))  # exact types: the runner routes by type
         if check is None:
-            raise AgentFailure("malformed_event", f"poll_events() returned a {type(event).__name__}, not an agent event")
+            raise AgentFailure(FailureCode.MALFORMED_EVENT, f"poll_events() returned a {type(event).__name__}, not an agent event")
         return check(event)
 
     def _id(self, value: object, what: str = "id") -> str | None:
@@ -197,7 +198,7 @@ class EventCheck:
     def _count_responses(self) -> None:
         count = len(self._responses) + self._unnamed_responses
         if count > self.limits.responses_per_session:
-            raise AgentFailure("over_limit", f"the agent started {count} responses in the session "
+            raise AgentFailure(FailureCode.OVER_LIMIT, f"the agent started {count} responses in the session "
                                              f"(limit {self.limits.responses_per_session})")
 
     def _ids_of(self, event: Any) -> tuple[str | None, str | None]:
@@ -207,7 +208,7 @@ class EventCheck:
         if key not in self._items:
             self._items.add(key)
             if len(self._items) > self.limits.items_per_session:
-                raise AgentFailure("over_limit", f"the agent named {len(self._items)} items in the session "
+                raise AgentFailure(FailureCode.OVER_LIMIT, f"the agent named {len(self._items)} items in the session "
                                                  f"(limit {self.limits.items_per_session})")
         return key
 
@@ -217,7 +218,7 @@ class EventCheck:
         items = self._item_chars.setdefault(response_id, {})
         item = len(checked) if replaces else items.get(item_id, 0) + len(checked)
         if item > self.limits.transcript_item_chars:
-            raise AgentFailure("over_limit", f"transcript of item {item_id!r} passed "
+            raise AgentFailure(FailureCode.OVER_LIMIT, f"transcript of item {item_id!r} passed "
                                              f"{self.limits.transcript_item_chars} characters")
         items[item_id] = item
         self._count_session(len(checked))
@@ -226,17 +227,17 @@ class EventCheck:
     def _count_session(self, chars: int) -> None:
         self._session_chars += chars
         if self._session_chars > self.limits.transcript_session_chars:
-            raise AgentFailure("over_limit", f"the session's transcript text passed "
+            raise AgentFailure(FailureCode.OVER_LIMIT, f"the session's transcript text passed "
                                              f"{self.limits.transcript_session_chars} characters")
 
     def _audio(self, event: AudioDelta) -> AudioDelta:
         pcm = event.pcm
         if type(pcm) is not bytes:
-            raise AgentFailure("bad_audio", f"AudioDelta.pcm is {type(pcm).__name__}, not bytes")
+            raise AgentFailure(FailureCode.BAD_AUDIO, f"AudioDelta.pcm is {type(pcm).__name__}, not bytes")
         if len(pcm) % 2:
-            raise AgentFailure("bad_audio", f"AudioDelta.pcm has {len(pcm)} bytes: PCM16 samples are 2 bytes each")
+            raise AgentFailure(FailureCode.BAD_AUDIO, f"AudioDelta.pcm has {len(pcm)} bytes: PCM16 samples are 2 bytes each")
         if len(pcm) > self.limits.audio_delta_bytes:
-            raise AgentFailure("over_limit", f"AudioDelta.pcm has {len(pcm)} bytes "
+            raise AgentFailure(FailureCode.OVER_LIMIT, f"AudioDelta.pcm has {len(pcm)} bytes "
                                              f"(limit {self.limits.audio_delta_bytes})")
         return AudioDelta(pcm, *self._ids_of(event))
 
@@ -280,7 +281,7 @@ class EventCheck:
         if call_id not in self._calls:
             self._calls.add(call_id)
             if len(self._calls) > self.limits.items_per_session:
-                raise AgentFailure("over_limit", f"the agent named {len(self._calls)} tool calls in the session "
+                raise AgentFailure(FailureCode.OVER_LIMIT, f"the agent named {len(self._calls)} tool calls in the session "
                                                  f"(limit {self.limits.items_per_session})")
         return call_id
 
@@ -288,7 +289,7 @@ class EventCheck:
         arguments = _str(event.arguments, "ToolCallRequested.arguments", self.limits.tool_arguments_chars)
         self._argument_chars += len(arguments)
         if self._argument_chars > self.limits.tool_arguments_session_chars:
-            raise AgentFailure("over_limit", f"the session's tool call arguments passed "
+            raise AgentFailure(FailureCode.OVER_LIMIT, f"the session's tool call arguments passed "
                                              f"{self.limits.tool_arguments_session_chars} characters")
         return ToolCallRequested(
             self._call_id(event.call_id, "ToolCallRequested.call_id"),
@@ -332,7 +333,7 @@ class EventCheck:
     def _count_error(self) -> None:
         self._errors += 1
         if self._errors > self.limits.errors_per_session:
-            raise AgentFailure("over_limit", f"the agent reported {self._errors} errors in the session "
+            raise AgentFailure(FailureCode.OVER_LIMIT, f"the agent reported {self._errors} errors in the session "
                                              f"(limit {self.limits.errors_per_session})")
 
     def _adapter_error(self, event: AdapterError) -> AdapterError:

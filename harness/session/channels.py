@@ -15,7 +15,8 @@ import numpy as np
 
 from harness.agents.limits import AGENT_LIMITS, AgentLimits
 from harness.audio.frames import FRAME_SAMPLES, ms_to_samples, samples_to_ms
-from harness.errors import AgentFailure
+from harness.blame.codes import FailureCode
+from harness.blame.errors import AgentFailure
 from harness.user.flow_engine import UserPlan
 
 __all__ = ["AgentChannel", "AgentResponse", "UserChannel", "UserUtterance"]
@@ -93,7 +94,7 @@ class AgentChannel:
     deltas (a numpy array costs ~100 bytes however short, so one-sample deltas would otherwise cost
     50 times their audio): an agent that sends audio faster than it can play that far ahead has
     flooded the harness, and the enqueue that would pass a bound raises
-    :class:`~harness.errors.AgentFailure` (``over_limit``) with nothing queued.
+    :class:`~harness.blame.errors.AgentFailure` (``over_limit``) with nothing queued.
     """
 
     def __init__(self, limits: AgentLimits = AGENT_LIMITS) -> None:
@@ -127,12 +128,12 @@ class AgentChannel:
             return samples
         if self._queued + len(samples) > self.max_queued_samples:
             raise AgentFailure(
-                "over_limit",
+                FailureCode.OVER_LIMIT,
                 f"the agent queued {samples_to_ms(self._queued + len(samples))} ms of audio ahead of playout "
                 f"(the limit is {samples_to_ms(self.max_queued_samples)} ms)",
             )
         if len(self._chunks) >= self.max_queued_deltas:
-            raise AgentFailure("over_limit", f"the agent queued more than {self.max_queued_deltas} audio deltas "
+            raise AgentFailure(FailureCode.OVER_LIMIT, f"the agent queued more than {self.max_queued_deltas} audio deltas "
                                              f"ahead of playout ({samples_to_ms(self._queued)} ms of audio)")
         self._chunks.append(samples)
         self._queued += len(samples)

@@ -20,7 +20,7 @@ import numpy as np
 from harness.agents.realtime import PlaybackReport, RealtimeAdapter, SessionConfig, ToolResult, tool_path
 from harness.agents.system_prompt import agent_instructions
 from harness.audio.frames import FRAME_MS, AudioFrame, samples_to_ms
-from harness.errors import AgentFailure, ProviderError, SessionInfraError
+from harness.blame.errors import AgentFailure, ProviderError, SessionInfraError
 from harness.events import EVENTS_FILE, SCHEMA_VERSION, EventBus, EventType, JsonlEventWriter
 from harness.tasks.bundle import TaskBundle
 

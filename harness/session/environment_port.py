@@ -25,7 +25,7 @@ class EnvironmentPort(Protocol):
 
     ``call_tool`` never raises for a bad call by the agent: refusals are ``ok=False`` records.
     Infrastructure failures (a dead server) raise, so they are never graded as the model's fault;
-    a call the server itself failed on raises :class:`~harness.errors.HarnessBug`.
+    a call the server itself failed on raises :class:`~harness.blame.errors.HarnessBug`.
     """
 
     async def list_tools(self) -> list[dict[str, Any]]: ...

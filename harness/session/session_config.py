@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from harness.agents.limits import AGENT_LIMITS, AgentLimits
 from harness.agents.realtime import McpEndpoint
-from harness.errors import AgentFailure
+from harness.blame.codes import AgentKind
+from harness.blame.errors import AgentFailure
 from harness.events import EventBus
 from harness.grading.judge import FieldJudge
 from harness.user.llm_act_observer import LlmActClassifier
 
-from .agent_blame import AgentKind
 from .heard_speech import HEARING_MODES, Hearing
 from .turn_policy import turn_policy
 

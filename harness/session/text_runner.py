@@ -34,7 +34,9 @@ from harness.agents.agent_text import safe_text
 from harness.agents.limits import AGENT_LIMITS, AgentLimits
 from harness.agents.system_prompt import agent_instructions
 from harness.agents.text_agents import AgentObservationView, AgentTurn, TextAgent, ToolCallRequest
-from harness.errors import AgentFailure
+from harness.blame.codes import AgentKind, FailureCode
+from harness.blame.errors import AgentFailure
+from harness.blame.origin_table import agent_check_failed
 from harness.events import EVENTS_FILE, SCHEMA_VERSION, EventBus, EventType, JsonlEventWriter
 from harness.grading.judge import SemanticJudge
 from harness.grading.report import GradeReport
@@ -46,7 +48,7 @@ from harness.user.recovery import RecoveryMove
 from harness.user.simulator import SimulatedUser
 from mcp_servers.records import EnvironmentSnapshot
 
-from .agent_blame import AgentCalls, AgentKind, blame_malformed
+from .agent_blame import AgentCalls
 from .agent_event_check import json_copy
 from .environment_port import EnvironmentPort
 from .outcome import session_outcome
@@ -215,7 +217,7 @@ class _TextSession:
         try:
             return check()
         except AgentFailure as failure:
-            blamed = blame_malformed(self.calls.kind, failure, "returned malformed data")
+            blamed = agent_check_failed(self.calls.kind, failure, "returned malformed data")
             if blamed is failure:
                 raise
             raise blamed from None
@@ -401,27 +403,27 @@ def _dropped_signal(calls: list[ToolCallRequest]) -> dict[str, Any]:
 def _checked_turn(reply: object, limits: AgentLimits) -> AgentTurn:
     """The agent's turn checked and rebuilt from its fields (the types the session relies on)."""
     if type(reply) is not AgentTurn:
-        raise AgentFailure("malformed_event", f"act() returned {type(reply).__name__}, not AgentTurn")
+        raise AgentFailure(FailureCode.MALFORMED_EVENT, f"act() returned {type(reply).__name__}, not AgentTurn")
     if type(reply.text) is not str or type(reply.end_call) is not bool or type(reply.tool_calls) is not list:
-        raise AgentFailure("malformed_event", "AgentTurn needs text: str, end_call: bool and tool_calls: list")
+        raise AgentFailure(FailureCode.MALFORMED_EVENT, "AgentTurn needs text: str, end_call: bool and tool_calls: list")
     if len(reply.text) > limits.transcript_item_chars or len(reply.tool_calls) > limits.events_per_poll:
-        raise AgentFailure("over_limit", "an AgentTurn past its bounds (text or number of tool calls)")
+        raise AgentFailure(FailureCode.OVER_LIMIT, "an AgentTurn past its bounds (text or number of tool calls)")
     calls = []
     for call in reply.tool_calls:
         if type(call) is not ToolCallRequest or type(call.name) is not str or not (
                 call.call_id is None or type(call.call_id) is str):
-            raise AgentFailure("malformed_event", "a tool call needs name: str and call_id: str | None")
+            raise AgentFailure(FailureCode.MALFORMED_EVENT, "a tool call needs name: str and call_id: str | None")
         if len(call.name) > limits.tool_name_chars or len(call.call_id or "") > limits.tool_name_chars:
-            raise AgentFailure("over_limit", "a tool call's name or id past its bound")
+            raise AgentFailure(FailureCode.OVER_LIMIT, "a tool call's name or id past its bound")
         # Its arguments are data of any shape: the environment refuses bad ones as a tool error it sees.
         calls.append(ToolCallRequest(safe_text(call.name), call.args, safe_text(call.call_id) if call.call_id else call.call_id))
     after = reply.after_end_call
     if type(after) is not list or len(after) > limits.events_per_poll:
-        raise AgentFailure("malformed_event", "AgentTurn.after_end_call needs a bounded list of tool calls")
+        raise AgentFailure(FailureCode.MALFORMED_EVENT, "AgentTurn.after_end_call needs a bounded list of tool calls")
     dropped = []
     for call in after:
         if type(call) is not ToolCallRequest or type(call.name) is not str or len(call.name) > limits.tool_name_chars:
-            raise AgentFailure("malformed_event", "a tool call after end_call needs a bounded name: str")
+            raise AgentFailure(FailureCode.MALFORMED_EVENT, "a tool call after end_call needs a bounded name: str")
         call_id = call.call_id if type(call.call_id) is str else None
         dropped.append(ToolCallRequest(safe_text(call.name), None,
                                        safe_text(call_id[: limits.tool_name_chars]) if call_id else None))

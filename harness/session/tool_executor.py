@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any, Literal, Protocol
 
 from harness.agents.realtime import ToolCallCancelled, ToolCallRequested, ToolResult
-from harness.errors import SessionInfraError
+from harness.blame.errors import SessionInfraError
 from mcp_servers.records import ToolCallRecord
 
 from .clocks import MediaClock

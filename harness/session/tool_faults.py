@@ -10,7 +10,7 @@ imports nothing of the harness.
 
 from __future__ import annotations
 
-from harness.errors import HarnessBug
+from harness.blame.errors import HarnessBug
 from mcp_servers.records import ToolCallRecord
 
 __all__ = ["checked_record"]

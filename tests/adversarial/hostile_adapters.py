@@ -85,7 +85,7 @@ class ClaimsTransientAtClose(Hostile):
     """The harness's own retryable infrastructure type, raised at close to dodge its score."""
 
     def __init__(self) -> None:
-        from harness.errors import ProviderTransient
+        from harness.blame.errors import ProviderTransient
 
         super().__init__("close", lambda: ProviderTransient("please retry me"))
 

@@ -33,15 +33,15 @@ from harness.agents.realtime import (
 from harness.agents.text_agents import AgentTurn, ScriptedAgent
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
-from harness.campaign.sandboxed_cell import SandboxedCellRunner
-from harness.cli.main import app
-from harness.errors import (
+from harness.blame.errors import (
     HarnessBug,
     JudgeUnavailable,
     ProviderError,
     ProviderTransient,
     SandboxFailure,
 )
+from harness.campaign.sandboxed_cell import SandboxedCellRunner
+from harness.cli.main import app
 from harness.events import EventType
 from harness.results.result_record import ResultRecord
 from harness.session.duplex_runner import DuplexConfig, run_duplex_session

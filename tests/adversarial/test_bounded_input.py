@@ -28,10 +28,10 @@ import pytest
 from harness.agents.container_agent import ContainerAgentAdapter
 from harness.agents.limits import AGENT_LIMITS, AgentLimits
 from harness.agents.providers.openai_realtime import OpenAIRealtimeAdapter
-from harness.agents.providers.ws_adapter import OVER_LIMIT
 from harness.agents.realtime import AdapterError, CallEnded, SessionConfig
 from harness.audio.frames import FRAME_SAMPLES, ms_to_samples
-from harness.errors import AgentFailure
+from harness.blame.codes import AdapterErrorCode
+from harness.blame.errors import AgentFailure
 from harness.events import EventType
 from harness.session.channels import AgentChannel, AgentResponse
 from tests.conftest import REPO
@@ -82,7 +82,7 @@ async def test_a_frame_announced_at_3_gib_is_refused_at_its_header_without_buffe
             await adapter.close()
         grown = _rss_bytes() - before
     errors = [e for e in events if isinstance(e, AdapterError)]
-    assert [(e.kind, e.code) for e in errors] == [("bad_request", OVER_LIMIT)]
+    assert [(e.kind, e.code) for e in errors] == [("bad_request", AdapterErrorCode.OVER_LIMIT)]
     assert agent.close_code == 1009
     # The peer wrote far more than the limit; none of it stayed in the harness.
     assert agent.sent > 8 * AGENT_LIMITS.ws_message_bytes or agent.flood_done.is_set()
@@ -98,7 +98,7 @@ async def test_an_agent_container_over_the_frame_limit_fails_as_over_limit_and_t
         finally:
             await adapter.close()
     errors = [e for e in events if isinstance(e, AdapterError)]
-    assert [e.code for e in errors] == [OVER_LIMIT]
+    assert [e.code for e in errors] == [AdapterErrorCode.OVER_LIMIT]
     assert isinstance(events[-1], CallEnded)
 
 

@@ -14,11 +14,11 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.agents.registry import get_model
+from harness.blame.errors import ProviderError, ProviderTransient
 from harness.campaign.campaign import CampaignCell, CampaignSettings, run_campaign
 from harness.campaign.manifest import CampaignManifest, write_manifest
 from harness.cli import campaign_request
 from harness.cli.main import app
-from harness.errors import ProviderError, ProviderTransient
 from harness.results import plots
 from harness.results.result_record import ResultRecord
 from tests.conftest import DEMO_DATA

@@ -21,12 +21,13 @@ from harness.agents.chat_agent import ChatClient, ChatEndpoint
 from harness.agents.providers.errors import classify_close
 from harness.agents.providers.gpt_live import GptLiveAdapter
 from harness.agents.providers.openai_realtime import OpenAIRealtimeAdapter
-from harness.agents.providers.ws_adapter import MALFORMED_CODE, MalformedMessage, WebsocketAdapter
+from harness.agents.providers.ws_adapter import MalformedMessage, WebsocketAdapter
 from harness.agents.realtime import AdapterError, SessionConfig
 from harness.agents.registry import get_model
-from harness.campaign.blame import classify
+from harness.blame.codes import AdapterErrorCode
+from harness.blame.errors import AgentFailure, HarnessBug, ProviderError
+from harness.blame.origin_table import classify
 from harness.campaign.campaign import CampaignCell, CampaignSettings, run_campaign
-from harness.errors import AgentFailure, HarnessBug, ProviderError
 from harness.results.result_record import ResultRecord
 from harness.session.environment_port import InProcessEnvironment
 from harness.session.mcp_environment import McpEnvironment
@@ -190,7 +191,7 @@ async def test_a_malformed_provider_message_is_a_provider_error_not_a_bug():
         while len(errors) < 3:
             errors += [e for e in adapter.poll_events() if isinstance(e, AdapterError)]
             await asyncio.sleep(0)
-        assert [(e.kind, e.code) for e in errors] == [("provider", MALFORMED_CODE)] * 3
+        assert [(e.kind, e.code) for e in errors] == [("provider", AdapterErrorCode.MALFORMED)] * 3
     finally:
         await adapter.close()
         adapter.server.close()  # type: ignore[attr-defined]

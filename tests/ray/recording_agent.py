@@ -96,7 +96,7 @@ class FailingAgent(OracleVoiceAgent):
         self._failure = failure
 
     async def connect(self, config: SessionConfig) -> None:
-        from harness.errors import ProviderTransient
+        from harness.blame.errors import ProviderTransient
 
         if self._failure == "provider":
             raise ProviderTransient("server disconnected (1006)", retry_after_s=0.0)

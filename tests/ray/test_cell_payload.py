@@ -16,13 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.agents.registry import get_model
-from harness.campaign.blame import classify
-from harness.campaign.campaign import CampaignCell
-from harness.campaign.carried_error import pack_exception, unpack_exception
-from harness.campaign.cell_payload import CellRecipe, CellReturn, TaskPackage, run_cell_here
-from harness.cli import campaign_request
-from harness.cli.main import app
-from harness.errors import (
+from harness.blame.errors import (
     AgentFailure,
     HarnessBug,
     JudgeUnavailable,
@@ -30,6 +24,12 @@ from harness.errors import (
     ProviderTransient,
     SessionInfraError,
 )
+from harness.blame.origin_table import classify
+from harness.campaign.campaign import CampaignCell
+from harness.campaign.carried_error import pack_exception, unpack_exception
+from harness.campaign.cell_payload import CellRecipe, CellReturn, TaskPackage, run_cell_here
+from harness.cli import campaign_request
+from harness.cli.main import app
 from harness.results.result_record import ResultRecord
 from harness.tasks.dataset import resolve_data
 from harness.tasks.errors import TaskLoadError

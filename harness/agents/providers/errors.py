@@ -3,7 +3,7 @@
 The kind decides the blame: ``auth`` and ``bad_request`` mean nothing will succeed (the campaign
 stops, naming the provider); ``transient`` and ``rate_limited`` are infrastructure (the session is
 retried, never scored); ``provider`` is logged and the session goes on. Raised while connecting,
-they are the session's own blame types (``harness.errors``), so the campaign needs no
+they are the session's own blame types (``harness.blame.errors``), so the campaign needs no
 knowledge of any provider.
 """
 
@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 
 from harness.agents.realtime import AdapterError, ErrorKind
-from harness.errors import ProviderError, ProviderTransient
+from harness.blame.errors import ProviderError, ProviderTransient
 
 __all__ = [
     "BENIGN_ERROR_CODES",

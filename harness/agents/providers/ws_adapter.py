@@ -38,7 +38,8 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from harness.agents.limits import AGENT_LIMITS
 from harness.agents.realtime import AdapterError, AgentEvent, RealtimeAdapter, SessionConfig, ToolResult
 from harness.audio.frames import AudioFrame
-from harness.errors import HarnessBug
+from harness.blame.codes import AdapterErrorCode
+from harness.blame.errors import HarnessBug
 
 from .errors import (
     ProviderRefused,
@@ -49,11 +50,7 @@ from .errors import (
     raise_for,
 )
 
-__all__ = ["MALFORMED_CODE", "OVER_LIMIT", "MalformedMessage", "PeerOverLimit", "WebsocketAdapter", "check_bound", "with_query"]
-
-#: ``AdapterError.code`` of a provider message that is not JSON or does not fit its wire types.
-MALFORMED_CODE = "malformed"
-
+__all__ = ["MalformedMessage", "PeerOverLimit", "WebsocketAdapter", "check_bound", "with_query"]
 
 class MalformedMessage(ValueError):
     """Raised by a subclass's ``_on_message`` for data the wire types cannot check (odd PCM bytes)."""
@@ -73,10 +70,6 @@ def check_bound(count: int, limit: int, what: str) -> None:
 #: The provider's data, not our code, is wrong: base64 that does not decode is part of parsing.
 _MALFORMED = (ValidationError, binascii.Error, MalformedMessage)
 _MESSAGE_HEAD = 120
-
-#: ``AdapterError.code`` of a peer whose message passed ``AGENT_LIMITS.ws_message_bytes``.
-OVER_LIMIT = "over_limit"
-
 
 def with_query(url: str, **params: str | None) -> str:
     """``url`` with ``params`` (those not None) added to its query string."""
@@ -234,7 +227,7 @@ class WebsocketAdapter(RealtimeAdapter):
                     check_bound(len(self._events) + 1, AGENT_LIMITS.events_pending, "events waiting for the runner")
                     await self._on_message(message)
                 except PeerOverLimit as exc:
-                    self._fail(AdapterError(f"{self.provider} passed a bound: {exc}", kind="bad_request", code=OVER_LIMIT))
+                    self._fail(AdapterError(f"{self.provider} passed a bound: {exc}", kind="bad_request", code=AdapterErrorCode.OVER_LIMIT))
                     await ws.close(1008, "over limit")
                     return
                 except _MALFORMED as exc:
@@ -252,7 +245,7 @@ class WebsocketAdapter(RealtimeAdapter):
         if isinstance(ws.protocol.parser_exc, PayloadTooBig):
             self._fail(AdapterError(
                 f"{self.provider} sent a message over the {AGENT_LIMITS.ws_message_bytes}-byte limit "
-                f"({ws.protocol.parser_exc}); the socket was closed with 1009", kind="bad_request", code=OVER_LIMIT))
+                f"({ws.protocol.parser_exc}); the socket was closed with 1009", kind="bad_request", code=AdapterErrorCode.OVER_LIMIT))
             return
         if not await self._resume():
             self._fail(classify_close(self.provider, ws.close_code, ws.close_reason or ""))
@@ -265,7 +258,7 @@ class WebsocketAdapter(RealtimeAdapter):
         """The provider sent data we cannot read: its remark is logged, the session goes on."""
         head = str(raw)[:_MESSAGE_HEAD]
         self._events.append(
-            AdapterError(f"{self.provider} sent a message that {problem}: {head!r}", kind="provider", code=MALFORMED_CODE)
+            AdapterError(f"{self.provider} sent a message that {problem}: {head!r}", kind="provider", code=AdapterErrorCode.MALFORMED)
         )
 
     def _report_bug(self, exc: Exception, raw: str | bytes) -> None:

@@ -2,18 +2,18 @@
 
 Blame is by origin, never by an exception's type alone nor by its message. The code that called
 something outside itself (a provider, the sandbox, the judge, the agent under test) knows what
-failed, so it raises one of these at the point of the call; the campaign
-(:mod:`harness.campaign.blame`) then only reads them. They live at the bottom of the harness,
-importing nothing of ours, because the adapters, the judge, the events and the session all raise or
-carry them:
+failed, so it raises one of these at the point of the call; :mod:`.origin_table` says what each
+means where it came from. They live at the bottom of the harness, importing nothing of ours but
+:mod:`.codes`, because the adapters, the judge, the events and the session all raise or carry them:
 
 - :class:`AgentFailure`: whatever crossed the agent boundary (an exception of any class from an
   adapter, a malformed event, a close, an exit, a hang, a conversation its model could not go on
-  with). The session ends, is graded on the state reached and is scored; it never reaches the
-  campaign.
-- :class:`SandboxFailure` and other :class:`SessionInfraError`: what the harness runs failed (the
-  sandbox's transport, its server process or container). Retried when ``transient``; when retries
-  run out the cell is left empty, never scored.
+  with), its ``kind`` a :data:`~.codes.AgentFailureKind`. The session ends, is graded on the state
+  reached and is scored; it never reaches the campaign.
+- :class:`SandboxFailure`, :class:`NodeLostError` and other :class:`SessionInfraError`: what the
+  harness runs failed (the sandbox's transport, its server process or container, the Ray cluster's
+  node or worker). Retried when ``transient``; when retries run out the cell is left empty, never
+  scored.
 - :class:`ProviderTransient`: a provider adapter saw its provider drop the socket, time out,
   answer 5xx or rate-limit us. Retried (after ``retry_after_s`` when the provider said so); never
   scored.
@@ -31,32 +31,22 @@ from __future__ import annotations
 
 from typing import Literal
 
+from .codes import AgentFailureKind
+
 __all__ = [
     "AgentFailure",
-    "AgentFailureKind",
     "HarnessBug",
     "JudgeUnavailable",
+    "NodeLostError",
     "ProviderError",
     "ProviderErrorKind",
     "ProviderTransient",
     "SandboxFailure",
     "SessionInfraError",
-    "provider_failure",
 ]
 
+#: Why a provider refused the harness (``AdapterError.kind`` values that stop the campaign).
 ProviderErrorKind = Literal["auth", "bad_request"]
-
-#: How the agent under test failed at its boundary (``result.json`` ``agent_failure.kind``).
-AgentFailureKind = Literal[
-    "raised",  # an adapter method raised (any class, BaseException included)
-    "malformed_event",  # an event of the wrong type, or with fields of the wrong type
-    "bad_audio",  # audio bytes that are not PCM16 (odd length, not bytes)
-    "over_limit",  # a frame, a queue, a transcript or a frame's events past its bound
-    "closed",  # the agent's socket closed or dropped (a hang-up with 1000 is not a failure)
-    "exited",  # the agent's process or container exited
-    "hung",  # the session's wall-clock watchdog fired
-    "refused",  # the agent refused or never acknowledged its session
-]
 
 
 class SessionInfraError(RuntimeError):
@@ -69,6 +59,10 @@ class SessionInfraError(RuntimeError):
 
 class SandboxFailure(SessionInfraError):
     """The sandbox (container, MCP server, control API, harness disk) failed the session."""
+
+
+class NodeLostError(SessionInfraError):
+    """The Ray cluster lost a cell (its node or worker died mid-session): infrastructure, retried."""
 
 
 class ProviderTransient(SessionInfraError):
@@ -114,16 +108,3 @@ class HarnessBug(RuntimeError):
 class JudgeUnavailable(RuntimeError):
     """The semantic judge's endpoint is down, failing or timing out: the verdict stays pending."""
 
-
-def provider_failure(
-    message: str, kind: str, *, retry_after_s: float | None = None
-) -> ProviderTransient | ProviderError | None:
-    """The exception for an adapter-reported error of ``kind`` (``AdapterError.kind``).
-
-    ``None`` for kinds that do not end the session (``provider``: logged, the session goes on).
-    """
-    if kind in ("transient", "rate_limited"):
-        return ProviderTransient(message, retry_after_s=retry_after_s)
-    if kind in ("auth", "bad_request"):
-        return ProviderError(message, kind=kind)  # type: ignore[arg-type]
-    return None
