@@ -1,37 +1,49 @@
 """Checking untrusted JSON from the agent against declared types before any handler runs.
 
-Tool arguments are checked against ``ToolSpec.params`` and artifact field values against the
-artifact schema, with one type vocabulary (the one the model is shown, see ``tool_schema``), so what
-the schema advertises is exactly what is accepted. Messages name the tool, the parameter or field,
-and the offending value, because the agent reads them and must be able to correct itself.
+Tool arguments are checked by ``jsonschema`` (Draft 2020-12) against exactly the parameters schema
+the model is shown (``tool_schema``), and artifact field values against the same ``fields`` schema,
+so what the schema advertises is exactly what is accepted. Size and depth are checked first and
+apart (:func:`arguments_problem`): the input is untrusted and a validator recurses. Messages name
+the tool, the parameter or field, and the offending value, because the agent reads them and must be
+able to correct itself: each ``ValidationError`` is translated into one such sentence.
 """
 
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+from jsonschema import Draft202012Validator, ValidationError
+
 from .public_models import ArtifactSchema, ToolSpec
+from .tool_schema import (
+    AdvertisedFields,
+    ArtifactSchemaLookup,
+    advertised_fields,
+    bound_artifact,
+    canonical_type,
+    fields_schema,
+    tool_schema,
+)
 
 __all__ = [
     "MAX_ARGS_BYTES",
     "MAX_ARGS_DEPTH",
     "MAX_FIELD_VALUE_BYTES",
     "ArgumentsProblem",
+    "ToolArgumentsValidator",
     "arguments_problem",
     "loggable_name",
     "safe_text",
-    "canonical_type",
     "json_size",
     "json_type_name",
     "preview",
     "type_problem",
     "validate_field_values",
     "undeclared_args",
-    "validate_tool_args",
     "without_null_optionals",
 ]
 
@@ -48,46 +60,6 @@ MAX_FIELD_VALUE_BYTES = 4 * 1024
 
 #: Tool names are logged and echoed at most this long.
 MAX_NAME_CHARS = 200
-
-_TYPE_ALIASES: dict[str, str] = {
-    "string": "string",
-    "str": "string",
-    "text": "string",
-    "number": "number",
-    "float": "number",
-    "int": "integer",
-    "integer": "integer",
-    "bool": "boolean",
-    "boolean": "boolean",
-    "object": "object",
-    "dict": "object",
-    "array": "array",
-}
-
-
-def canonical_type(declared: str) -> str:
-    """The JSON-schema type for a declared type name (case-insensitive; unknown names are strings)."""
-    return _TYPE_ALIASES.get(declared.strip().lower(), "string")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _is_integer(value: Any) -> bool:
-    return _is_number(value) and float(value).is_integer()
-
-
-_TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
-    "string": lambda v: isinstance(v, str),
-    "number": _is_number,
-    "integer": _is_integer,
-    "boolean": lambda v: isinstance(v, bool),
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-}
-
-_ARTICLES = {"integer": "an integer", "array": "an array", "object": "an object"}
 
 
 def json_type_name(value: Any) -> str:
@@ -115,13 +87,19 @@ def preview(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def type_problem(value: Any, declared: str) -> str | None:
-    """``None`` when ``value`` fits the declared type, else "must be …, got …"."""
-    expected = canonical_type(declared)
-    if _TYPE_CHECKS[expected](value):
-        return None
-    article = _ARTICLES.get(expected, f"a {expected}")
+_ARTICLES = {"integer": "an integer", "array": "an array", "object": "an object"}
+
+
+def _type_mismatch(value: Any, json_type: str) -> str:
+    article = _ARTICLES.get(json_type, f"a {json_type}")
     return f"must be {article}, got {json_type_name(value)} ({preview(value)})"
+
+
+def type_problem(value: Any, declared: str) -> str | None:
+    """``None`` when ``value`` fits the declared type, else "must be …, got …" (the validator's types)."""
+    expected = canonical_type(declared)
+    fits = Draft202012Validator.TYPE_CHECKER.is_type(value, expected)
+    return None if fits else _type_mismatch(value, expected)
 
 
 def json_size(value: Any) -> int:
@@ -197,26 +175,93 @@ def without_null_optionals(spec: ToolSpec, args: Any) -> Any:
     return {name: value for name, value in args.items() if not (value is None and name in optional)}
 
 
-def validate_tool_args(spec: ToolSpec, args: Any) -> list[str]:
-    """Problems that make ``args`` unusable for ``spec``: not an object, or a declared parameter of
-    the wrong JSON type or outside its enum. Missing and undeclared parameters are not problems here:
-    as published, handlers fall back to the tool's ``effect`` for what is missing, and undeclared
-    arguments are ignored (see :func:`undeclared_args`)."""
-    if not isinstance(args, dict):
-        return [f"arguments must be a JSON object, got {json_type_name(args)} ({preview(args)})"]
-    problems: list[str] = []
-    for param in spec.params:
-        if param.name not in args:
-            continue
-        value = args[param.name]
-        problem = type_problem(value, param.type)
-        if problem is not None:
-            problems.append(f"parameter '{param.name}' {problem}")
-        elif param.enum is not None and value not in param.enum:
-            problems.append(
-                f"parameter '{param.name}' must be one of {preview(param.enum, 200)}, got {preview(value)}"
-            )
-    return problems
+def _first_per_path(errors: Iterable[ValidationError]) -> list[ValidationError]:
+    """One error per offending value, the first in schema order (a wrong type hides its enum);
+    none for a missing parameter (see :class:`ToolArgumentsValidator`)."""
+    seen: set[tuple[str | int, ...]] = set()
+    kept = []
+    for error in errors:
+        path = tuple(error.absolute_path)
+        if error.validator != "required" and path not in seen:
+            seen.add(path)
+            kept.append(error)
+    return kept
+
+
+def _value_problem(error: ValidationError) -> str:
+    """What is wrong with the value an error is about: "must be …, got …"."""
+    if error.validator == "type":
+        return _type_mismatch(error.instance, str(error.validator_value))
+    if error.validator == "enum":
+        return f"must be one of {preview(error.validator_value, 200)}, got {preview(error.instance)}"
+    return f"is not valid ({error.validator}), got {preview(error.instance)}"
+
+
+@dataclass(frozen=True)
+class _FieldsOf:
+    """The artifact a ``fields`` object is checked for, and the messages of its errors."""
+
+    artifact_id: str
+    fields: AdvertisedFields
+
+    def messages(self, errors: list[ValidationError], values: dict[str, Any]) -> list[str]:
+        """One message per unknown key or ill-typed value in ``values``, in the agent's key order."""
+        found = [problem for error in errors for problem in self._problems(error)]
+        order = {key: index for index, key in enumerate(values)}
+        return [message for _, message in sorted(found, key=lambda problem: order[problem[0]])]
+
+    def _problems(self, error: ValidationError) -> list[tuple[str, str]]:
+        if error.validator == "additionalProperties":
+            valid = "valid field keys: " + ", ".join(name for name, _ in self.fields)
+            unknown = [key for key in error.instance if key not in error.schema["properties"]]
+            return [(key, f"unknown field '{key}' for {self.artifact_id}; {valid}") for key in unknown]
+        key = str(error.absolute_path[-1])
+        return [(key, f"field '{key}' of {self.artifact_id} {_value_problem(error)}")]
+
+
+class ToolArgumentsValidator:
+    """One tool's arguments against the parameters schema its model is shown (built once per tool).
+
+    Missing parameters are not problems here although the schema lists them as required: as
+    published, handlers fall back to the tool's ``effect`` for what is missing, and say what they
+    need. Undeclared arguments are not problems either (the schema allows them; see
+    :func:`undeclared_args`).
+    """
+
+    def __init__(self, tool: ToolSpec, schema_of: ArtifactSchemaLookup) -> None:
+        self._validator = Draft202012Validator(tool_schema(tool, schema_of)["parameters"])
+        bound = bound_artifact(tool, schema_of)
+        self._fields_of = None if bound is None else _FieldsOf(bound[0], advertised_fields(bound[1]))
+
+    @property
+    def fields_artifact(self) -> str | None:
+        """The artifact whose field keys and value types this checks in a ``fields`` argument."""
+        return None if self._fields_of is None else self._fields_of.artifact_id
+
+    def problems(self, args: Any) -> list[str]:
+        """Why ``args`` (already through :func:`arguments_problem`) are unusable, one sentence each."""
+        errors = _first_per_path(self._validator.iter_errors(args))
+        field_errors = [error for error in errors if self._is_about_a_field(error)]
+        problems: list[str] = []
+        for error in errors:
+            if field_errors and error is field_errors[0]:  # all of them here, in the agent's key order
+                assert self._fields_of is not None
+                problems.extend(self._fields_of.messages(field_errors, args["fields"]))
+            elif error in field_errors:
+                continue
+            elif not error.absolute_path:
+                got = f"{json_type_name(args)} ({preview(args)})"
+                problems.append(f"arguments must be a JSON object, got {got}")
+            else:
+                problems.append(f"parameter '{error.absolute_path[0]}' {_value_problem(error)}")
+        return problems
+
+    def _is_about_a_field(self, error: ValidationError) -> bool:
+        """An unknown key in, or an ill-typed value of, the bound artifact's ``fields`` parameter."""
+        path = error.absolute_path
+        if self._fields_of is None or not path or path[0] != "fields":
+            return False
+        return len(path) > 1 or error.validator == "additionalProperties"
 
 
 def undeclared_args(spec: ToolSpec, args: dict[str, Any]) -> list[str]:
@@ -225,11 +270,17 @@ def undeclared_args(spec: ToolSpec, args: dict[str, Any]) -> list[str]:
     return [name for name in args if name not in declared]
 
 
+@lru_cache(maxsize=256)
+def _fields_validator(fields: AdvertisedFields) -> Draft202012Validator:
+    return Draft202012Validator(fields_schema(fields))
+
+
 def validate_field_values(
     artifact_id: str, schema: ArtifactSchema | None, fields: dict[str, Any]
 ) -> list[str]:
     """Values larger than ``MAX_FIELD_VALUE_BYTES`` (any artifact), and for a schema'd artifact unknown
-    field keys and ill-typed values."""
+    field keys and ill-typed values: the artifact's ``fields`` schema as a tool shows it, in the
+    agent's key order."""
     problems = [
         f"field '{name}' of {artifact_id} is {size} bytes of JSON; the limit is {MAX_FIELD_VALUE_BYTES}: "
         "write the value itself, not a transcript or a document"
@@ -238,13 +289,6 @@ def validate_field_values(
     ]
     if schema is None:
         return problems
-    valid_keys = ", ".join(spec.name for spec in schema.fields)
-    for name, value in fields.items():
-        spec = schema.field(name)
-        if spec is None:
-            problems.append(f"unknown field '{name}' for {artifact_id}; valid field keys: {valid_keys}")
-            continue
-        problem = type_problem(value, spec.type)
-        if problem is not None:
-            problems.append(f"field '{name}' of {artifact_id} {problem}")
-    return problems
+    advertised = advertised_fields(schema)
+    errors = _first_per_path(_fields_validator(advertised).iter_errors(fields))
+    return problems + _FieldsOf(artifact_id, advertised).messages(errors, fields)

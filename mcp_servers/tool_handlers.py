@@ -69,6 +69,9 @@ class ToolCall:
     index: int
     media_time_ms: int
     wall_time_ns: int = 0
+    #: The artifact whose schema ``args["fields"]`` was already checked against (the tool's shown
+    #: schema lists that artifact's field keys), so the handler need not check it again.
+    fields_checked_for: str | None = None
 
 
 @dataclass
@@ -177,7 +180,8 @@ def update_artifact(parts: EnvironmentParts, call: ToolCall) -> HandlerOutcome:
     fields = call.args.get("fields")
     if not isinstance(fields, dict):
         raise ToolError(f"'fields' must be an object of field values, got {preview(fields)}")
-    problems = validate_field_values(artifact.artifact_id, artifact.schema, fields)
+    checked = call.fields_checked_for == artifact.artifact_id
+    problems = validate_field_values(artifact.artifact_id, None if checked else artifact.schema, fields)
     if problems:
         raise ToolError("; ".join(problems))
     causal = call.args.get("causal_events")

@@ -1,9 +1,9 @@
 """Executes one untrusted tool call end to end and logs it, whatever the agent sent.
 
-Order: size limit → JSON normalization → tool lookup → argument validation → handler. Each step can
-refuse the call with a message for the agent; every call, refused or not, becomes one
-:class:`ToolCallRecord` with the next index in the call log (the grader's tool log). Nothing the
-agent sends can make :meth:`ToolRuntime.call` raise.
+Order: size limit → JSON normalization → tool lookup → argument validation (by ``jsonschema``,
+against the schema the model is shown) → handler. Each step can refuse the call with a message for
+the agent; every call, refused or not, becomes one :class:`ToolCallRecord` with the next index in
+the call log (the grader's tool log). Nothing the agent sends can make :meth:`ToolRuntime.call` raise.
 
 A handler that raises anything but :class:`ToolError` is a bug of ours, not a refusal: its call is
 logged with ``server_fault`` (the traceback) instead of being shown to the agent as a tool error,
@@ -28,14 +28,14 @@ from collections.abc import Callable
 from typing import Any
 
 from .argument_validation import (
+    ToolArgumentsValidator,
     arguments_problem,
     json_size,
     loggable_name,
     undeclared_args,
-    validate_tool_args,
     without_null_optionals,
 )
-from .public_models import ToolSet
+from .public_models import ArtifactSchema, ToolSet, ToolSpec
 from .record_copy import copy_record, copy_records
 from .records import ToolCallRecord
 from .tool_error import ToolError
@@ -93,6 +93,7 @@ class ToolRuntime:
         self._wall_clock_ns = wall_clock_ns
         self._log: list[ToolCallRecord] = []
         self._log_bytes = 0
+        self._validators: dict[str, ToolArgumentsValidator] = {}
         #: Calls refused because the log already held ``MAX_LOGGED_CALLS`` (not in the log).
         self.calls_not_logged = 0
 
@@ -156,10 +157,13 @@ class ToolRuntime:
         handler = HANDLERS.get(spec.handler or "")
         if handler is None:
             raise _Refusal(f"{spec.name}: no handler is bound to this tool", args, commit_attempt)
-        problems = validate_tool_args(spec, call_args)
+        validator = self._validator(spec)
+        problems = validator.problems(call_args)
         if problems:
             raise _Refusal(f"{spec.name}: " + "; ".join(problems), args, commit_attempt)
-        call = ToolCall(spec, call_args, base["index"], base["media_time_ms"], base["wall_time_ns"])
+        call = ToolCall(
+            spec, call_args, base["index"], base["media_time_ms"], base["wall_time_ns"], validator.fields_artifact
+        )
         try:
             outcome = handler(self._parts, call)
         except ToolError as error:
@@ -171,6 +175,17 @@ class ToolRuntime:
             # Tell the agent, so it can stop sending them; the published handlers ignore them too.
             outcome.result = {**outcome.result, "ignored_arguments": ignored}
         return self._record(base, args, outcome)
+
+    def _validator(self, spec: ToolSpec) -> ToolArgumentsValidator:
+        """The tool's argument validator, built on its first call (the artifacts' schemas never change)."""
+        validator = self._validators.get(spec.name)
+        if validator is None:
+            validator = self._validators[spec.name] = ToolArgumentsValidator(spec, self._artifact_schema)
+        return validator
+
+    def _artifact_schema(self, artifact_id: str) -> ArtifactSchema | None:
+        artifact = self._parts.workspace.get(artifact_id)
+        return None if artifact is None else artifact.schema
 
     @staticmethod
     def _normalized(tool_name: str, raw_args: Any) -> Any:

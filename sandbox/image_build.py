@@ -100,7 +100,7 @@ IMAGE_SPECS: dict[str, ImageSpec] = {
         ImageSpec(
             name="mcp-server",
             dockerfile="images/Dockerfile.mcp-server",
-            requirement_names=("mcp", "uvicorn", "starlette", "pydantic", "pyyaml"),
+            requirement_names=("mcp", "uvicorn", "starlette", "pydantic", "pyyaml", "jsonschema"),
             source_packages=("mcp_servers",),
             installs_project=False,
         ),

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import fcntl
+import importlib.metadata
 import io
 import os
+import sys
 import tarfile
 import threading
 from pathlib import Path
@@ -15,7 +18,7 @@ from sandbox.base_image import PythonTarget
 from sandbox.build_context import BuildContext
 from sandbox.debian_rootfs import DebianMirrors, mirrors_from_deb822, mmdebstrap_command
 from sandbox.image_build import IMAGE_SPECS, LABEL_BUILD_HASH, build_images, build_lock
-from sandbox.project_sources import ProjectSources, SourceSnapshot
+from sandbox.project_sources import ProjectSources, SourceSnapshot, normalized_name
 from sandbox.wheelhouse import PythonMismatchError, require_same_python
 from tests.waiting import eventually
 
@@ -123,9 +126,47 @@ def test_mcp_server_requirements_use_pyproject_specifiers() -> None:
     project = ProjectSources.load(PROJECT_ROOT)
     requirements = project.requirements(IMAGE_SPECS["mcp-server"].requirement_names)
     declared = set(project.dependencies)
-    assert len(requirements) == 5 and set(requirements) <= declared
+    assert len(requirements) == 6 and set(requirements) <= declared
     assert any(requirement.startswith("mcp") for requirement in requirements)
     assert not any(requirement.startswith("typer") for requirement in requirements)
+
+
+#: Imported by ``mcp_servers`` only to preload a declared package's own internals (anyio: the backend
+#: uvicorn and starlette run on), so they come with what is declared.
+PRELOADED_INTERNALS = {"anyio"}
+
+
+def _third_party_imports(package: str) -> dict[str, str]:
+    """Top-level module -> ``file:line`` of each non-stdlib absolute import in ``package``'s sources."""
+    found: dict[str, str] = {}
+    for path in sorted((PROJECT_ROOT / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.partition(".")[0]
+                if top not in sys.stdlib_module_names and top not in (package, "__future__"):
+                    found.setdefault(top, f"{path.relative_to(PROJECT_ROOT)}:{node.lineno}")
+    return found
+
+
+def test_the_mcp_server_image_declares_every_package_the_server_imports() -> None:
+    """The image installs only its declared requirements (and what they pull in): a package the
+    server imports but the image does not declare works today by accident of another's dependencies."""
+    declared = {normalized_name(name) for name in IMAGE_SPECS["mcp-server"].requirement_names or ()}
+    distributions = importlib.metadata.packages_distributions()
+    undeclared = {
+        module: where
+        for module, where in _third_party_imports("mcp_servers").items()
+        if module not in PRELOADED_INTERNALS
+        and not {normalized_name(dist) for dist in distributions.get(module, [module])} & declared
+    }
+    assert not undeclared, f"mcp_servers imports packages the mcp-server image does not declare: {undeclared}"
+    assert "jsonschema" in _third_party_imports("mcp_servers")
 
 
 def test_undeclared_requirement_is_named() -> None:
@@ -215,7 +256,7 @@ def _run_as_service_user(client, image: str, code: str) -> str:
 @pytest.mark.docker
 def test_mcp_server_image_imports_its_stack_as_uid_10001(docker_client, built) -> None:
     mcp_server = next(result for result in built.images if result.name == "mcp-server")
-    code = "import os, mcp_servers, mcp, uvicorn, starlette, pydantic, yaml; print(os.getuid())"
+    code = "import os, mcp_servers, mcp, uvicorn, starlette, pydantic, yaml, jsonschema; print(os.getuid())"
     assert _run_as_service_user(docker_client, mcp_server.reference, code) == "10001"
 
 
