@@ -186,6 +186,24 @@ def test_with_asr_nothing_is_heard_before_the_recognised_words_carry_it_and_segm
     assert row["asr_text"] == "Could you tell me your employee ID? And then your date of birth, please."
 
 
+def test_a_response_heard_only_by_asr_is_one_utterance_not_a_sentence_per_segment():
+    """Pipecat bot run: "Let me read that back." and "The incident happened…" were two segments,
+    each closed with a full stop by the recognizer, and the read-back pattern (within one sentence)
+    missed, so the user never made the correction the task is about."""
+    hearing = HeardSpeech(verify=True)
+    pause = np.zeros(SAMPLE_RATE * 300 // 1000, np.int16)
+    pcm = np.concatenate([_speech(1500), pause, _speech(1500), pause, _speech(1000)])
+    hearing.audio("r0", None, pcm)  # audio only: no words claimed
+    _, segments = _play_cutting(hearing, pcm)
+    hearing.done("r0")
+    assert hearing.over() == ["r0"]
+    said = ["Let me read that back.", "The incident happened on Thursday.", "Is that right?"]
+    for segment in [*segments, hearing.last_segment("r0")]:
+        hearing.recognised(segment, said[segment.index])
+    assert hearing.asr_text("r0") == "Let me read that back. The incident happened on Thursday. Is that right?"
+    assert hearing.asr_utterance("r0") == "Let me read that back The incident happened on Thursday Is that right?"
+
+
 def test_with_asr_a_word_the_audio_does_not_carry_is_blanked_and_the_row_says_mismatch():
     hearing = HeardSpeech(verify=True)
     text = "Your deductible is 500 dollars and your estimate is 3,850 dollars"

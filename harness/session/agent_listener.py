@@ -89,7 +89,7 @@ class AgentListener:
         if row["transcript_chars"]:
             await self._hear_response(response_id, "adapter", self.hearing.heard_text(response_id), t)
         else:
-            await self._hear_response(response_id, "asr", self.hearing.asr_text(response_id), t)
+            await self._hear_response(response_id, "asr", self.hearing.asr_utterance(response_id), t)
 
     async def _observe_streaming(self, heard: HeardSlice, t: int) -> None:
         """Acts in words just heard fire their events at once, while the agent is still speaking.

@@ -306,6 +306,17 @@ class HeardSpeech:
         """What local ASR heard in the response's played audio (all its segments, in order)."""
         return " ".join(t for t in self._responses[response_id].segment_texts if t)
 
+    def asr_utterance(self, response_id: str) -> str:
+        """What the user heard of a response that gave no words: its segments' ASR as one utterance.
+
+        A segment ends where the audio paused, not where a sentence did, and the recognizer closes
+        every segment with a full stop; kept, that stop would split "let me read that back, the
+        incident happened" for a pattern that reads within one sentence. So a segment's closing
+        full stop is dropped, except the response's last.
+        """
+        texts = [t for t in self._responses[response_id].segment_texts if t]
+        return " ".join([*(t.removesuffix(".") for t in texts[:-1]), *texts[-1:]])
+
     def over(self) -> list[str]:
         """Responses that just ended (done, nothing left to play): their rows are now final."""
         ended = [r for r in self._ending.values() if r.left_to_play <= 0]
