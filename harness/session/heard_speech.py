@@ -307,13 +307,9 @@ class HeardSpeech:
         return " ".join(t for t in self._responses[response_id].segment_texts if t)
 
     def asr_utterance(self, response_id: str) -> str:
-        """What the user heard of a response that gave no words: its segments' ASR as one utterance.
-
-        A segment ends where the audio paused, not where a sentence did, and the recognizer closes
-        every segment with a full stop; kept, that stop would split "let me read that back, the
-        incident happened" for a pattern that reads within one sentence. So a segment's closing
-        full stop is dropped, except the response's last.
-        """
+        """A response that gave no words, as the user heard it: one utterance. Our segments end at
+        pauses, not sentences, so the full stop ASR closes each with is dropped (it would split a
+        read-back for a pattern that reads within one sentence), except the last."""
         texts = [t for t in self._responses[response_id].segment_texts if t]
         return " ".join([*(t.removesuffix(".") for t in texts[:-1]), *texts[-1:]])
 
