@@ -307,9 +307,8 @@ class HeardSpeech:
         return " ".join(t for t in self._responses[response_id].segment_texts if t)
 
     def asr_utterance(self, response_id: str) -> str:
-        """A response that gave no words, as the user heard it: one utterance. Our segments end at
-        pauses, not sentences, so the full stop ASR closes each with is dropped (it would split a
-        read-back for a pattern that reads within one sentence), except the last."""
+        """A response that gave no words, as heard: one utterance. Segments end at pauses, not sentences,
+        so the full stop ASR closes each with (not the last) is dropped: a pattern reads within one."""
         texts = [t for t in self._responses[response_id].segment_texts if t]
         return " ".join([*(t.removesuffix(".") for t in texts[:-1]), *texts[-1:]])
 
