@@ -234,3 +234,23 @@ def test_with_asr_a_response_whose_audio_says_other_words_is_not_heard():
     hearing.finish("r0")
     assert set(hearing.heard_text("r0")) <= {"·", " "}
     assert hearing.row("r0")["verdict"] == "mismatch" and hearing.row("r0")["heard_chars"] == 0
+
+
+def test_a_response_without_words_is_heard_segment_by_segment_while_it_plays():
+    """Pipecat bot run: a bot on a phone line gives no words, and the user heard its read-back only
+    once the response was over, so the correction meant for mid-speech met a silent agent."""
+    hearing = HeardSpeech(verify=True)
+    pause = np.zeros(SAMPLE_RATE * 300 // 1000, np.int16)
+    pcm = np.concatenate([_speech(1500), pause, _speech(1500), pause, _speech(1000)])
+    hearing.audio("r0", None, pcm)
+    _, segments = _play_cutting(hearing, pcm)
+    assert [s.index for s in segments] == [0, 1] and not any(s.final for s in segments)
+    assert hearing.recognised(segments[1], "The incident happened on Thursday.") == []  # in order only
+    (first,) = hearing.recognised(segments[0], "Let me read that back.")
+    assert (first.window, first.before) == ("Let me read that back The incident happened on Thursday", 0)
+    hearing.done("r0")
+    assert hearing.over() == ["r0"]
+    last = hearing.last_segment("r0")
+    assert last is not None and last.final
+    assert hearing.recognised(last, "Is that right?") == []  # the last words are heard as the response settles
+    assert hearing.asr_utterance("r0") == "Let me read that back The incident happened on Thursday Is that right?"

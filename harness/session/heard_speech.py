@@ -155,6 +155,8 @@ class _Response:
     reach: dict[str | None, int] = field(default_factory=dict)
     blanks: dict[str | None, list[tuple[int, int]]] = field(default_factory=dict)
     settled: bool = False
+    #: A response without words: how much of its ASR utterance the user has heard so far.
+    asr_heard: int = 0
 
     def item(self, item_id: str | None) -> _Item:
         item = self.items.get(item_id)
@@ -297,8 +299,8 @@ class HeardSpeech:
             # A segment whose ASR never came in (cut at the end of a realtime session) is evidence lost.
             _align(response, self.asr_text(response.response_id), final=True)
             return []
-        if any(t is None for t in response.segment_texts):
-            return []
+        if not response.transcript_chars or any(t is None for t in response.segment_texts):
+            return _asr_heard(response)
         _align(response, self.asr_text(response.response_id), final=False)
         return self._release(response)
 
@@ -309,8 +311,7 @@ class HeardSpeech:
     def asr_utterance(self, response_id: str) -> str:
         """A response that gave no words, as heard: one utterance. Segments end at pauses, not sentences,
         so the full stop ASR closes each with (not the last) is dropped: a pattern reads within one."""
-        texts = [t for t in self._responses[response_id].segment_texts if t]
-        return " ".join([*(t.removesuffix(".") for t in texts[:-1]), *texts[-1:]])
+        return _utterance(self._responses[response_id].segment_texts, keep_last_stop=True)
 
     def over(self) -> list[str]:
         """Responses that just ended (done, nothing left to play): their rows are now final."""
@@ -521,3 +522,25 @@ def _verdict(response: _Response, chars: int, heard: int, speech_like: bool, mis
     if heard >= chars:
         return "speech"
     return "cut" if response.cut else "too_fast"
+
+
+def _utterance(texts: list[str | None], *, keep_last_stop: bool) -> str:
+    """Segments' ASR as one utterance: a segment ends at a pause, not a sentence, so the full stop
+    the recognizer closes each with is dropped (``keep_last_stop``: but the response's last)."""
+    said = [t for t in texts if t]
+    last = said[-1:] if keep_last_stop else [t.removesuffix(".") for t in said[-1:]]
+    return " ".join([*(t.removesuffix(".") for t in said[:-1]), *last])
+
+
+def _asr_heard(response: _Response) -> list[HeardSlice]:
+    """A response without words, heard as far as its segments are recognised in order: the new part
+    of its utterance, so acts in it fire mid-response as claimed words' do (a bot on a phone line
+    gives no words; its read-back must reach the user while it still speaks)."""
+    if response.transcript_chars or any(t is None for t in response.segment_texts):
+        return []
+    heard = _utterance(response.segment_texts, keep_last_stop=False)
+    if len(heard) <= response.asr_heard:
+        return []
+    start = max(0, response.asr_heard - SCAN_WINDOW_CHARS)
+    before, response.asr_heard = response.asr_heard - start, len(heard)
+    return [HeardSlice(response.response_id, None, heard[start:], before)]
