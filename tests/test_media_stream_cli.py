@@ -28,10 +28,11 @@ pytestmark = pytest.mark.slow
 
 TASK = "demo_hvac_inspection_001"
 BUDGET_S = 60
-#: Caller frames the bot listens to before it speaks (past the user's 9 s opening), and stays on
-#: the line after its greeting played (local ASR hears it meanwhile, off the frame).
+#: Caller frames the bot listens to before it speaks (past the user's 9 s opening); after its
+#: greeting it stays on the line until the caller answers (local ASR hears the greeting meanwhile,
+#: off the frame: cold, at the tests' 8x clock, that is tens of seconds of media), or this many frames.
 LISTEN_FRAMES = 500
-LINGER_FRAMES = 1500
+LINGER_FRAMES = 6000
 
 
 def _short_task(tmp_path):
@@ -41,6 +42,11 @@ def _short_task(tmp_path):
     spec["time_budget_s"] = BUDGET_S
     (task_dir / "task.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     return task_dir
+
+
+def _answered(frames: list[np.ndarray]) -> bool:
+    """A second of the caller's voice (frames well above line silence) since the greeting's mark."""
+    return sum(1 for f in frames if np.abs(f.astype(np.int32)).mean() > 300) >= 50
 
 
 def test_a_media_stream_bot_through_the_cli(tmp_path):
@@ -57,10 +63,10 @@ def test_a_media_stream_bot_through_the_cli(tmp_path):
         await call.media(line, chunk_ms=40)
         await call.mark("greeting")
         assert await asyncio.wait_for(call.marks_back.get(), 60) == "greeting"
-        heard_until = len(fake.caller_audio) + LINGER_FRAMES
-        while len(fake.caller_audio) < heard_until:  # the caller goes on a while; then it hangs up
+        marked, give_up = len(fake.caller_audio), len(fake.caller_audio) + LINGER_FRAMES
+        while len(fake.caller_audio) < give_up and not _answered(fake.caller_audio[marked:]):
             await asyncio.sleep(0.05)
-        await call.ws.close(1000)
+        await call.ws.close(1000)  # the caller answered: the bot hangs up
 
     fake = TwilioBotFake(bot)
     with in_thread(fake):
