@@ -20,25 +20,44 @@ import json
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.agents.adapter_process import _host_tree, host_command, start_adapter_process  # noqa: E402
+from harness.agents.adapter_process import host_command, start_adapter_process  # noqa: E402
+from harness.agents.adapter_source import adapter_source  # noqa: E402
 from sandbox.adapter_jail import jail_command, jail_problem  # noqa: E402
+from sandbox.child_env import child_environment, source_root  # noqa: E402
+from sandbox.image_build import ADAPTER_HOST_SOURCES  # noqa: E402
+from sandbox.project_sources import snapshot_paths  # noqa: E402
+
+
+def _bare_tree(root: Path, target: str) -> None:
+    """The pre-sandbox layout: the hosting code's copy, an empty home, the adapter's package linked
+    alone (its parent stays off the path)."""
+    package = adapter_source(target).path
+    harness_root = source_root("harness")
+    assert harness_root is not None
+    snapshot_paths(harness_root, ADAPTER_HOST_SOURCES).write_to(root / "runtime")
+    (root / "home").mkdir(mode=0o700)
+    (root / "adapter").mkdir()
+    (root / "adapter" / package.name).symlink_to(package, target_is_directory=package.is_dir())
 
 
 async def _bare(target: str) -> tuple[float, float]:
-    """Today's way: a bare child, the hosting code's copy on its path (the pre-sandbox layout)."""
-    with ExitStack() as stack:
-        tree = await asyncio.to_thread(_host_tree, stack, target, jail=False)
+    """The way before the sandbox: a bare child, the hosting code's copy on its path."""
+    with tempfile.TemporaryDirectory(prefix="apexvoice-bench-") as directory:
+        root = Path(directory)
+        await asyncio.to_thread(_bare_tree, root, target)
+        env = child_environment(home=root / "home", python_path=(root / "runtime", root / "adapter"), extra=None)
         started = time.perf_counter()
         process = await asyncio.create_subprocess_exec(
             *host_command(target, "--host", "127.0.0.1", "--port", "0", "--exit-with-stdin"),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-            cwd=tree.home, env=tree.environment(None), start_new_session=True)
+            cwd=root / "home", env=env, start_new_session=True)
         assert process.stdout is not None and process.stdin is not None
         json.loads(await process.stdout.readline())
         ready = time.perf_counter() - started
@@ -56,7 +75,7 @@ async def _jailed(target: str) -> tuple[float, float]:
 
 def _bare_python_s(jailed: bool, runs: int) -> float:
     with ExitStack() as stack:
-        empty = Path(stack.enter_context(__import__("tempfile").TemporaryDirectory()))
+        empty = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         command = [sys.executable, "-c", "pass"]
         if jailed:
             command = jail_command(command, runtime=empty, adapter=empty, home=empty)

@@ -15,6 +15,10 @@ always removes it (exception and cancellation included: removal waits for a star
 nothing is left behind). It carries the session's :mod:`sandbox.labels`, so the orphan sweeper
 (``apex-voice sandbox cleanup``) removes it if the harness dies.
 
+:func:`run_to_completion` runs such a container once to its end with no network at all, before
+the campaign (loading a hosted adapter to describe it: the untrusted code's first run is already
+inside the same walls).
+
 Docker SDK calls block, so they run on this module's thread pool.
 """
 
@@ -24,6 +28,7 @@ import asyncio
 import logging
 import threading
 import time
+import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import asynccontextmanager, suppress
@@ -33,6 +38,7 @@ from typing import Any
 
 import docker
 import docker.errors
+import requests.exceptions
 
 from .agent_container_config import AGENT_PORT, REALTIME_PATH, AgentContainer, AgentContainerConfig
 from .backend import SandboxEnvironment
@@ -47,6 +53,7 @@ __all__ = [
     "AgentContainer",
     "AgentContainerConfig",
     "ensure_agent_image",
+    "run_to_completion",
     "start_agent_container",
 ]
 
@@ -197,12 +204,60 @@ def _exit_reason(client: Any, launch: _Launch) -> str | None:
 
 def _remove(client: Any, launch: _Launch) -> None:
     launch.done.wait()
-    target = launch.container_id or launch.name  # a create that failed half-way may still have named one
+    _force_remove(client, launch.container_id, launch.name)
+
+
+def _force_remove(client: Any, container_id: str | None, name: str) -> None:
+    """Kill and remove the container (a create that failed half-way may still have named one)."""
     with suppress(docker.errors.NotFound):
         try:
-            client.api.remove_container(target, force=True, v=True)
+            client.api.remove_container(container_id or name, force=True, v=True)
         except docker.errors.APIError as exc:
-            log.warning("removing agent container %s failed (the sweeper will retry): %s", launch.name, exc)
+            log.warning("removing agent container %s failed (the sweeper will retry): %s", name, exc)
+
+
+def run_to_completion(config: AgentContainerConfig, *, timeout_s: float, client: Any = None) -> tuple[int, bytes, bytes]:
+    """Run ``config`` once, hardened as a session's agent container but on no network at all, and
+    return its exit code, stdout and stderr. The container is always removed (killed first when it
+    outlives ``timeout_s``). Blocking: for the CLI before the campaign, never a session's loop.
+
+    Raises:
+        AgentImageError: the image is not on the engine.
+        TimeoutError: it did not exit within ``timeout_s``.
+        SandboxUnavailableError: the engine failed.
+    """
+    name = f"apexvoice-agent-run-{uuid.uuid4().hex[:12]}"
+    try:
+        engine = client or _default_client()
+    except docker.errors.DockerException as exc:
+        raise SandboxUnavailableError(f"no Docker engine to run {config.image}: {exc}") from exc
+    container = None
+    try:
+        try:
+            container = engine.containers.create(
+                config.image,
+                name=name,
+                hostname="agent",
+                labels=session_labels("", name, ""),  # found by the orphan sweeper if the harness dies
+                network_mode="none",
+                **_hosting_options(config),
+                **hardened_create_options(config.limits),
+            )
+        except docker.errors.ImageNotFound as exc:
+            raise AgentImageError(f"agent image {config.image} is not on this Docker engine "
+                                  f"(run `apex-voice images build`): {exc}") from exc
+        container.start()
+        try:
+            status = container.wait(timeout=timeout_s)
+        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+            raise TimeoutError(f"container {name} ({config.image}) did not exit within {timeout_s:.0f} s") from None
+        return (int(status["StatusCode"]), container.logs(stdout=True, stderr=False),
+                container.logs(stdout=False, stderr=True))
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+        raise SandboxUnavailableError(f"container {name} ({config.image}): {exc}") from exc
+    finally:
+        with suppress(requests.exceptions.RequestException):  # an engine gone: the sweeper removes it
+            _force_remove(engine, container.id if container is not None else None, name)
 
 
 def ensure_agent_image(image: str, *, client: Any = None) -> str:

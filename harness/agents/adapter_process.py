@@ -26,7 +26,9 @@ whatever it does is the agent's own doing). The host gets:
 Where the sandbox cannot be made (no ``bwrap``, user namespaces disabled) no host starts
 (:func:`~sandbox.adapter_jail.jail_problem`: ``run`` refuses before the campaign).
 :func:`probe_adapter` loads the adapter once the same way, before the campaign, so a module that
-does not import is an error the user sees at once.
+does not import is an error the user sees at once (under ``--sandbox docker`` on a machine without
+that sandbox, the adapter-host container loads it instead: :mod:`harness.campaign.hosted_agent`);
+:func:`check_answer` reads what either says.
 """
 
 from __future__ import annotations
@@ -60,7 +62,15 @@ from sandbox.session_files import owned_temp_dir
 from .adapter_source import AdapterSourceError, hosted_source
 from .agent_text import safe_text
 
-__all__ = ["AdapterLoadError", "AdapterProcess", "HostedDescription", "probe_adapter", "start_adapter_process"]
+__all__ = [
+    "AdapterLoadError",
+    "AdapterProcess",
+    "HostedDescription",
+    "check_answer",
+    "host_command",
+    "probe_adapter",
+    "start_adapter_process",
+]
 
 #: How long a child may take to load its adapter and listen (python, numpy, the adapter's imports).
 READY_TIMEOUT_S = 60.0
@@ -105,26 +115,19 @@ class _HostTree:
     runtime: Path
     home: Path
     adapter: Path
-    #: In the OS sandbox (always, for a session); bare only for a probe under ``--sandbox docker``
-    #: on a machine that cannot make one.
-    jail: bool = True
 
     def command(self, command: list[str], *, info_fd: int | None = None) -> list[str]:
-        if not self.jail:
-            return command
         return jail_command(command, runtime=self.runtime, adapter=self.adapter, home=self.home, info_fd=info_fd)
 
     def environment(self, extra: Mapping[str, str] | None) -> dict[str, str]:
-        if not self.jail:
-            return child_environment(home=self.home, python_path=(self.runtime, self.root / "adapter"), extra=extra)
         return child_environment(home=Path(JAIL_HOME), python_path=(JAIL_RUNTIME, JAIL_ADAPTER), extra=extra)
 
 
-def _host_tree(stack: ExitStack, target: str, task_dirs: Iterable[Path] = (), *, jail: bool = True) -> _HostTree:
+def _host_tree(stack: ExitStack, target: str, task_dirs: Iterable[Path] = ()) -> _HostTree:
     """A private directory (swept if the harness is killed) holding what the sandbox is shown:
     ``runtime/`` the hosting sources (copied, so no path leads to the checkout's task data) and an
     empty ``home/`` (blocking). The adapter's package is shown where it is, unless it holds a task."""
-    problem = jail_problem() if jail else None
+    problem = jail_problem()
     if problem is not None:
         raise SandboxUnavailableError(f"cannot sandbox the host of adapter {target!r}: {problem}")
     try:
@@ -141,25 +144,21 @@ def _host_tree(stack: ExitStack, target: str, task_dirs: Iterable[Path] = (), *,
     root = stack.enter_context(owned_temp_dir("apexvoice-adapter-"))
     snapshot_paths(harness_root, ADAPTER_HOST_SOURCES).write_to(root / "runtime")
     (root / "home").mkdir(mode=0o700)
-    if not jail:  # a bare child imports the package through a link: its parent stays off the path
-        (root / "adapter").mkdir()
-        (root / "adapter" / source.path.name).symlink_to(source.path, target_is_directory=source.path.is_dir())
-    return _HostTree(root, root / "runtime", root / "home", source.path, jail)
+    return _HostTree(root, root / "runtime", root / "home", source.path)
 
 
 def probe_adapter(target: str, *, env: Mapping[str, str] | None = None, python: str = sys.executable,
-                  timeout_s: float = READY_TIMEOUT_S, jail: bool = True) -> HostedDescription:
+                  timeout_s: float = READY_TIMEOUT_S, task_dirs: Iterable[Path] = ()) -> HostedDescription:
     """Load ``target`` in a sandboxed child exactly as a session would, and say what it is
     (blocking: the CLI calls it before the campaign; run it off the event loop elsewhere).
-    ``jail=False``: in a bare child with a scrubbed environment, for ``--sandbox docker`` where no
-    OS sandbox can be made (its sessions then run in the adapter-host container).
 
     Raises:
-        AdapterLoadError: it does not load, is no realtime adapter, or the host did not answer.
+        AdapterLoadError: it does not load, is no realtime adapter, the host did not answer, or its
+            package holds one of ``task_dirs``.
         SandboxUnavailableError: no sandbox can be made here (the message says why).
     """
     with ExitStack() as stack:
-        tree = _host_tree(stack, target, jail=jail)
+        tree = _host_tree(stack, target, task_dirs)
         try:
             done = subprocess.run(
                 tree.command(host_command(target, "--check", python=python)),
@@ -168,17 +167,27 @@ def probe_adapter(target: str, *, env: Mapping[str, str] | None = None, python: 
             )  # fmt: skip
         except subprocess.TimeoutExpired:
             raise AdapterLoadError(f"adapter {target!r} did not load within {timeout_s:.0f} s") from None
-        if done.returncode != 0:
-            lines = done.stderr.decode(errors="replace").strip().splitlines()
-            reason = next((line for line in reversed(lines) if line.startswith("error: ")), lines[-1] if lines else "")
-            raise AdapterLoadError(reason.removeprefix("error: ") or f"its host exited with code {done.returncode}")
-        try:
-            answer = json.loads(done.stdout)
-            # The host announces what the adapter declares: the agent's text, made safe here.
-            return HostedDescription(safe_text(str(answer["key"])), safe_text(str(answer["display_name"])),
-                                     tuple(safe_text(str(mode)) for mode in answer["tool_modes"]))
-        except (ValueError, KeyError, TypeError):
-            raise AdapterLoadError(f"adapter {target!r}: its host answered {done.stdout[:200]!r}") from None
+        return check_answer(target, done.returncode, done.stdout, done.stderr)
+
+
+def check_answer(target: str, exit_code: int, stdout: bytes, stderr: bytes) -> HostedDescription:
+    """What a host's ``--check`` said of ``target`` (wherever it ran: a sandboxed child, a container).
+
+    Raises:
+        AdapterLoadError: it exited with an error (the reason is its last ``error:`` line), or its
+            answer is not the adapter's description.
+    """
+    if exit_code != 0:
+        lines = stderr.decode(errors="replace").strip().splitlines()
+        reason = next((line for line in reversed(lines) if line.startswith("error: ")), lines[-1] if lines else "")
+        raise AdapterLoadError(reason.removeprefix("error: ") or f"its host exited with code {exit_code}")
+    try:
+        answer = json.loads(stdout)
+        # The host announces what the adapter declares: the agent's text, made safe here.
+        return HostedDescription(safe_text(str(answer["key"])), safe_text(str(answer["display_name"])),
+                                 tuple(safe_text(str(mode)) for mode in answer["tool_modes"]))
+    except (ValueError, KeyError, TypeError):
+        raise AdapterLoadError(f"adapter {target!r}: its host answered {stdout[:200]!r}") from None
 
 
 @asynccontextmanager

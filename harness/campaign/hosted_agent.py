@@ -12,7 +12,9 @@ With a docker sandbox a hosted adapter runs in the ``adapter-host`` image: harde
 agent container (:mod:`sandbox.agent_container`), on the session's internal network, with the
 adapter's top-level package bind-mounted read-only at ``/opt/adapter/<name>`` and nothing else
 mounted. A package whose directory holds a task of the campaign is refused: the mount would bring
-that task's files into the container.
+that task's files into the container. Where no OS sandbox can be made for the CLI's probe of the
+adapter (:func:`~harness.agents.adapter_process.probe_adapter`), :func:`probe_hosted_in_container`
+loads it in that same container, on no network at all: its code never runs on the host.
 """
 
 from __future__ import annotations
@@ -21,17 +23,25 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from harness.agents.adapter_process import AdapterLoadError
+from harness.agents.adapter_process import (
+    READY_TIMEOUT_S,
+    AdapterLoadError,
+    HostedDescription,
+    check_answer,
+    host_command,
+)
 from harness.agents.adapter_source import AdapterSourceError, hosted_source
 from harness.agents.registry import ModelSpec
 from sandbox.agent_container_config import AGENT_PORT, AgentContainerConfig
 
-__all__ = ["ADAPTER_HOST_IMAGE", "agent_isolation", "hosted_container_config"]
+__all__ = ["ADAPTER_HOST_IMAGE", "agent_isolation", "hosted_container_config", "probe_hosted_in_container"]
 
 #: The generic host image (``sandbox/image_build.py`` builds it as ``adapter-host``).
 ADAPTER_HOST_IMAGE = "apex-voice/adapter-host:latest"
 #: Where the adapter's package is mounted (on the image's ``PYTHONPATH``).
 ADAPTER_MOUNT_ROOT = "/opt/adapter"
+#: The host's options in a session: it serves the agent port.
+_SERVE = ("--host", "0.0.0.0", "--port", str(AGENT_PORT))
 
 
 def agent_isolation(model: ModelSpec, *, containers: bool) -> str:
@@ -51,10 +61,11 @@ def agent_isolation(model: ModelSpec, *, containers: bool) -> str:
 
 
 def hosted_container_config(
-    target: str, base: AgentContainerConfig, *, task_dirs: Iterable[Path] = (), environment: dict[str, str] | None = None
+    target: str, base: AgentContainerConfig, *, task_dirs: Iterable[Path] = (), environment: dict[str, str] | None = None,
+    options: tuple[str, ...] = _SERVE,
 ) -> AgentContainerConfig:
     """The agent container that hosts ``target``: the adapter-host image, the adapter's package
-    mounted read-only, the host's command naming it.
+    mounted read-only, the host's command naming it (with ``options``: serving, by default).
 
     Raises:
         AdapterLoadError: the package cannot be found, or it holds one of ``task_dirs``.
@@ -63,10 +74,31 @@ def hosted_container_config(
         source = hosted_source(target, task_dirs)
     except AdapterSourceError as exc:
         raise AdapterLoadError(str(exc)) from None
-    command = ("python", "-m", "harness.agents.realtime_server", "--adapter", target,
-               "--host", "0.0.0.0", "--port", str(AGENT_PORT))
     return replace(
-        base, image=ADAPTER_HOST_IMAGE, command=command,
+        base, image=ADAPTER_HOST_IMAGE, command=tuple(host_command(target, *options, python="python")),
         read_only_mounts=((str(source.path), f"{ADAPTER_MOUNT_ROOT}/{source.path.name}"),),
         environment=tuple(sorted((environment or {}).items())),
     )
+
+
+def probe_hosted_in_container(
+    target: str, *, task_dirs: Iterable[Path] = (), environment: dict[str, str] | None = None
+) -> HostedDescription:
+    """Load ``target`` once in the adapter-host container, as a session's (hardened, the package
+    alone mounted read-only) but with no network, and say what it is. Blocking: the CLI's probe
+    under ``--sandbox docker`` where no OS sandbox can be made for it.
+
+    Raises:
+        AdapterLoadError: as :func:`~harness.agents.adapter_process.probe_adapter`.
+        AgentImageError: the adapter-host image is not on the engine.
+        SandboxUnavailableError: the Docker engine failed.
+    """
+    from sandbox.agent_container import run_to_completion  # the Docker SDK: only where a container runs
+
+    config = hosted_container_config(target, AgentContainerConfig(image=ADAPTER_HOST_IMAGE), task_dirs=task_dirs,
+                                     environment=environment, options=("--check",))
+    try:
+        exit_code, stdout, stderr = run_to_completion(config, timeout_s=READY_TIMEOUT_S)
+    except TimeoutError:
+        raise AdapterLoadError(f"adapter {target!r} did not load within {READY_TIMEOUT_S:.0f} s") from None
+    return check_answer(target, exit_code, stdout, stderr)

@@ -3,7 +3,7 @@ observer, runner and executor, ready for :func:`~harness.campaign.campaign.run_c
 
 :class:`CampaignRequest` holds the options that decide the campaign (not how it is shown: the
 command keeps ``--json``, ``--tui``, ``--verbose``). :func:`prepare_campaign` checks them in the
-order a user meets the problems — usage first, then the model, the tasks, the sandbox — and builds
+order a user meets the problems — usage first, then the tasks, the model, the sandbox — and builds
 the campaign; a refusal says ``error: ...`` on stderr and exits 2 (usage) or 1 (the environment:
 a dead endpoint or server, no sandbox). No Typer command is needed to call it.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -26,6 +26,7 @@ from harness.agents.env_file import EnvFileError, load_env_file
 from harness.agents.registry import PREFIXES, ModelSpec, UnknownModelError, get_model
 from harness.audio.user_audio_mode import UserAudioMode
 from harness.campaign.campaign import CampaignCell, CampaignSettings, CellExecutor, local_cells
+from harness.campaign.hosted_agent import probe_hosted_in_container
 from harness.campaign.manifest import CampaignManifest
 from harness.campaign.ray_executor import RAY_INSTALL_HINT, RayExecutor, ray_installed
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
@@ -140,9 +141,11 @@ def prepare_campaign(
     definition = _condition_or_exit(r.condition)
     condition = definition.name  # as registered (`c0` is `C0`): every later use reads the one registration
     _endpoint_or_exit(r.endpoint)
+    source, task_dirs = open_data(r.data, r.only or None)  # before the model: a hosted one must not hold a task
+    task_dirs = task_dirs[:r.limit] if r.limit is not None else task_dirs
     spec = _model_or_exit(r.model, condition, endpoint=r.endpoint, provider_model=r.provider_model,
                           api_key_env=r.api_key_env, trust_adapter=r.trust_adapter, adapter_env=passed_env,
-                          sandbox=r.sandbox)
+                          sandbox=r.sandbox, task_dirs=task_dirs)
     tool_mode = r.tool_mode or spec.tool_modes[0]
     if tool_mode not in spec.tool_modes:
         typer.echo(f"error: {spec.key} supports --tool-mode {', '.join(spec.tool_modes)}, not {tool_mode!r}", err=True)
@@ -150,8 +153,6 @@ def prepare_campaign(
     if r.mcp_public_url is not None:
         _public_url_or_exit(r.mcp_public_url, spec, tool_mode, r.parallel)
     chain = _acoustics_or_exit(definition, r.acoustics)
-    source, task_dirs = open_data(r.data, r.only or None)
-    task_dirs = task_dirs[:r.limit] if r.limit is not None else task_dirs
     out_dir = r.out or Path("runs") / spec.key
     retry_cells = _retry_plan_or_exit(out_dir, task_dirs, source.root, selected=bool(r.only) or r.limit is not None) \
         if r.retry_failed else None
@@ -395,6 +396,7 @@ def _adapter_env_or_exit(names: list[str]) -> dict[str, str]:
 def _model_or_exit(
     key: str, condition: str, *, endpoint: str | None, provider_model: str | None, api_key_env: str | None,
     trust_adapter: bool = False, adapter_env: dict[str, str] | None = None, sandbox: str | None = None,
+    task_dirs: Sequence[Path] = (),
 ) -> ModelSpec:
     try:
         spec = get_model(key, trust_adapter=trust_adapter)
@@ -406,7 +408,7 @@ def _model_or_exit(
         raise typer.Exit(2)
     if spec.hosted_adapter is not None:
         spec = _hosted_or_exit(spec, endpoint=endpoint, provider_model=provider_model, adapter_env=adapter_env or {},
-                               sandbox=sandbox)
+                               sandbox=sandbox, task_dirs=task_dirs)
         endpoint = provider_model = None
     if api_key_env is not None and key.partition(":")[0] not in PREFIXES:
         typer.echo(f"error: --api-key-env applies to {', '.join(f'{p}:MODEL' for p in PREFIXES)}, not {key!r}", err=True)
@@ -440,10 +442,12 @@ def _model_or_exit(
 
 def _hosted_or_exit(
     spec: ModelSpec, *, endpoint: str | None, provider_model: str | None, adapter_env: dict[str, str],
-    sandbox: str | None = None,
+    sandbox: str | None = None, task_dirs: Sequence[Path] = (),
 ) -> ModelSpec:
-    """A hosted adapter, loaded once in a child as its sessions will load it (exit 2 when it does
-    not, or when it would run without Docker where no OS sandbox can be made for it)."""
+    """A hosted adapter, loaded once as its sessions will load it: in the OS sandbox, or, where none
+    can be made, in the adapter-host container of ``--sandbox docker`` (never on the host). Exit 2
+    when it does not load, when its package holds one of ``task_dirs``, when it would run without
+    Docker where no OS sandbox can be made, or when Docker cannot run its container."""
     assert spec.hosted_adapter is not None
     if endpoint is not None or provider_model is not None:
         typer.echo("error: --endpoint and --provider-model are options of in-process adapters; a hosted adapter "
@@ -455,8 +459,11 @@ def _hosted_or_exit(
                    f"Either {WAYS_FORWARD}", err=True)
         raise typer.Exit(2)
     try:
-        hosted = probe_adapter(spec.hosted_adapter, env=adapter_env, jail=problem is None)
-    except AdapterLoadError as exc:
+        if problem is None:
+            hosted = probe_adapter(spec.hosted_adapter, env=adapter_env, task_dirs=task_dirs)
+        else:
+            hosted = probe_hosted_in_container(spec.hosted_adapter, task_dirs=task_dirs, environment=adapter_env)
+    except (AdapterLoadError, SandboxUnavailableError) as exc:
         typer.echo(f"error: the adapter {spec.key!r} cannot be hosted: {exc}", err=True)
         raise typer.Exit(2) from None
     return replace(spec, display_name=hosted.display_name, tool_modes=hosted.tool_modes)

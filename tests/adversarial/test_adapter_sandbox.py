@@ -8,12 +8,15 @@ connecting to every socket and loopback port it can list, importing the harness 
 and says what it found: hosted, nothing, and it fails; in the harness's process (``--trust-adapter``)
 the same code finds the task and passes. A host whose ``close()`` never returns, deaf to SIGTERM,
 with two children deaf to it too (one a daemon in its own session), leaves no process behind.
+The CLI's probe of the adapter, before the campaign, runs where its sessions will: in the OS sandbox,
+or, under ``--sandbox docker`` where none can be made, in the adapter-host container; never on the host.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,12 +31,14 @@ from harness.cli.main import app
 from sandbox import adapter_jail
 from tests.conftest import DEMO_DATA
 
+from . import isolation_adapters
 from .isolation_adapters import CANARY
 
 pytestmark = pytest.mark.slow
 
 TASK = "demo_benefits_enrollment_001"
 ADAPTERS = "tests.adversarial.isolation_adapters"
+NO_USERNS = "bwrap could not make the sandbox (no userns)"
 NOTHING = {"canary": [], "task_files": [], "secrets": [], "sockets": [], "connected": [], "harness_modules": []}
 
 
@@ -92,7 +97,7 @@ def test_a_sandboxed_prober_finds_nothing_and_fails_while_trusted_it_finds_the_t
 
 
 def test_without_a_sandbox_run_refuses_a_hosted_adapter_and_names_both_ways_forward(tmp_path, monkeypatch):
-    monkeypatch.setattr("harness.cli.campaign_request.jail_problem", lambda: "bwrap could not make the sandbox (no userns)")
+    monkeypatch.setattr("harness.cli.campaign_request.jail_problem", lambda: NO_USERNS)
     result = _run(tmp_path, f"{ADAPTERS}:BridgeCaller", "--sandbox", "local")
     assert result.exit_code == 2
     assert "cannot be sandboxed on this machine: bwrap could not make the sandbox (no userns)" in result.output
@@ -180,11 +185,92 @@ def test_a_prober_in_the_adapter_host_container_finds_nothing_and_fails(docker_e
 
 
 @pytest.mark.usefixtures("needs_jail")
-@pytest.mark.parametrize("jail", [True, False])
-def test_the_adapter_is_probed_in_the_sandbox_and_bare_only_where_docker_will_host_it(jail):
+def test_the_adapter_is_probed_in_the_sandbox():
     from harness.agents.adapter_process import AdapterLoadError, HostedDescription, probe_adapter
 
-    described = probe_adapter(f"{ADAPTERS}:BridgeCaller", jail=jail)
+    described = probe_adapter(f"{ADAPTERS}:BridgeCaller")
     assert described == HostedDescription(f"{ADAPTERS}:BridgeCaller", "bridge-caller", ("bridge",))
     with pytest.raises(AdapterLoadError, match="has no attribute 'Missing'"):
-        probe_adapter(f"{ADAPTERS}:Missing", jail=jail)
+        probe_adapter(f"{ADAPTERS}:Missing")
+
+
+def test_under_docker_without_the_os_sandbox_the_probe_runs_in_the_container_and_no_host_process(tmp_path, monkeypatch):
+    from harness.agents.adapter_process import AdapterLoadError
+
+    monkeypatch.setattr("harness.cli.campaign_request.jail_problem", lambda: NO_USERNS)
+    probed = []
+
+    def in_container(target, *, task_dirs, environment):
+        probed.append((target, [d.name for d in task_dirs], environment))
+        raise AdapterLoadError("stopped in its container")
+
+    def no_host_process(*args, **kwargs):
+        raise AssertionError(f"a process was started on the host: {args}")
+
+    monkeypatch.setattr("harness.cli.campaign_request.probe_hosted_in_container", in_container)
+    monkeypatch.setattr(subprocess, "run", no_host_process)
+    monkeypatch.setattr(subprocess, "Popen", no_host_process)
+    monkeypatch.setenv("APEXVOICE_MARKER", "passed")
+    result = _run(tmp_path, f"{ADAPTERS}:BridgeCaller", "--sandbox", "docker", "--adapter-env", "APEXVOICE_MARKER")
+    assert result.exit_code == 2, result.output
+    assert "cannot be hosted: stopped in its container" in result.output
+    assert probed == [(f"{ADAPTERS}:BridgeCaller", [TASK], {"APEXVOICE_MARKER": "passed"})]
+
+
+@pytest.mark.parametrize("sandbox", ["local", "docker"])
+def test_the_probe_refuses_an_adapter_whose_package_holds_a_task_of_the_campaign(tmp_path, monkeypatch, request,
+                                                                                 sandbox):
+    if sandbox == "local":
+        request.getfixturevalue("needs_jail")
+    else:  # refused before any container: no engine needed
+        monkeypatch.setattr("harness.cli.campaign_request.jail_problem", lambda: NO_USERNS)
+    package = tmp_path / "taskful_adapter"
+    shutil.copytree(DEMO_DATA / "tasks" / TASK, package / "tasks" / TASK)
+    (package / "__init__.py").write_text(f"from {ADAPTERS} import BridgeCaller\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = CliRunner().invoke(app, ["run", "--model", "taskful_adapter:BridgeCaller", "--data", str(package / "tasks"),
+                                      "--repeats", "1", "--out", str(tmp_path / "out"), "--sandbox", sandbox])
+    assert result.exit_code == 2, result.output
+    assert f"holds task {TASK}" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.docker
+def test_under_docker_without_the_os_sandbox_the_probe_sees_nothing_of_the_host_and_writes_nothing(
+    docker_engine, tmp_path, monkeypatch
+):
+    """The adapter refuses to load where it can read a file of the host (``saw the host: <path>``):
+    probed in a bare process on the host it would; in the adapter-host container it loads, and its
+    write into its own package directory (mounted read-only) leaves nothing on the host."""
+    monkeypatch.setattr("harness.cli.campaign_request.jail_problem", lambda: NO_USERNS)
+    secret = tmp_path / "host-secret"
+    secret.write_text("only the host has this\n")
+    gold = DEMO_DATA / "tasks" / TASK / "grading" / "gold.yaml"
+    assert gold.is_file()
+    monkeypatch.setenv("APEXVOICE_HOST_PATHS", os.pathsep.join([str(secret), str(gold)]))
+    mark = f"written-by-{uuid.uuid4().hex}"
+    monkeypatch.setenv("APEXVOICE_WRITE_MARK", mark)
+    written = Path(isolation_adapters.__file__).parent / mark
+    try:
+        result = _run(tmp_path / "out", "tests.adversarial.host_peeker:HostPeeker", "--sandbox", "docker",
+                      "--adapter-env", "APEXVOICE_HOST_PATHS", "--adapter-env", "APEXVOICE_WRITE_MARK")
+        assert "saw the host" not in result.output
+        assert result.exit_code == 0, result.output
+        assert not written.exists()
+    finally:
+        written.unlink(missing_ok=True)
+    record = _record(tmp_path / "out")
+    assert record["agent_isolation"] == "container" and record["error"] is None
+    assert "The enrollment window is open." in _agent_words(tmp_path / "out")  # loaded in its session's container
+    assert docker_engine.containers.list(all=True, filters={"name": "apexvoice-agent-run-"}) == []  # the probe's: removed
+
+
+@pytest.mark.docker
+def test_a_probe_whose_image_is_missing_says_to_build_it(docker_engine):
+    from sandbox.agent_container import run_to_completion
+    from sandbox.agent_container_config import AgentContainerConfig
+    from sandbox.errors import AgentImageError
+
+    with pytest.raises(AgentImageError, match="run `apex-voice images build`"):
+        run_to_completion(AgentContainerConfig(image=f"apex-voice/missing-{uuid.uuid4().hex[:8]}:latest"), timeout_s=60,
+                          client=docker_engine)
