@@ -90,11 +90,12 @@ def probe_hosted_in_container(
 
     Raises:
         AdapterLoadError: as :func:`~harness.agents.adapter_process.probe_adapter`.
-        AgentImageError: the adapter-host image is not on the engine.
+        AgentImageError: the adapter-host image is not on the engine and cannot be built here.
         SandboxUnavailableError: the Docker engine failed.
     """
-    from sandbox.agent_container import run_to_completion  # the Docker SDK: only where a container runs
+    from sandbox.agent_container import ensure_agent_image, run_to_completion  # the Docker SDK: only here
 
+    ensure_agent_image(ADAPTER_HOST_IMAGE)  # built when missing or stale, as the sessions' would be
     config = hosted_container_config(target, AgentContainerConfig(image=ADAPTER_HOST_IMAGE), task_dirs=task_dirs,
                                      environment=environment, options=("--check",))
     try:
