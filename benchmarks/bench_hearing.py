@@ -16,6 +16,13 @@ Measured (issue 33, 2-core shared VM, load 5–10), the 90 lines, 1,010 s of spe
     honest    agreement p5 0.63, p50 0.84; 1/90 lines below 0.5; 96.3 % of characters heard
     shuffled  agreement p5 0.03, p50 0.12, max 0.47; 90/90 below 0.5; 11.4 % heard (words the
               other line really says: "the", "your")
+The same with the hibari agent voice (``harness/audio/agent_voice.py``; espeak ``en-us+m7`` above),
+1,069 s of speech, same machine, load 3–4:
+    ASR cold          77.5 CPU-s (72.5 CPU-ms per audio-s)
+    honest    agreement p5 0.88, p50 1.00; 0/90 lines below 0.5; 99.6 % of characters heard (min 89 %)
+    shuffled  agreement p5 0.03, p50 0.12, max 0.50; 89/90 below 0.5; 12.9 % heard. The one line at
+              0.50 is the supplier negotiation's "sending the counter-offer ... 30,000 boxes at 53
+              cents ... between day 10 and day 14" over the next line, which repeats those terms.
 
 The C2 oracle campaign through the CLI (``bench_cli_sessions.py --conditions C2 --repeat 1``, the
 ten demo tasks in one process, 1,709 media-s), the code before this change (1ffb003) and after,
