@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.audio.audio_files import read_pcm16
 from harness.audio.agent_voice import synthesize_agent_lines
+from harness.audio.audio_files import read_pcm16
 from harness.audio.espeak import synthesize
 from harness.audio.frames import SAMPLE_RATE
 from harness.audio.speech_likeness import SpeechLikeness, measure_speech
