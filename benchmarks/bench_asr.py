@@ -1,8 +1,8 @@
 """Word error rate and real-time factor of the local recognizers on the demo suite's agent lines.
 
 Usage: python benchmarks/bench_asr.py [--max-lines N] [--recognizers whisper,pocketsphinx]
-Every reference-policy line of every demo task is spoken with the agent's espeak voice
-(``AGENT_VOICE``) and transcribed by each recognizer. Reference and hypothesis are normalised the
+Every reference-policy line of every demo task is spoken with the harness's agent voice
+(``harness/audio/agent_voice.py``) and transcribed by each recognizer. Reference and hypothesis are normalised the
 same way as the hearing check does (``harness/audio/spoken_words.py``: lower case, no punctuation,
 numbers as words, ordinals as cardinals) before the word-level edit distance.
 Real-time factor = decode seconds / audio seconds (model load reported separately).
@@ -16,8 +16,8 @@ import time
 
 import yaml
 
-from harness.audio import espeak
 from harness.audio.agent_asr import PocketsphinxRecognizer, Recognizer, WhisperRecognizer
+from harness.audio.agent_voice import AGENT_VOICE, synthesize_agent_lines
 from harness.audio.frames import SAMPLE_RATE
 from harness.audio.spoken_words import normalise
 from harness.metrics.percentiles import percentile
@@ -74,9 +74,9 @@ def main() -> None:
     parser.add_argument("--recognizers", default="whisper,pocketsphinx")
     args = parser.parse_args()
     lines = agent_lines(args.max_lines)
-    clips = asyncio.run(espeak.synthesize(lines, espeak.AGENT_VOICE))
+    clips = asyncio.run(synthesize_agent_lines(lines))
     audio_s = sum(c.num_samples for c in clips.values()) / SAMPLE_RATE
-    print(f"{len(lines)} agent lines, {audio_s:.0f} s of {espeak.AGENT_VOICE} speech")
+    print(f"{len(lines)} agent lines, {audio_s:.0f} s of {AGENT_VOICE} speech")
     for name in args.recognizers.split(","):
         measure(name, RECOGNIZERS[name](), clips, lines)
 

@@ -3,7 +3,7 @@ heard, how little of another line's audio is, and what the ASR behind it costs, 
 
 Usage: python benchmarks/bench_hearing.py [--max-lines N] [--json FILE]
 
-Every reference-policy line of every demo task is spoken with the agent's espeak voice and heard
+Every reference-policy line of every demo task is spoken with the harness's agent voice and heard
 by the session's recognizer (``shared_transcriber``'s choice: faster-whisper ``tiny.en``), once
 with an empty content cache (cold: every clip decoded) and once more (cached: the same samples are
 looked up by their hash). Each line's words are then aligned (``harness/audio/spoken_words.py``)
@@ -16,6 +16,13 @@ Measured (issue 33, 2-core shared VM, load 5–10), the 90 lines, 1,010 s of spe
     honest    agreement p5 0.63, p50 0.84; 1/90 lines below 0.5; 96.3 % of characters heard
     shuffled  agreement p5 0.03, p50 0.12, max 0.47; 90/90 below 0.5; 11.4 % heard (words the
               other line really says: "the", "your")
+The same with the hibari agent voice (``harness/audio/agent_voice.py``; espeak ``en-us+m7`` above),
+1,069 s of speech, same machine, load 3–4:
+    ASR cold          77.5 CPU-s (72.5 CPU-ms per audio-s)
+    honest    agreement p5 0.88, p50 1.00; 0/90 lines below 0.5; 99.6 % of characters heard (min 89 %)
+    shuffled  agreement p5 0.03, p50 0.12, max 0.50; 89/90 below 0.5; 12.9 % heard. The one line at
+              0.50 is the supplier negotiation's "sending the counter-offer ... 30,000 boxes at 53
+              cents ... between day 10 and day 14" over the next line, which repeats those terms.
 
 The C2 oracle campaign through the CLI (``bench_cli_sessions.py --conditions C2 --repeat 1``, the
 ten demo tasks in one process, 1,709 media-s), the code before this change (1ffb003) and after,
@@ -44,8 +51,8 @@ from pathlib import Path
 
 import yaml
 
-from harness.audio import espeak
 from harness.audio.agent_asr import AgentTranscriber, AsrCache, make_recognizer
+from harness.audio.agent_voice import AGENT_VOICE, synthesize_agent_lines
 from harness.audio.frames import SAMPLE_RATE
 from harness.audio.spoken_words import MIN_AGREEMENT, align
 from harness.metrics.percentiles import percentile
@@ -83,7 +90,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     lines = agent_lines(args.max_lines)
-    clips = asyncio.run(espeak.synthesize(lines, espeak.AGENT_VOICE))
+    clips = asyncio.run(synthesize_agent_lines(lines))
     audio_s = sum(clips[t].num_samples for t in lines) / SAMPLE_RATE
     recognizer = make_recognizer()
     recognizer.transcribe_sync(clips[lines[0]].pcm[: SAMPLE_RATE // 2])  # the model loads outside the figures
@@ -96,7 +103,7 @@ def main() -> None:
     figures = {"lines": len(lines), "audio_s": round(audio_s, 1), "recognizer": recognizer.describe(),
                "cold_cpu_s": round(cold_s, 2), "cold_cpu_s_per_audio_s": round(cold_s / audio_s, 4),
                "disk_cached_cpu_s": round(disk_s, 3), "memory_cached_cpu_s": round(memory_s, 3)}
-    print(f"{len(lines)} agent lines, {audio_s:.0f} s of {espeak.AGENT_VOICE} speech, {recognizer.describe()}")
+    print(f"{len(lines)} agent lines, {audio_s:.0f} s of {AGENT_VOICE} speech, {recognizer.describe()}")
     print(f"ASR cold        {cold_s:7.2f} CPU-s  ({1000 * cold_s / audio_s:.1f} CPU-ms per audio-s)")
     print(f"ASR disk cache  {disk_s:7.3f} CPU-s  ({1000 * disk_s / len(lines):.2f} CPU-ms a line)")
     print(f"ASR memory      {memory_s:7.3f} CPU-s  ({1000 * memory_s / len(lines):.2f} CPU-ms a line)")

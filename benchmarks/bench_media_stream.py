@@ -36,6 +36,7 @@ from harness.audio import espeak
 from harness.audio.frames import SAMPLE_RATE
 from harness.audio.resample import resample_clip
 from tests.conftest import DEMO_DATA
+from tests.fakes.loopback import PROVIDER_VOICE
 from tests.fakes.threaded import in_thread
 from tests.fakes.twilio_bot import BotCall, TwilioBotFake
 
@@ -45,7 +46,7 @@ EVERY_FRAMES = 400  # 8 s of caller audio
 
 
 def _greeting() -> np.ndarray:
-    clip = asyncio.run(espeak.synthesize([GREETING], espeak.AGENT_VOICE))[GREETING]
+    clip = asyncio.run(espeak.synthesize([GREETING], PROVIDER_VOICE))[GREETING]
     return np.clip(resample_clip(clip.pcm.astype(float), SAMPLE_RATE, 8000), -32768, 32767).astype(np.int16)
 
 

@@ -91,7 +91,7 @@ ADAPTER_HOST_SOURCES = (
 )
 AGENT_RUNTIME_REQUIREMENTS = (
     "mcp", "httpx", "sniffio", "websockets", "pydantic", "pyyaml", "numpy", "scipy",
-    "webrtcvad-wheels", "espeakng-loader",
+    "webrtcvad-wheels", "espeakng-loader", "hibari-tts",
 )
 
 IMAGE_SPECS: dict[str, ImageSpec] = {

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.audio import espeak
 from harness.audio.agent_asr import (
     ASR_MODEL_ENV,
     AgentTranscriber,
@@ -18,6 +17,7 @@ from harness.audio.agent_asr import (
     make_recognizer,
     resolve_whisper_model,
 )
+from harness.audio.agent_voice import synthesize_agent_lines
 
 pytestmark = pytest.mark.slow
 
@@ -26,7 +26,7 @@ LINE = "Got it. And what's the best phone number to reach you?"
 
 @pytest.fixture(scope="module")
 def agent_line():
-    return asyncio.run(espeak.synthesize([LINE], espeak.AGENT_VOICE))[LINE].pcm
+    return asyncio.run(synthesize_agent_lines([LINE]))[LINE].pcm
 
 
 def test_tiny_en_resolves_to_the_bundled_copy_without_a_hub(tmp_path):

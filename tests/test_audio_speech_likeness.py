@@ -1,4 +1,4 @@
-"""The speech check on real audio: the demo suite's clips and espeak speech pass; a constant tone,
+"""The speech check on real audio: the demo suite's clips, espeak speech and the agent voice pass; a constant tone,
 a tone sweep, white noise and tones shaped like syllables fail (figures in ``docs/duplex.md``)."""
 
 from __future__ import annotations
@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from harness.audio.agent_voice import synthesize_agent_lines
 from harness.audio.audio_files import read_pcm16
-from harness.audio.espeak import AGENT_VOICE, synthesize
+from harness.audio.espeak import synthesize
 from harness.audio.frames import SAMPLE_RATE
 from harness.audio.speech_likeness import SpeechLikeness, measure_speech
 from tests.conftest import DEMO_DATA
@@ -46,13 +47,14 @@ def test_every_bundled_user_clip_of_the_demo_suite_is_speech():
     assert failing == []
 
 
-async def test_espeak_speech_is_speech_down_to_one_syllable():
+async def test_espeak_speech_and_the_agent_voice_are_speech_down_to_one_syllable():
     texts = ["Could you please tell me your employee ID?", "Okay.", "Yes.",
              "Thanks. I have updated the dental plan to the premium option; is there anything else?"]
-    for voice in (AGENT_VOICE, "en-us+f2"):
-        for text, clip in (await synthesize(texts, voice)).items():
+    voices = [await synthesize(texts, "en-us+m7"), await synthesize(texts, "en-us+f2"), await synthesize_agent_lines(texts)]
+    for clips in voices:
+        for text, clip in clips.items():
             measure = measure_speech(clip.pcm)
-            assert measure.speech_like, (voice, text, measure)
+            assert measure.speech_like, (clip.source, text, measure)
             assert measure.voiced_ms >= 0.8 * measure.active_ms  # webrtcvad mode 3 hears it as voice
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from harness.agents.oracle_voice import OracleVoiceAgent
 from harness.agents.realtime import TranscriptDelta
-from harness.audio import espeak
+from harness.audio.agent_voice import synthesize_agent_lines
 from harness.audio.clip import Clip
 from harness.audio.espeak import user_voice
 from harness.audio.speech_bank import open_speech_source
@@ -72,7 +72,7 @@ async def _paraphrasing_voice(texts: list[str]) -> dict[str, Clip]:
     """The oracle's lines, but it asks for the phone number in words no pattern knows, and says
     them: the user hears what the audio carries (issue 33), so the paraphrase is spoken, not claimed."""
     spoken = [PARAPHRASE if "phone" in text.lower() else text for text in texts]
-    clips = await espeak.synthesize(spoken, espeak.AGENT_VOICE)
+    clips = await synthesize_agent_lines(spoken)
     return {text: clips[said] for text, said in zip(texts, spoken, strict=True)}
 
 

@@ -21,6 +21,7 @@ from harness.audio.resample import resample_clip
 from harness.cli.main import app
 from harness.tasks.loader import load_task
 from tests.conftest import DEMO_DATA
+from tests.fakes.loopback import PROVIDER_VOICE
 from tests.fakes.threaded import in_thread
 from tests.fakes.twilio_bot import BotCall, TwilioBotFake
 
@@ -52,7 +53,7 @@ def _answered(frames: list[np.ndarray]) -> bool:
 def test_a_media_stream_bot_through_the_cli(tmp_path):
     task_dir = _short_task(tmp_path)
     greeting = load_task(task_dir).policy.turns[0].text
-    clip = asyncio.run(espeak.synthesize([greeting], espeak.AGENT_VOICE))[greeting]
+    clip = asyncio.run(espeak.synthesize([greeting], PROVIDER_VOICE))[greeting]
     line = np.clip(resample_clip(clip.pcm.astype(float), SAMPLE_RATE, 8000), -32768, 32767).astype(np.int16)
 
     async def bot(call: BotCall) -> None:

@@ -20,16 +20,21 @@ async def _session(task_dir, agent, session_dir=None):
 
 
 async def test_oracle_passes_the_form_fixture_and_the_correction_lands_once_its_trigger_is_heard(toy_form):
-    """The correction's trigger is the read-back's last words ("... the total $240"). Heard from the
-    audio (issue 33), they count once ASR of the played segment carries them: at the end of that
-    3.5 s response, so the correction lands just after the agent stopped (no floor to yield, counted
-    beside the yield rate) where, taking the transcript on trust, it landed in its last 300 ms."""
+    """The correction's trigger is the read-back's confirmation ("Recorded. Confirming the total is
+    240 dollars."). Heard from the audio (issue 33), it counts once ASR of a played segment carries
+    it. With the espeak voice the line played as one segment, so the trigger was heard only at its
+    end and the correction landed just after the agent stopped (``no_opportunity: agent_paused``).
+    The hibari agent voice pauses after "Recorded." and within the sentence, so the segment that
+    carries "Confirming the total" closes while "is 240 dollars" is still to play: the correction
+    lands over the agent's speech and the oracle yields within the window (as when the transcript
+    is taken on trust)."""
     result = await _session(toy_form, OracleVoiceAgent())
     assert result.pts == 1, result.grade.explain()
     records = [e.payload for e in result.events.events
                if e.type == EventType.DUPLEX_EVENT and "expected_floor_action" in e.payload]
-    assert [(r["event_id"], r["agent_yielded"], r["no_opportunity"]) for r in records] == [
-        ("evt_correct_total", None, "agent_paused")]
+    assert [(r["event_id"], r["agent_speaking_at_onset"], r["agent_yielded"], r["floor_outcome"]) for r in records] == [
+        ("evt_correct_total", True, True, "yielded")]
+    assert records[0]["stop_latency_ms"] <= records[0]["max_stop_latency_ms"]
 
 
 async def test_oracle_passes_the_interview_fixture(toy_interview):

@@ -20,6 +20,15 @@ agent ``ARTIFACT_MUTATION`` carries the value the server wrote (``new``), a comm
 and a field an artifact lacks says that nothing recorded fails its check too (``GATE_STATUS`` reasons).
 Then for issue 37: the user takes its turn only once ASR has made out the agent's last words, so
 each oracle session ends one 20 ms frame later (one more ``AUDIO_LEVEL``; no delivery or grade changed).
+Then for the agent voice (issue 33, "heard word for word"): the oracle speaks with hibari "heart"
+instead of espeak ``en-us+m7`` (``harness/audio/agent_voice.py``), so every oracle clip, and with it
+the stereo audio, media times and ASR text, changed. 9 of 90 oracle ``SPEECH_AGREEMENT`` rows say
+``mismatch`` (was 41: a few names, codes and numbers), and the offsite task's ``ASK:agenda`` is heard
+again. Every grade is the same; every delivery keeps its outcome but for the retro task's back-channel
+(``kept_talking``, unmeasured ``still_speaking`` → ``finished``, the line ending 1.46 s after its
+onset); onsets move by up to 1.8 s and sessions run 1.3–10 s longer. hibari pauses about 800 ms between
+sentences (espeak 220–300 ms), longer than the 500 ms that closes a speech segment, so a response is
+now one ``AGENT_AUDIO_START``/``END`` pair per sentence (e.g. 10 → 26 in the claim intake).
 
 Delivery records (``DUPLEX_EVENT`` with ``expected_floor_action``) are kept whole, so a change in
 the speaking rule shows record by record; every other event is compared by a digest of its type,

@@ -2,7 +2,7 @@
 
 Ears, turn-taking and voice are local and need no network: webrtcvad per 20 ms frame, an
 end-of-turn decision (``end_of_turn_ms`` of silence after speech on a free floor), local ASR
-(faster-whisper ``tiny.en`` or pocketsphinx, in a worker thread), and espeak-ng for speech. The
+(faster-whisper ``tiny.en`` or pocketsphinx, in a worker thread), and hibari for speech. The
 brain is a :class:`~harness.agents.chat_agent.ChatConversation` over chat completions, with the
 task's tools as function tools. Barge-in is the cascade's own: when the user talks over it for
 ``barge_in_ms`` of voice, it drops its queued speech (``PlayoutCleared``) and listens.
@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from harness.audio import espeak
+from harness.audio import agent_voice
 from harness.audio.agent_asr import AgentTranscriber, Recognizer
 from harness.audio.clip import Clip
 from harness.audio.frames import FRAME_MS, AudioFrame
@@ -90,10 +90,6 @@ class _Floor:
     turn_heard: bool = False
 
 
-async def _espeak_agent_voice(texts: list[str]) -> dict[str, Clip]:
-    return await espeak.synthesize(texts, espeak.AGENT_VOICE)
-
-
 class CascadeAgent(RealtimeAdapter):
     model_id: ClassVar[str] = "cascade"
 
@@ -114,7 +110,7 @@ class CascadeAgent(RealtimeAdapter):
         self.model_id = f"cascade:{self.client.endpoint.model}"  # type: ignore[misc]  # per instance
         self.clock_mode = clock_mode  # type: ignore[misc]
         self._transcriber = AgentTranscriber(recognizer)  # picks the recognizer now, loads it on first use
-        self._synthesize = synthesizer or _espeak_agent_voice
+        self._synthesize = synthesizer or agent_voice.synthesize_agent_lines
         self.end_of_turn_ms = end_of_turn_ms
         self.barge_in_ms = barge_in_ms
         self._conversation: ChatConversation | None = None
@@ -190,7 +186,7 @@ class CascadeAgent(RealtimeAdapter):
             "model": self.client.endpoint.model,
             "endpoint": self.client.endpoint.url,
             "asr": self._transcriber.describe(),
-            "tts": f"espeak:{espeak.AGENT_VOICE}",
+            "tts": agent_voice.AGENT_VOICE,
             "end_of_turn_ms": self.end_of_turn_ms,
             "barge_in_ms": self.barge_in_ms,
             "responses": len(self.latencies),

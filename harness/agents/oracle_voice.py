@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from harness.audio import espeak
+from harness.audio import agent_voice
 from harness.audio.clip import Clip
 from harness.audio.frames import FRAME_MS, AudioFrame
 from harness.audio.vad import FrameVad
@@ -47,10 +47,6 @@ YIELD_AFTER_SPEECH_MS = 500
 UTTERANCE_GAP_MS = 400
 
 
-async def _espeak_agent_voice(texts: list[str]) -> dict[str, Clip]:
-    return await espeak.synthesize(texts, espeak.AGENT_VOICE)
-
-
 @dataclass(frozen=True)
 class Manners:
     """When the oracle takes and gives up the floor (tests vary them to script rude agents)."""
@@ -67,7 +63,7 @@ class OracleVoiceAgent(RealtimeAdapter):
     clock_mode: ClassVar[Literal["virtual", "realtime"]] = "virtual"
 
     def __init__(self, synthesizer: Synthesizer | None = None, manners: Manners | None = None) -> None:
-        self._synthesize = synthesizer or _espeak_agent_voice
+        self._synthesize = synthesizer or agent_voice.synthesize_agent_lines
         manners = manners or Manners()
         self.reply_after_silence_ms = manners.reply_after_silence_ms
         self.reply_after_speech_ms = manners.reply_after_speech_ms

@@ -320,7 +320,7 @@ PREFIXES: dict[str, ModelFamily] = {
         "condition C0; --endpoint URL, key from --api-key-env (default OPENAI_API_KEY)",
     ),
     "cascade": ModelFamily(
-        "cascade: VAD, ASR, chat LLM, espeak", "apex-voice cascade", "harness.agents.cascade:CascadeAgent", "realtime",
+        "cascade: VAD, ASR, chat LLM, hibari", "apex-voice cascade", "harness.agents.cascade:CascadeAgent", "realtime",
         "local VAD, ASR and TTS around a chat-completions LLM (--endpoint URL)",
     ),
 }

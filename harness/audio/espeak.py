@@ -29,7 +29,6 @@ from .silence_trim import sound_span
 from .tts_cache import TtsCache, default_cache_dir
 
 __all__ = [
-    "AGENT_VOICE",
     "DEFAULT_RATE_WPM",
     "DEFAULT_USER_VOICE",
     "PERSONA_VOICES",
@@ -42,8 +41,6 @@ __all__ = [
 #: Persona ``voice_id`` → espeak-ng voice (female f2/f4, male m3).
 PERSONA_VOICES: dict[str, str] = {"voice_01": "en-us+f4", "voice_03": "en-us+f2", "voice_07": "en-us+m3"}
 DEFAULT_USER_VOICE = "en-us+f2"
-#: The oracle agent's voice: distinct from every user voice.
-AGENT_VOICE = "en-us+m7"
 DEFAULT_RATE_WPM = 175
 #: Bump when resampling/trimming/word timing changes, so cached clips are not reused.
 _POSTPROCESS_VERSION = "1"

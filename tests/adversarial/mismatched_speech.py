@@ -1,7 +1,7 @@
 """Oracle agents whose words are right and whose audio says something else (issue 33, break 1).
 
 Each is the oracle with another synthesizer: its transcript is the reference wording, word for
-word, while the espeak audio it plays carries other words. Importable as ``module:Class`` for
+word, while the audio it plays, in the oracle's own voice, carries other words. Importable as ``module:Class`` for
 ``apex-voice run --model ... --trust-adapter``: not being privileged, it is given no reference
 policy, so it reads the task's ``reference/policy.yaml`` from disk, as such an adapter can.
 """
@@ -12,7 +12,7 @@ import dataclasses
 
 from harness.agents.oracle_voice import OracleVoiceAgent
 from harness.agents.realtime import SessionConfig
-from harness.audio import espeak
+from harness.audio.agent_voice import synthesize_agent_lines
 from harness.audio.clip import Clip
 from harness.tasks.dataset import BUNDLED_DATA, resolve_data
 from harness.tasks.loader import load_task
@@ -34,13 +34,13 @@ def unrelated_words(text: str) -> str:
 
 
 async def _unrelated_voice(texts: list[str]) -> dict[str, Clip]:
-    others = await espeak.synthesize([unrelated_words(t) for t in texts], espeak.AGENT_VOICE)
+    others = await synthesize_agent_lines([unrelated_words(t) for t in texts])
     return {t: _claiming(others[unrelated_words(t)], t) for t in texts}
 
 
 async def _shuffled_voice(texts: list[str]) -> dict[str, Clip]:
     """Turn k's words over turn k+1's audio (the last over the first)."""
-    clips = await espeak.synthesize(texts, espeak.AGENT_VOICE)
+    clips = await synthesize_agent_lines(texts)
     return {t: _claiming(clips[texts[(k + 1) % len(texts)]], t) for k, t in enumerate(texts)}
 
 
@@ -62,7 +62,7 @@ class _ReadsThePolicy(OracleVoiceAgent):
 
 
 class UnrelatedSpeechOracle(_ReadsThePolicy):
-    """The reference wording over espeak of unrelated words."""
+    """The reference wording over unrelated words, spoken."""
 
     model_id = "oracle+unrelated-speech"
 
@@ -84,7 +84,7 @@ def wrong_number_voice(line: str, said: str, instead: str):
 
     async def voice(texts: list[str]) -> dict[str, Clip]:
         spoken = [t.replace(said, instead) if t == line else t for t in texts]
-        clips = await espeak.synthesize(spoken, espeak.AGENT_VOICE)
+        clips = await synthesize_agent_lines(spoken)
         return {t: _claiming(clips[s], t) for t, s in zip(texts, spoken, strict=True)}
 
     return voice

@@ -22,6 +22,9 @@ __all__ = ["RETRY_AFTER_S", "Handshake", "LoopbackFake", "discriminated"]
 
 #: Seconds a 429 asks the client to wait.
 RETRY_AFTER_S = 7
+#: The scripted provider's voice: espeak, whose clips carry word timings (a response cut mid-line
+#: transcribes the words its audio reached), which the harness's own agent voice does not give.
+PROVIDER_VOICE = "en-us+m7"
 
 
 def discriminated(union: Any) -> TypeAdapter[Any]:
@@ -73,7 +76,7 @@ class LoopbackFake:
 
     async def __aenter__(self) -> Any:
         texts = sorted({t.text for t in self.turns if t.text})
-        self.clips = await espeak.synthesize(texts, espeak.AGENT_VOICE) if texts else {}
+        self.clips = await espeak.synthesize(texts, PROVIDER_VOICE) if texts else {}
         self._server = await serve(self._serve, "127.0.0.1", 0, process_request=self._process_request, max_size=None, compression=None)
         return self
 
