@@ -189,3 +189,16 @@ def test_the_stray_code_check_sees_a_code_and_leaves_other_words_alone(tmp_path)
     )
     assert stray_codes(tmp_path) == ["harness/x.py:1: 'hung'", "harness/x.py:2: 'refused'",
                                      "harness/x.py:3: 'agent_failed'", "harness/x.py:4: 'harness_bug'"]
+
+
+def test_an_adapter_error_carries_its_code_as_a_plain_string():
+    """Regression: ``AdapterErrorCode`` members (a str subclass) reached the agent boundary's event
+    check, which takes no str subclass, and a ws:// agent's 1009 close became ``malformed_event``
+    instead of ``over_limit``."""
+    from harness.agents.realtime import AdapterError
+    from harness.blame.codes import AdapterErrorCode
+
+    for code in AdapterErrorCode:
+        error = AdapterError("bound passed", kind="bad_request", code=code)
+        assert type(error.code) is str and error.code == code.value
+    assert AdapterError("x", code="rate_limit_exceeded").code == "rate_limit_exceeded"

@@ -17,6 +17,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from harness.blame.codes import AdapterErrorCode
+
 if TYPE_CHECKING:
     from harness.audio.frames import AudioFrame  # numpy: not loaded for a text campaign
     from harness.tasks.models import ReferencePolicy
@@ -177,6 +179,12 @@ class AdapterError:
     #: The provider's own code, or what our adapter says the peer did
     #: (:class:`~harness.blame.codes.AdapterErrorCode`).
     code: str | None = None
+
+    def __post_init__(self) -> None:
+        # Our adapters name the code by its enum member; the event carries the plain string, because
+        # the agent boundary takes no str subclass in an event (an agent's could lie about itself).
+        if isinstance(self.code, AdapterErrorCode):
+            object.__setattr__(self, "code", self.code.value)
 
     @property
     def transient(self) -> bool:
