@@ -23,7 +23,7 @@ async def test_a_passing_oracle_session_shows_every_pane(recorded_runs):
         transcript = _pane(app, "#transcript")
         assert "Hi! I just started at Tidewell" in transcript
         assert "Welcome to Tidewell!" in transcript
-        assert "barge-in evt_correct_fsa: yielded in 480 ms ok" in transcript
+        assert "barge-in evt_correct_fsa: yielded in 500 ms ok" in transcript
         tools = _pane(app, "#tools")
         assert "✓ get_enrollment_window({})" in tools
         assert "approval granted: submit_enrollment on enrollment_1" in tools
@@ -37,7 +37,9 @@ async def test_a_passing_oracle_session_shows_every_pane(recorded_runs):
         assert agent_lane.startswith("agent") and set(agent_lane) & set(BARS)
         assert "A" in marks and "T" in marks
         n = len(app.cursor.events)
-        assert f"2:17.3 / 2:17.3  event {n}/{n}" in _pane(app, "#replay-bar")
+        end_ms = app.cursor.events[-1].media_time_ms  # the session's end, shown at the last event
+        end = f"{end_ms // 60_000}:{end_ms % 60_000 / 1000:04.1f}"
+        assert f"{end} / {end}  event {n}/{n}" in _pane(app, "#replay-bar")
 
 
 async def test_a_failing_noop_session_shows_why(recorded_runs):

@@ -122,7 +122,7 @@ def test_the_campaign_index_lists_every_planned_cell_with_why_it_is_unscored(vie
 def test_the_duplex_figures_of_a_cell_come_from_its_record(viewer_runs):
     (row,) = read_site(viewer_runs["oracle"]).index.cells
     assert row.status == "passed" and row.reason == ""
-    assert row.fda == 1.0 and row.stop_ms == 480.0 and row.duplex_events == 1 and row.overlap_pct == 0.35
+    assert row.fda == 1.0 and row.stop_ms == 500.0 and row.duplex_events == 1 and row.overlap_pct == 0.36
 
 
 def test_a_directory_of_campaigns_a_rep_and_a_session_directory_are_read(viewer_runs):
