@@ -86,7 +86,7 @@ async def synthesize_agent_lines(texts: list[str], *, cache_dir: Path | None = N
     if store is not None:
         for text in unique:
             keys[text] = TtsCache.key(engine_version(), _POSTPROCESS_VERSION, _VOICE, _SEED, SAMPLE_RATE, text)
-            hit = store.load(keys[text], text, AGENT_VOICE)
+            hit = await asyncio.to_thread(store.load, keys[text], text, AGENT_VOICE)  # file reads: off the loop
             if hit is not None:
                 clips[text] = hit
     for text in unique:
@@ -94,5 +94,5 @@ async def synthesize_agent_lines(texts: list[str], *, cache_dir: Path | None = N
             continue
         clips[text] = await asyncio.to_thread(_render, text)
         if store is not None:
-            store.store(keys[text], clips[text])
+            await asyncio.to_thread(store.store, keys[text], clips[text])
     return {text: clips[text] for text in unique}

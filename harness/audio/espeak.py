@@ -149,7 +149,7 @@ async def synthesize(
         version = await asyncio.to_thread(engine_version)
         for text in unique:
             keys[text] = TtsCache.key(version, _POSTPROCESS_VERSION, voice, rate_wpm, SAMPLE_RATE, text)
-            hit = store.load(keys[text], text, source)
+            hit = await asyncio.to_thread(store.load, keys[text], text, source)  # file reads: off the loop
             if hit is not None:
                 clips[text] = hit
     missing = [t for t in unique if t not in clips]
@@ -160,7 +160,7 @@ async def synthesize(
             raw = await _synthesize_in_fresh_process(text, voice, rate_wpm)
         clips[text] = _postprocess(text, voice, raw)
         if store is not None:
-            store.store(keys[text], clips[text])
+            await asyncio.to_thread(store.store, keys[text], clips[text])
 
     await asyncio.gather(*(render(text) for text in missing))
     return {text: clips[text] for text in unique}
