@@ -11,6 +11,7 @@ import pytest
 from harness.audio.agent_asr import (
     ASR_MODEL_ENV,
     AgentTranscriber,
+    FITTED_MAX_S,
     AsrUnavailableError,
     PocketsphinxRecognizer,
     WhisperRecognizer,
@@ -66,3 +67,15 @@ async def test_pocketsphinx_stays_available_as_the_light_fallback(agent_line):
     words = await transcriber.transcribe(agent_line)
     assert words and words == await transcriber.transcribe(agent_line)
     assert transcriber.describe()["asr"] == "pocketsphinx"
+
+
+async def test_a_segment_is_heard_in_a_fitted_window_and_long_audio_in_30_s_windows(agent_line):
+    """Both paths hear the same words: the fitted window (a segment) and faster-whisper's 30 s
+    windows (audio longer than FITTED_MAX_S, here the line after enough silence)."""
+    recognizer = WhisperRecognizer()
+    short = recognizer.transcribe_sync(agent_line)
+    silence = np.zeros(int((FITTED_MAX_S + 1) * 24_000), dtype=agent_line.dtype)
+    long = recognizer.transcribe_sync(np.concatenate([agent_line, silence]))
+    for heard in (short, long):
+        assert "best phone number to reach you" in heard.lower()
+    assert "fitted" in recognizer.describe()["window"]  # in the cache key: no entry of the old decoding is reused

