@@ -77,6 +77,7 @@ def _cells(sessions: int) -> list[tuple[str, int]]:
 
 async def bench_burst(events: list[RunEvent], sessions: int) -> float:
     app = MonitorApp()
+    app.inbox.max_events = len(events) * sessions  # measure folding all of them, none skipped
     async with app.run_test(size=(160, 48)) as pilot:
         app.inbox.append(CampaignSeen("oracle", tuple(_cells(sessions))))
         app.flush()

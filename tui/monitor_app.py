@@ -8,16 +8,16 @@ and hands the result to the visible screen, so a burst of events costs one redra
 from __future__ import annotations
 
 import time
-from collections import deque
 from pathlib import Path
 
 from textual.worker import get_current_worker
 
 from .app_base import TuiApp
+from .inbox import Inbox
 from .screens import CampaignScreen, SessionDetail, SessionScreen
 from .sources.runs_dir import RunsDirWatcher, WatchTarget, watch_target
 from .state.campaign_view import CampaignView, CellKey
-from .state.updates import Update, apply_update
+from .state.updates import apply_update
 from .widgets.campaign_table import CampaignTable
 
 __all__ = ["REFRESH_S", "MonitorApp", "WatchApp"]
@@ -40,8 +40,8 @@ class MonitorApp(TuiApp):
     def __init__(self) -> None:
         super().__init__()
         self.campaign = CampaignView()
-        #: Updates from the sources; ``deque.append``/``popleft`` are thread-safe.
-        self.inbox: deque[Update] = deque()
+        #: Updates from the sources (any thread), bounded by the events it holds.
+        self.inbox = Inbox()
         #: The screen drawn last, when, and the campaign view it was handed.
         self._drawn: tuple[object, float, CampaignView | None] = (None, 0.0, None)
         #: The cell opened at start (``watch`` of a rep or session directory), over the table.
@@ -114,8 +114,10 @@ class WatchApp(MonitorApp):
         self.run_worker(self._tail, thread=True, exit_on_error=False, name="tail", group="source")
 
     def _tail(self) -> None:
-        watcher = RunsDirWatcher(self.target, self.inbox.append)
         worker = get_current_worker()
+        # A file can wait: the tail reads on once the UI has caught up, so `watch` skips no event.
+        watcher = RunsDirWatcher(self.target, lambda update: self.inbox.put_when_room(
+            update, lambda: worker.is_cancelled))
         while not worker.is_cancelled:
             if not watcher.poll():
                 time.sleep(IDLE_POLL_S)

@@ -282,6 +282,9 @@ class SessionView:
     gates: Gates = field(default_factory=Gates)
     verdict: Verdict | None = None
     errors: tuple[str, ...] = ()
+    #: Events the live view never received (they came faster than it could follow; the session's
+    #: ``events.jsonl`` has them): what is drawn is incomplete.
+    skipped_events: int = 0
 
     def artifact(self, artifact_id: str) -> ArtifactView | None:
         return next((a for a in self.artifacts if a.artifact_id == artifact_id), None)

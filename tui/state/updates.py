@@ -16,7 +16,8 @@ from harness.events import RunEvent
 from .campaign_view import CampaignView, CellKey, CellResult, with_cells, with_event, with_result
 from .session_view import SessionView, evolve
 
-__all__ = ["CampaignFinished", "CampaignSeen", "EventsRead", "ResultRead", "SessionRestarted", "Update", "apply_update"]
+__all__ = ["CampaignFinished", "CampaignSeen", "EventsRead", "EventsSkipped", "ResultRead", "SessionRestarted", "Update",
+           "apply_update"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,14 @@ class CampaignSeen:
 class EventsRead:
     key: CellKey
     events: tuple[RunEvent, ...]
+
+
+@dataclass(frozen=True)
+class EventsSkipped:
+    """A session's events the inbox did not keep: they came faster than the UI could fold them."""
+
+    key: CellKey
+    count: int
 
 
 @dataclass(frozen=True)
@@ -54,7 +63,7 @@ class CampaignFinished:
     summary: str
 
 
-Update = CampaignSeen | EventsRead | SessionRestarted | ResultRead | CampaignFinished
+Update = CampaignSeen | EventsRead | EventsSkipped | SessionRestarted | ResultRead | CampaignFinished
 
 
 def _seen(campaign: CampaignView, update: CampaignSeen) -> CampaignView:
@@ -69,6 +78,12 @@ def _events(campaign: CampaignView, update: EventsRead) -> CampaignView:
     for event in update.events:
         campaign = with_event(campaign, update.key, event)
     return campaign
+
+
+def _skipped(campaign: CampaignView, update: EventsSkipped) -> CampaignView:
+    session = campaign.sessions.get(update.key) or SessionView(task_id=update.key[0], model_id=campaign.model)
+    return evolve(campaign, sessions=MappingProxyType({**campaign.sessions, update.key: evolve(
+        session, skipped_events=session.skipped_events + update.count)}))
 
 
 def _restarted(campaign: CampaignView, update: SessionRestarted) -> CampaignView:
@@ -89,6 +104,7 @@ def _finished(campaign: CampaignView, update: CampaignFinished) -> CampaignView:
 _APPLY: dict[type, Callable[[CampaignView, Any], CampaignView]] = {
     CampaignSeen: _seen,
     EventsRead: _events,
+    EventsSkipped: _skipped,
     SessionRestarted: _restarted,
     ResultRead: _result,
     CampaignFinished: _finished,

@@ -113,6 +113,8 @@ def render_status(view: SessionView) -> Text:
         text.append(" ")
     if view.gates.pts is not None:
         text.append(f"pts {view.gates.pts} ", style="bold")
+    if view.skipped_events:  # a flood outran the live view: what is drawn is incomplete (events.jsonl is not)
+        text.append(f"{view.skipped_events} events not shown ", style="yellow")
     text.append(f"· {view.model_id} · {view.task_id}", style="dim")  # the task id is what gets cut
     return text
 
