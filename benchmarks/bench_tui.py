@@ -11,13 +11,16 @@ session's. Figures:
 - view, burst: events/s the app absorbs (inbox → campaign view → redraw of the open screen) when
   every session's events arrive at once;
 - view, paced: CPU share (process time / wall time) of the headless app fed ``--sessions``
-  sessions at real-time pace, with the campaign table open, then with one session's view open.
+  sessions at real-time pace, with the campaign table open, then with one session's view open;
+- flood: one session's bus sending ``--flood`` events at once, as an agent flooding its session
+  makes it (the inbox keeps at most ``tui.inbox.MAX_EVENTS``): peak RSS growth and what was kept.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -29,6 +32,7 @@ from harness.events import EventType, RunEvent
 from harness.session.duplex_runner import DuplexConfig, run_duplex_session
 from harness.session.environment_port import InProcessEnvironment
 from harness.tasks.loader import load_task
+from tui.inbox import MAX_EVENTS
 from tui.monitor_app import MonitorApp
 from tui.screens import SessionScreen
 from tui.state import reduce_all
@@ -128,11 +132,24 @@ async def bench_paced(events: list[RunEvent], sessions: int, seconds: float, *, 
     return cpu / wall, fed / wall
 
 
+def bench_flood(events: list[RunEvent], flood: int) -> tuple[float, int]:
+    """(peak RSS growth in MiB, events kept) when one session's bus sends ``flood`` events before
+    the UI folds any (``ru_maxrss``: run this last, it only ever rises)."""
+    app = MonitorApp()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    signal = next(e for e in events if e.type == EventType.AGENT_TEXT)
+    for seq in range(flood):  # a fresh event each time, as a bus makes them
+        app.inbox.append(EventsRead(("task_00", 0), (signal.model_copy(update={"seq": seq, "payload": dict(signal.payload)}),)))
+    grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    return grown, len(app.inbox)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--level-window-ms", type=int, default=100)
+    parser.add_argument("--flood", type=int, default=1_000_000)
     args = parser.parse_args()
 
     recorded = asyncio.run(_record_session())
@@ -152,6 +169,9 @@ def main() -> None:
         share, fed = asyncio.run(bench_paced(events, args.sessions, args.seconds, open_session=open_session))
         print(f"view, paced ({label} open): {fed:.0f} events/s fed, UI process CPU {share:.1%} of one core "
               f"(target < 10%)")
+    grown, kept = bench_flood(events, args.flood)
+    print(f"flood of {args.flood:,} events from one session: {kept:,} kept (bound {MAX_EVENTS:,}), "
+          f"peak RSS +{grown:.0f} MiB")
 
 
 if __name__ == "__main__":
