@@ -89,9 +89,10 @@ def test_a_media_stream_bot_through_the_cli(tmp_path):
     # The bot's own call reached the task server, which recorded it.
     (call,) = [e["payload"] for e in events if e["type"] == "TOOL_CALL"]
     assert call["tool"] == "get_unit_record" and call["source"] == "server"
-    # The user heard the greeting from the played audio, through ASR.
+    # The user heard the greeting from the played audio, through ASR (the words tiny.en gets every
+    # time out of espeak over 8 kHz mu-law: "quarterly" comes out "orderly" as often as not).
     ((heard_ms, heard),) = [(e["media_time_ms"], e["payload"]) for e in events if e["type"] == "AGENT_TEXT"]
-    assert heard["source"] == "asr" and "quarterly inspection" in heard["text"].lower(), heard
+    assert heard["source"] == "asr" and "ready to take down your readings" in heard["text"].lower(), heard
     # The user answers what it heard: its next turn starts once ASR has made the greeting out.
     greeting_end = next(e["media_time_ms"] for e in events if e["type"] == "AGENT_AUDIO_END")
     next_turn = [e["media_time_ms"] for e in events if e["type"] == "USER_AUDIO_START" and e["media_time_ms"] > greeting_end]
