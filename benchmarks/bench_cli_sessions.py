@@ -15,8 +15,11 @@ Media seconds are each session's ``RUN_END`` media time (C0: the text session's 
 unmeasured run writes the bytecode caches, as installing the package would.
 
 Usage: python benchmarks/bench_cli_sessions.py [--tasks N] [--repeat N] [--conditions C0,C2] [--repo DIR] [--json FILE]
+       [--cold-asr]
 (``--json`` also writes the figures per condition, for ``bench_speed.py``; ``--repo`` measures another
-checkout of this project, e.g. an earlier commit, with this script's method.)
+checkout of this project, e.g. an earlier commit, with this script's method; ``--cold-asr`` gives every
+measured run an empty ASR content cache, as an agent whose audio was never heard before meets it —
+without it, the warm-up run fills the cache and the oracle's recurring clips are looked up.)
 """
 
 from __future__ import annotations
@@ -50,14 +53,14 @@ class Run:
     media_s: list[float]
 
 
-def _run(repo: Path, condition: str, tasks: list[str], out: Path) -> Run:
+def _run(repo: Path, condition: str, tasks: list[str], out: Path, env: dict[str, str] | None = None) -> Run:
     command = [sys.executable, "-m", "harness.cli.main", "run", "--condition", condition, "--model", "oracle",
                "--sandbox", "local", "--out", str(out)]
     for task in tasks:
         command += ["--only", task]
     started = time.monotonic()
     process = subprocess.Popen(command, cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               env=_ENV | {"PYTHONPATH": str(repo)})
+                               env=_ENV | {"PYTHONPATH": str(repo)} | (env or {}))
     assert process.stderr is not None
     stderr = process.stderr.read()
     _, status, usage = os.wait4(process.pid, 0)
@@ -71,12 +74,14 @@ def _run(repo: Path, condition: str, tasks: list[str], out: Path) -> Run:
     return Run(usage.ru_utime + usage.ru_stime, wall, len(media), media)
 
 
-def _best(repo: Path, condition: str, tasks: list[str], repeat: int, scratch: Path) -> Run:
+def _best(repo: Path, condition: str, tasks: list[str], repeat: int, scratch: Path, *, cold_asr: bool = False) -> Run:
     runs = []
     for attempt in range(repeat):
         out = scratch / f"{condition}-{len(tasks)}-{attempt}"
-        runs.append(_run(repo, condition, tasks, out))
+        cache = scratch / f"asr-{condition}-{len(tasks)}-{attempt}"
+        runs.append(_run(repo, condition, tasks, out, {"APEX_VOICE_ASR_CACHE": str(cache)} if cold_asr else None))
         shutil.rmtree(out, ignore_errors=True)
+        shutil.rmtree(cache, ignore_errors=True)
     return min(runs, key=lambda r: r.cpu_s)
 
 
@@ -97,18 +102,20 @@ def main() -> None:
     parser.add_argument("--conditions", default="C0,C2")
     parser.add_argument("--repo", type=Path, default=REPO, help="the checkout to measure (default: this one)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
+    parser.add_argument("--cold-asr", action="store_true", help="an empty ASR content cache for every measured run")
     args = parser.parse_args()
     repo = args.repo.resolve()
     figures: dict[str, dict[str, float]] = {}
     tasks = _demo_tasks(repo)[: args.tasks]
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as scratch_dir:
         scratch = Path(scratch_dir)
-        print(f"oracle through `apex-voice run --sandbox local` of {repo}, best of {args.repeat}; load {os.getloadavg()[0]:.1f}")
+        print(f"oracle through `apex-voice run --sandbox local` of {repo}, best of {args.repeat}"
+              f"{', ASR cache cold' if args.cold_asr else ''}; load {os.getloadavg()[0]:.1f}")
         _run(repo, args.conditions.split(",")[-1], tasks[:1], scratch / "warm-up")  # writes the bytecode caches
         print(f"{'cond':<5}{'tasks':>6}{'CPU-s':>8}{'wall-s':>8}{'media-s':>9}{'media-s/CPU-s':>15}")
         for condition in args.conditions.split(","):
-            one = _best(repo, condition, tasks[:1], args.repeat, scratch)
-            many = _best(repo, condition, tasks, args.repeat, scratch)
+            one = _best(repo, condition, tasks[:1], args.repeat, scratch, cold_asr=args.cold_asr)
+            many = _best(repo, condition, tasks, args.repeat, scratch, cold_asr=args.cold_asr)
             for run in (one, many):
                 media = sum(run.media_s)
                 print(f"{condition:<5}{run.sessions:>6}{run.cpu_s:>8.2f}{run.wall_s:>8.1f}{media:>9.1f}{media / run.cpu_s:>15.1f}")

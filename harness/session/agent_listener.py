@@ -7,6 +7,11 @@ claimed words are released only as far as the recognised words carry them. A res
 over is logged (``SPEECH_AGREEMENT``) once its last segment is heard, and its heard text observed;
 audio without words is heard through the same ASR, and text the patterns did not place through the
 LLM observer, also off the frame.
+
+A response without words (a bot on a phone line) is heard segment by segment while it plays, so a
+read-back reaches the user mid-response; once it is over, its played audio is heard once more
+whole (up to ``FITTED_MAX_S``), and that is what the user takes from it: Whisper makes out a word
+better with the sentence around it than from the piece a pause cut off ("FSA" alone comes out "FFS").
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ from collections import Counter
 
 import numpy as np
 
-from harness.audio.agent_asr import AgentTranscriber, asr_available, shared_transcriber
+from harness.audio.agent_asr import FITTED_MAX_S, AgentTranscriber, asr_available, shared_transcriber
+from harness.audio.frames import SAMPLE_RATE
 from harness.events import EventBus, EventType
 from harness.user.llm_act_observer import LlmActClassifier
 
@@ -24,6 +30,9 @@ from .heard_speech import HeardSlice, HeardSpeech, Hearing, Segment
 from .user_driver import UserDriver
 
 __all__ = ["AgentListener"]
+
+#: Samples of a wordless response kept to hear it whole once over; a longer one is not re-heard.
+WHOLE_MAX_SAMPLES = FITTED_MAX_S * SAMPLE_RATE
 
 
 class AgentListener:
@@ -38,6 +47,9 @@ class AgentListener:
         self._asr_missing = False
         #: The last window scanned and its act keys: the next slice of the same item starts with it.
         self._last_scan: tuple[str | None, list[str]] = (None, [])
+        #: Played audio of each wordless response so far, to hear it whole once over (``None``:
+        #: longer than ``WHOLE_MAX_SAMPLES``, heard by its segments only).
+        self._whole: dict[str, list[np.ndarray] | None] = {}
 
     async def played(self, pcm: np.ndarray, played: list[tuple[str, str | None, int]], t: int) -> None:
         """The agent frame that played: its words become heard, and paused speech goes to ASR."""
@@ -70,16 +82,36 @@ class AgentListener:
         async def deliver(text: str, at: int) -> None:
             await self._recognised(segment, text, at)
 
+        self._keep_whole(segment)
         self._work.submit("asr", self._transcribe(segment.pcm, t), due_ms=t, deliver=deliver)
+
+    def _keep_whole(self, segment: Segment) -> None:
+        if self.hearing.has_words(segment.response_id):
+            return
+        kept = self._whole.setdefault(segment.response_id, [])
+        if kept is not None:
+            kept.append(segment.pcm)
+            if sum(len(pcm) for pcm in kept) > WHOLE_MAX_SAMPLES:
+                self._whole[segment.response_id] = None
 
     async def _recognised(self, segment: Segment, text: str, t: int) -> None:
         for heard in self.hearing.recognised(segment, text):
             await self._observe_streaming(heard, t)
-        if segment.final:
+        if not segment.final:
+            return
+        whole = self._whole.pop(segment.response_id, None)
+        if whole is None or len(whole) < 2 or self.hearing.has_words(segment.response_id):
             await self._settle(segment.response_id, t)
+            return
 
-    async def _settle(self, response_id: str, t: int) -> None:
-        """A response is over and heard: its last words, its record, and what the user makes of it."""
+        async def settle_whole(text: str, at: int) -> None:
+            await self._settle(segment.response_id, at, heard_whole=text)
+
+        self._work.submit("asr", self._transcribe(np.concatenate(whole), t), due_ms=t, deliver=settle_whole)
+
+    async def _settle(self, response_id: str, t: int, *, heard_whole: str | None = None) -> None:
+        """A response is over and heard: its last words, its record, and what the user makes of it
+        (of a wordless response heard whole, ``heard_whole``)."""
         for heard in self.hearing.finish(response_id):
             await self._observe_streaming(heard, t)
         row = self.hearing.row(response_id)
@@ -89,7 +121,8 @@ class AgentListener:
         if row["transcript_chars"]:
             await self._hear_response(response_id, "adapter", self.hearing.heard_text(response_id), t)
         else:
-            await self._hear_response(response_id, "asr", self.hearing.asr_utterance(response_id), t)
+            text = self.hearing.asr_utterance(response_id) if heard_whole is None else heard_whole
+            await self._hear_response(response_id, "asr", text, t)
 
     async def _observe_streaming(self, heard: HeardSlice, t: int) -> None:
         """Acts in words just heard fire their events at once, while the agent is still speaking.
