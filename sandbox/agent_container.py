@@ -118,7 +118,7 @@ async def start_agent_container(
         launch.timings["ready_s"] = round(ready_s, 4)
         launch.timings["start_to_ready_s"] = round(time.monotonic() - started, 4)
         yield AgentContainer(
-            url=f"ws://{launch.address}:{config.port}{REALTIME_PATH}",
+            url=f"ws://{launch.address}:{config.port}{config.path}",
             container_id=launch.container_id,
             name=launch.name,
             address=launch.address,

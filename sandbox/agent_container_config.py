@@ -30,6 +30,8 @@ class AgentContainerConfig:
     tmpfs_size: str = "64m"  # /tmp (counted in mem_limit): caches, synthesized speech
     nofile: int = 1024
     port: int = AGENT_PORT
+    #: The websocket path the image serves (OpenAI Realtime's, or a telephony bot's).
+    path: str = REALTIME_PATH
     ready_timeout_s: float = 60.0
     #: The image's command, replaced (the adapter-host image is told which adapter to host).
     command: tuple[str, ...] | None = None

@@ -27,7 +27,9 @@ adapter at that URL with no key; ``twilio+ws://`` (``twilio+wss://``) is a telep
 as Twilio Media Streams reaches it (:mod:`harness.agents.media_stream`, docs/telephony.md);
 ``container:IMAGE`` is any image serving that protocol on port
 8765, run per session in its own hardened container on the session's network (``--sandbox
-docker``; never privileged; native tool mode; docs/agent-containers.md). An entry with an
+docker``; never privileged; native tool mode; docs/agent-containers.md), and
+``twilio+container:IMAGE`` an image serving Twilio Media Streams there instead (at
+``/media-stream``: a telephony bot packaged as an image; docs/telephony.md). An entry with an
 ``agent_image`` (the native oracle) runs in that image's container under ``--sandbox docker`` and
 in-process otherwise.
 """
@@ -42,13 +44,34 @@ from importlib.metadata import entry_points
 from typing import Any, Literal
 
 from harness.blame.codes import AgentKind
+from sandbox.agent_container_config import REALTIME_PATH
 
 from .agent_text import safe_text
 from .realtime import RealtimeAdapter
 
-__all__ = ["CONTAINER_ADAPTER", "MODELS", "PREFIXES", "ModelFamily", "ModelSpec", "UnknownModelError", "get_model"]
+__all__ = ["CONTAINER_ADAPTER", "MODELS", "OPENAI_REALTIME_WIRE", "PREFIXES", "TWILIO_WIRE", "ContainerWire", "ModelFamily",
+           "ModelSpec", "UnknownModelError", "get_model"]
 
 CONTAINER_ADAPTER = "harness.agents.container_agent:ContainerAgentAdapter"
+
+
+@dataclass(frozen=True)
+class ContainerWire:
+    """How the harness speaks to an agent in its container: the client adapter (``"module:Class"``,
+    built with ``endpoint=``) and the websocket path the image serves on port 8765."""
+
+    client: str
+    path: str
+
+    def connect(self, url: str) -> RealtimeAdapter:
+        """A fresh client of the container (or adapter host) serving this wire at ``url``."""
+        module_name, _, class_name = self.client.partition(":")
+        adapter: RealtimeAdapter = getattr(importlib.import_module(module_name), class_name)(endpoint=url)
+        return adapter
+
+
+OPENAI_REALTIME_WIRE = ContainerWire(CONTAINER_ADAPTER, REALTIME_PATH)
+TWILIO_WIRE = ContainerWire("harness.agents.media_stream:TwilioMediaStreamAdapter", "/media-stream")
 #: The native oracle's image (``sandbox/image_build.py`` builds it as ``native-oracle``).
 NATIVE_ORACLE_IMAGE = "apex-voice/native-oracle:latest"
 
@@ -86,8 +109,10 @@ class ModelSpec:
     options: dict[str, Any] = field(default_factory=dict)
     #: An image serving the OpenAI Realtime protocol on port 8765: with a docker sandbox the agent
     #: runs there, one container per session (``sandbox.agent_container``), reached through
-    #: :class:`~harness.agents.container_agent.ContainerAgentAdapter`.
+    #: :class:`~harness.agents.container_agent.ContainerAgentAdapter` (``container_wire``).
     agent_image: str | None = None
+    #: What the image serves, for ``agent_image``: OpenAI Realtime, or Twilio Media Streams.
+    container_wire: ContainerWire = OPENAI_REALTIME_WIRE
     #: Whose code runs and who is behind it, which decides blame at the agent boundary
     #: (``harness.blame.origin_table``): ``builtin`` — the harness's own agent (its failures are our bugs);
     #: ``provider`` — our adapter for a provider's API (its transient failures are retried a bounded
@@ -102,8 +127,9 @@ class ModelSpec:
 
     @property
     def container_only(self) -> bool:
-        """The agent exists only as its image (``container:IMAGE``): it needs a docker sandbox."""
-        return self.agent_image is not None and self.adapter == CONTAINER_ADAPTER
+        """The agent exists only as its image (``container:IMAGE``, ``twilio+container:IMAGE``): it
+        needs a docker sandbox (its adapter is the client of its container, nothing in process)."""
+        return self.agent_image is not None and self.adapter == self.container_wire.client
 
     @property
     def deterministic(self) -> bool:
@@ -260,6 +286,25 @@ def _container_image(key: str) -> ModelSpec:
     )
 
 
+def _media_stream_image(key: str) -> ModelSpec:
+    """``twilio+container:IMAGE``: a telephony bot packaged as an image, run per session in its own
+    container like ``container:IMAGE`` and reached as Twilio Media Streams reaches a bot."""
+    image = key.partition(":")[2]
+    if not image:
+        raise UnknownModelError("twilio+container:IMAGE needs an image name, e.g. twilio+container:my-bot:latest")
+    return ModelSpec(
+        key=key,
+        display_name=f"media-stream bot container {image}",
+        provider="agent image",
+        adapter=TWILIO_WIRE.client,
+        tool_modes=("native",),
+        agent_image=image,
+        container_wire=TWILIO_WIRE,
+        agent_kind="remote_agent",
+        notes=f"Twilio Media Streams on port 8765 at {TWILIO_WIRE.path}, in its own container (--sandbox docker)",
+    )
+
+
 def _media_stream(key: str) -> ModelSpec:
     """``twilio+ws://HOST:PORT/PATH``: a telephony bot reached as Twilio Media Streams reaches it
     (the harness plays the phone network; the bot calls the task's tools itself; docs/telephony.md)."""
@@ -283,6 +328,7 @@ PREFIX_FACTORIES: dict[str, Callable[[str], ModelSpec]] = {
     "wss://": _openai_compatible,
     "twilio+ws://": _media_stream,
     "twilio+wss://": _media_stream,
+    "twilio+container:": _media_stream_image,
     "container:": _container_image,
 }
 
@@ -362,7 +408,7 @@ def get_model(key: str, *, trust_adapter: bool = False) -> ModelSpec:
         f"unknown model {key!r}; known models: {', '.join([*MODELS, *installed])} "
         f"(or {', '.join(f'{p}:MODEL' for p in PREFIXES)}, an adapter as package.module:Class, "
         "an OpenAI-Realtime server as ws://HOST:PORT/PATH, a telephony bot as twilio+ws://HOST:PORT/PATH, "
-        "or an agent image as container:IMAGE)"
+        "or an agent image as container:IMAGE (twilio+container:IMAGE for a telephony bot's))"
     )
 
 

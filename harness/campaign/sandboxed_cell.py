@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from harness.agents.adapter_process import AdapterProcess, start_adapter_process
 from harness.agents.model_endpoint import model_endpoint
 from harness.agents.realtime import McpEndpoint, RealtimeAdapter
-from harness.agents.registry import ModelSpec
+from harness.agents.registry import OPENAI_REALTIME_WIRE, ContainerWire, ModelSpec
 from harness.blame.errors import AgentFailure
 from harness.blame.origin_table import agent_start_failed
 from harness.campaign.session_record import record_from_session
@@ -208,7 +208,7 @@ class SandboxedCellRunner:
             if not self._image_ready:
                 await asyncio.to_thread(ensure_agent_image, image)
                 self._image_ready = True
-        config = replace(self.agent_limits or AgentContainerConfig(image=image), image=image)
+        config = replace(self.agent_limits or AgentContainerConfig(image=image), image=image, path=self._wire.path)
         if self.model.hosted_adapter is not None:
             config = hosted_container_config(self.model.hosted_adapter, config, task_dirs=self.task_dirs.values(),
                                              environment=self.adapter_env)
@@ -223,14 +223,18 @@ class SandboxedCellRunner:
                 agent = failure
             yield agent
 
+    @property
+    def _wire(self) -> ContainerWire:
+        """What the agent's container or host process serves: a hosted adapter's host always speaks
+        OpenAI Realtime; an image, what its model says."""
+        return OPENAI_REALTIME_WIRE if self.model.hosted_adapter is not None else self.model.container_wire
+
     def create_adapter(self, sandbox_env: SandboxEnvironment) -> RealtimeAdapter:
         """A fresh adapter: the model's own, or the client of its agent container or host process."""
         agent = sandbox_env.metadata.get("agent_container") or sandbox_env.metadata.get("agent_process")
         if agent is None:
             return self.model.create_adapter()
-        from harness.agents.container_agent import ContainerAgentAdapter
-
-        return ContainerAgentAdapter(endpoint=agent["url"])
+        return self._wire.connect(agent["url"])
 
     async def run_session(
         self,

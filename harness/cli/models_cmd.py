@@ -59,7 +59,7 @@ class ModelRow(BaseModel):
 
 #: What follows each key prefix of :data:`PREFIX_FACTORIES` (a server address, or an image).
 _PREFIX_ARGUMENTS = {"ws://": "HOST:PORT/PATH", "wss://": "HOST:PORT/PATH", "twilio+ws://": "HOST:PORT/PATH",
-                     "twilio+wss://": "HOST:PORT/PATH", "container:": "IMAGE"}
+                     "twilio+wss://": "HOST:PORT/PATH", "twilio+container:": "IMAGE", "container:": "IMAGE"}
 #: The placeholder a family row shows for the model name its key takes.
 FAMILY_MODEL = "MODEL"
 
