@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from harness.agents.container_agent import ContainerAgentAdapter
+from harness.agents.media_stream import TwilioMediaStreamAdapter
 from harness.agents.native_oracle import NativeOracleAgent
 from harness.agents.registry import NATIVE_ORACLE_IMAGE, UnknownModelError, get_model
 from harness.blame.origin_table import classify
@@ -36,6 +37,22 @@ def test_container_prefix_names_any_image_never_privileged_and_native():
     assert isinstance(spec.create_adapter(), ContainerAgentAdapter)  # no I/O before a session
     with pytest.raises(UnknownModelError, match="needs an image name"):
         get_model("container:")
+
+
+def test_a_telephony_bot_image_is_reached_over_twilio_media_streams_at_its_path():
+    spec = get_model("twilio+container:my-bot:2")
+    assert spec.agent_image == "my-bot:2" and spec.container_only and spec.tool_modes == ("native",)
+    assert not spec.privileged and spec.agent_kind == "remote_agent"
+    runner = SandboxedCellRunner(model=spec, backend=LocalBackend(pool_size=0), task_dirs={},
+                                 speech=lambda bundle: None, tool_mode="native")
+    sandbox = _local_sandbox()
+    sandbox.metadata["agent_container"] = {"url": "ws://10.213.0.5:8765/media-stream"}
+    adapter = runner.create_adapter(sandbox)
+    assert isinstance(adapter, TwilioMediaStreamAdapter) and adapter.endpoint == "ws://10.213.0.5:8765/media-stream"
+    assert runner._wire.path == "/media-stream"  # the path the container is started (and probed) with
+    with pytest.raises(UnknownModelError, match="needs an image name"):
+        get_model("twilio+container:")
+    assert isinstance(get_model("container:my-agent:1").create_adapter(), ContainerAgentAdapter)
 
 
 def test_the_native_oracle_names_its_image_and_stays_in_process_without_docker():

@@ -25,3 +25,17 @@ def test_a_repeat_never_adds_words():
     kept = drop_repeats(pieces)
     assert kept == ["yes,", "of course.", "the claim is open."]
     assert all(piece in [p.strip() for p in pieces] for piece in kept)
+
+
+def test_a_repeat_misheard_the_second_time_is_still_a_repeat():
+    """From a bot's read-back over a phone line: the repeat's "red" broke the user's read-back pattern."""
+    assert drop_repeats(["Let me read that back.", "Let me red that back", "The incident happened on Thursday."]) == [
+        "Let me read that back.", "The incident happened on Thursday."]
+    assert drop_repeats(["I've changed it to $1,200 for the year.", "I've change it to 1,200 dollars"]) == [
+        "I've changed it to $1,200 for the year."]
+    assert drop_repeats(["which is $50 per paycheck,", "which is 50 dollars per paycheck"]) == ["which is $50 per paycheck,"]
+
+
+def test_new_words_that_begin_like_earlier_ones_are_kept():
+    pieces = ["Your dental plan is the PPO.", "Your vision plan is the basic one.", "Yes.", "Yes, of course I will."]
+    assert drop_repeats(pieces) == pieces

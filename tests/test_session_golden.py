@@ -29,9 +29,11 @@ again. Every grade is the same; every delivery keeps its outcome but for the ret
 onset); onsets move by up to 1.8 s and sessions run 1.3–10 s longer. hibari pauses about 800 ms between
 sentences (espeak 220–300 ms), longer than the 500 ms that closes a speech segment, so a response is
 now one ``AGENT_AUDIO_START``/``END`` pair per sentence (e.g. 10 → 26 in the claim intake).
-Then for the hearing check's cost (issue 33): a segment is decoded in a window fitted to it instead
-of Whisper's 30 s (``harness/audio/agent_asr.py``), so ``asr_text`` changed in most rows and 8 of 90
-rows say ``mismatch`` (was 9: the claim intake's claim number is now heard); nothing else changed.
+Then for the hearing check's cost (issue 33): a segment is decoded in a window fitted to it (at
+least 8 s) instead of Whisper's 30 s, and repeats of a piece already heard are dropped
+(``harness/audio/agent_asr.py``), so ``asr_text`` changed in most rows and 11 of 90 rows say
+``mismatch`` (was 9: the claim number is now heard; a "16-22 degree band" and a "July 16th" are
+not); nothing else changed.
 
 Delivery records (``DUPLEX_EVENT`` with ``expected_floor_action``) are kept whole, so a change in
 the speaking rule shows record by record; every other event is compared by a digest of its type,

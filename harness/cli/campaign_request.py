@@ -429,6 +429,11 @@ def _model_or_exit(
             typer.echo(f"error: model {key!r} takes no --endpoint or --provider-model", err=True)
             raise typer.Exit(2)
         return spec
+    if spec.container_only:  # its client is made per session, for its container's address
+        if endpoint is not None or provider_model is not None:
+            typer.echo(f"error: model {key!r} takes no --endpoint or --provider-model", err=True)
+            raise typer.Exit(2)
+        return spec
     try:
         spec.create_adapter()
     except TypeError:

@@ -89,9 +89,11 @@ Script = Callable[[BotCall], Awaitable[None]]
 class TwilioBotFake:
     """``async with TwilioBotFake(script) as bot:`` then ``--model bot.model``."""
 
-    def __init__(self, script: Script | None = None, *, path: str = "/media", close_code: int = 1000) -> None:
+    def __init__(self, script: Script | None = None, *, path: str = "/media", close_code: int = 1000,
+                 host: str = "127.0.0.1", port: int = 0) -> None:
         self.script = script
         self.path = path
+        self.host, self.port = host, port
         self.close_code = close_code
         #: Every message received, in order (JSON-decoded).
         self.received: list[dict[str, Any]] = []
@@ -116,7 +118,7 @@ class TwilioBotFake:
         return [m for m in self.received if m.get("event") == event]
 
     async def __aenter__(self) -> TwilioBotFake:
-        self._server = await serve(self._serve, "127.0.0.1", 0, max_size=None, compression=None)
+        self._server = await serve(self._serve, self.host, self.port, max_size=None, compression=None)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

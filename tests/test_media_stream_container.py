@@ -1,0 +1,49 @@
+"""A telephony bot packaged as an image (``--model twilio+container:IMAGE --sandbox docker``): it runs
+in its own hardened container on the session's network and is reached over Twilio Media Streams.
+
+The bot (``tests/fakes/twilio_container_bot.py``, built over the native-oracle image) gets its MCP
+endpoint from ``customParameters`` — the session network's address of the task server, which is
+the only thing it can reach — looks up the unit, speaks a greeting with a mark, and hangs up once
+the caller answers; a message breaking Twilio's documented shapes would make it hang up with 4000.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from harness.cli.main import app
+from tests.fakes.twilio_bot_image import BOT_REPOSITORY, build_twilio_bot_image
+from tests.test_media_stream_cli import _short_task
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+def test_a_telephony_bot_image_runs_in_its_own_container_on_the_session_network(tmp_path, docker_engine):
+    image = build_twilio_bot_image(docker_engine)
+    task_dir = _short_task(tmp_path)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", "--model", f"twilio+container:{image}", "--data", str(task_dir),
+                                      "--sandbox", "docker", "--repeats", "1", "--out", str(out)])
+    assert result.exit_code in (0, 1), result.output
+
+    (row,) = [json.loads(p.read_text()) for p in out.glob("*/rep0/result.json")]
+    assert row["error"] is None and row["tool_path"] == "mcp-agent" and not row["privileged"], row
+    container = row["sandbox"]["agent_container"]
+    assert container["image"] == image and container["url"].endswith(":8765/media-stream"), container
+    events = [json.loads(line) for line in next(out.glob("*/rep0/*/events.jsonl")).read_text().splitlines()]
+    assert not [e for e in events if e["type"] == "AGENT_ERROR"], "the bot found the harness's messages malformed"
+    signals = [e["payload"]["signal"] for e in events if e["type"] == "AGENT_SIGNAL"]
+    assert signals[-1] == "call_ended"  # its own hang-up (1000), not a failure
+    # Its call went from inside the container to the task server on the session's network.
+    (call,) = [e["payload"] for e in events if e["type"] == "TOOL_CALL"]
+    assert call["tool"] == "get_unit_record" and call["source"] == "server"
+    # The user heard its greeting from the audio that played.
+    heard = [e["payload"] for e in events if e["type"] == "AGENT_TEXT"]
+    assert heard and heard[0]["source"] == "asr" and "readings" in heard[0]["text"].lower(), heard
+    (info,) = [e["payload"]["metadata"] for e in events if e["type"] == "ADAPTER_INFO"]
+    assert info["marks"] == 1 and info["clears"] == 0
+    assert not docker_engine.containers.list(all=True, filters={"ancestor": image})  # removed with its session
+    assert image.startswith(BOT_REPOSITORY)
