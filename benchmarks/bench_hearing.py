@@ -35,29 +35,31 @@ segmenting changes): each segment of played speech (cut at 100 ms pauses after 1
 and Whisper encodes a full 30 s window for every segment, short or long. Every later run of the same
 agent audio (repetitions, reruns, the test suite) hits the content cache.
 
-Then a segment decoded in a window fitted to it (its audio and 2 s of silence, up to 27 s;
-``agent_asr.WhisperRecognizer._fitted``), same machine, load under 1:
-    ASR cold (whole lines)  44.9 CPU-s (42.0 CPU-ms per audio-s; was 77.5)
-    honest    agreement p5 0.90, p50 1.00; 0/90 below 0.5; 99.6 % of characters heard
-    shuffled  agreement p5 0.03, p50 0.12, max 0.50; 89/90 below 0.5; 13.1 % heard
-  The 90 lines cut into their 523 segments as a session cuts them (an experiment over ``WhisperRecognizer``,
-  greedy): 30 s windows 678 CPU-ms a segment, honest p5 0.88 / p50 1.00 / min 0.79; fitted windows
-  85 CPU-ms a segment (encoder 19, decoder 30, the rest features and resampling), p5 0.88 / p50
-  0.98 / min 0.74; shuffled identical (p50 0.12, 89/90 below 0.5). One or two threads cost the same.
-  The golden oracle sessions: 8 of 90 rows ``mismatch`` (was 9), every grade and time unchanged.
+Then a segment decoded in a window fitted to it (its audio and 2 s of silence, at least 8 s, up to
+27 s; ``agent_asr.WhisperRecognizer._fitted``) and repeats dropped (``drop_repeats``), load ~2:
+    ASR cold (whole lines)  35.9 CPU-s (33.6 CPU-ms per audio-s; was 77.5)
+    honest    agreement p5 0.87, p50 1.00; 0/90 below 0.5; 99.2 % of characters heard
+    shuffled  agreement p5 0.03, p50 0.12, max 0.50; 89/90 below 0.5; 13.0 % heard
+  The 90 lines cut into segments as a session cuts them (an experiment over ``WhisperRecognizer``),
+  clean and through the telephone path (8 kHz mu-law), agreement p5 / p50 / min and words heard
+  per word said p95:
+    clean, 30 s windows       678 CPU-ms a segment   0.88 / 1.00 / 0.79
+    clean, fitted (8 s min)   137 CPU-ms             0.88 / 0.98 / 0.79   1.04
+    phone, 30 s windows       663 CPU-ms             0.84 / 0.94 / 0.74   1.05
+    phone, fitted (8 s min)   129 CPU-ms             0.84 / 0.94 / 0.72   1.10
+    phone, fitted (no min)     90 CPU-ms             0.84 / 0.93 / 0.68   1.47 (1.24 with fuzzy repeats
+                              dropped): a window of a few seconds makes Whisper loop, hence the minimum
+  Shuffled lines stay at p50 0.12 in every variant; one or two threads cost the same. The golden
+  oracle sessions: 11 of 90 rows ``mismatch`` (was 9), every grade and time unchanged.
   The C2 oracle campaign through the CLI (``bench_cli_sessions.py --conditions C2 --repeat 1``),
   the code before hearing (1ffb003) and now, one after the other:
-    before                        12.62 CPU-s  (136 media-s per CPU-s)
-    now, ASR cache warm           11.54 CPU-s  (154 media-s per CPU-s)   0.91x
-    now, ASR cache cold (--cold-asr) 69.19 CPU-s (26 media-s per CPU-s)  5.5x (was 16.6x)
-  The cold floor is the decoder, ~30 ms a segment for ~20 greedy tokens: 600 segments of the
-  campaign's ~1,000 s of agent speech cost ~50 CPU-s however the window is cut, four times the
-  campaign without hearing. 1.3x cold is out of reach of any Whisper on two cores; every repeat of
-  the same audio (the oracle's lines, reruns, the tests) costs the warm figure.
-Live sessions (``bench_realtime_pacing.py --sessions 16 --seconds 15``, scripted agent whose
-responses carry a transcript, so every response is now recognised): frame-pacing jitter p99
-3.66 ms after (max 31 ms, load 5.3) against 53.05 ms before (max 273 ms, load 5.7) in the run just
-before it; the spread between runs at this load is larger than any difference the ASR makes.
+    before                                 12.62 CPU-s  (136 media-s per CPU-s)
+    now, ASR cache warm                    11.54 CPU-s  (154 media-s per CPU-s)   0.91x
+    now, ASR cache cold (--cold-asr)       91.65 CPU-s  (19 media-s per CPU-s)    7.3x (was 16.6x)
+  The cold floor: ~130 CPU-ms a segment (encoder ~60 for the 8 s window, decoder ~30 for ~20
+  greedy tokens, features and resampling), times the ~600 segments of the campaign's ~1,000 s of
+  agent speech. 1.3x cold is out of reach of any Whisper on two cores; every repeat of the same
+  audio (the oracle's lines, reruns, the tests) costs the warm figure.
 """
 
 from __future__ import annotations
