@@ -108,11 +108,14 @@ class TwilioMediaStreamAdapter(AgentEndsCall):
     model_id: ClassVar[str] = "twilio-media-stream"
     provider: ClassVar[str] = "media-stream bot"
     agent_label: ClassVar[str] = "the media-stream bot"
+    default_endpoint: ClassVar[str] = ""
     #: A bot answers the websocket handshake; it acknowledges nothing after it.
     open_timeout_s: ClassVar[float] = 20.0
     mcp_client: ClassVar[Literal["agent", "provider"]] = "agent"
 
-    def __init__(self, *, endpoint: str, model: str | None = None, require_key: bool = False) -> None:
+    def __init__(self, *, endpoint: str | None = None, model: str | None = None, require_key: bool = False) -> None:
+        # ``endpoint`` None: a bot in its container, whose address is known once it runs (the
+        # campaign makes the session's client then); ``twilio+ws://`` keys always carry theirs.
         super().__init__(endpoint=endpoint, model=model or "", require_key=False)
         self.account_sid, self.call_sid, self.stream_sid = _sid("AC"), _sid("CA"), _sid("MZ")
         self._sequence = itertools.count(1)

@@ -49,4 +49,8 @@ def build_twilio_bot_image(client: Any) -> str:
                                   rm=True, forcerm=True, decode=True):
         if "error" in chunk:
             raise RuntimeError(f"building {tag} failed: {chunk['error'].strip()}")
+    for image in client.images.list(name=BOT_REPOSITORY):  # builds over an older native-oracle image
+        for old in image.tags:
+            if old != tag:
+                client.images.remove(old, noprune=False)
     return tag
