@@ -78,4 +78,4 @@ async def test_a_segment_is_heard_in_a_fitted_window_and_long_audio_in_30_s_wind
     long = recognizer.transcribe_sync(np.concatenate([agent_line, silence]))
     for heard in (short, long):
         assert "best phone number to reach you" in heard.lower()
-    assert "fitted" in recognizer.describe()["window"]  # in the cache key: no entry of the old decoding is reused
+    assert "fitted" in recognizer.describe()["decoding"]  # in the cache key: no entry of the old decoding is reused

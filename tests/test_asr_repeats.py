@@ -39,3 +39,9 @@ def test_a_repeat_misheard_the_second_time_is_still_a_repeat():
 def test_new_words_that_begin_like_earlier_ones_are_kept():
     pieces = ["Your dental plan is the PPO.", "Your vision plan is the basic one.", "Yes.", "Yes, of course I will."]
     assert drop_repeats(pieces) == pieces
+
+
+def test_a_repeat_spanning_several_earlier_pieces_is_dropped():
+    """Pipecat bot run, a whole response heard at once: the opening question came round again."""
+    pieces = ["To start,", "could I have your full name and your employee ID?", "To start could I of your full-name and"]
+    assert drop_repeats(pieces) == pieces[:2]

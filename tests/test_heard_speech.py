@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.audio.frames import FRAME_SAMPLES, SAMPLE_RATE
-from harness.session.heard_speech import MAX_CHARS_PER_S, SCAN_WINDOW_CHARS, HeardSpeech
+from harness.session.heard_speech import MAX_CHARS_PER_S, SCAN_WINDOW_CHARS, HeardSpeech, utterance_of
 from tests.scripted_voice_agent import voiced_audio
 
 TEXT = "Could you tell me your employee ID and then your date of birth please"
@@ -254,3 +254,10 @@ def test_a_response_without_words_is_heard_segment_by_segment_while_it_plays():
     assert last is not None and last.final
     assert hearing.recognised(last, "Is that right?") == []  # the last words are heard as the response settles
     assert hearing.asr_utterance("r0") == "Let me read that back The incident happened on Thursday Is that right?"
+
+
+def test_a_whole_response_heard_at_once_reads_as_one_utterance():
+    """Pipecat bot run: Whisper's "back. Your" kept the read-back pattern from reading across."""
+    assert utterance_of("Let me read that back. Your health FSA election is $1,500. Is that right?") == (
+        "Let me read that back Your health FSA election is $1,500 Is that right?")
+    assert utterance_of("Your claim is filed.") == "Your claim is filed."

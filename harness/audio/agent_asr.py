@@ -84,6 +84,9 @@ _FITTED_TAIL_S = 2
 #: The shortest fitted window (seconds): in a window of a few seconds Whisper loops and hallucinates
 #: (on a phone line it heard 18 % more words than were said, in 8 s no more than in 30 s).
 _FITTED_MIN_S = 8
+#: What the decoding does besides the model, in the cache key: change it with the decoding (window,
+#: repeats) so nothing heard the old way is looked up.
+_DECODING = f"fitted window of {_FITTED_MIN_S}-{FITTED_MAX_S + _FITTED_TAIL_S} s, then 30 s windows; repeats dropped (3)"
 #: The decoder's length bound in tokens per second of audio (speech runs at 3 to 5).
 _TOKENS_PER_S = 10
 #: Where a decoded text is cut into pieces for :func:`drop_repeats`: after a clause's punctuation.
@@ -229,7 +232,7 @@ class WhisperRecognizer:
     def describe(self) -> dict[str, Any]:
         _, source = resolve_whisper_model(self.model)
         return {"asr": "faster-whisper", "version": _version("faster-whisper"), "model": self.model, "source": source,
-                "window": f"fitted ({_FITTED_MIN_S} s or more) up to {FITTED_MAX_S} s, then 30 s", "repeats": "dropped"}
+                "decoding": _DECODING}
 
 
 def _letters(text: str) -> str:
@@ -246,10 +249,13 @@ def drop_repeats(pieces: list[str]) -> list[str]:
     breath (cheap, and never in its favour).
     """
     kept: list[str] = []
+    kept_letters: list[str] = []
     for piece in pieces:
         letters = _letters(piece)
-        if letters and not any(_repeats(letters, _letters(earlier)) for earlier in kept):
+        # A repeat may span several earlier pieces ("To start, could I have your full name" again).
+        if letters and not any(_repeats(letters, "".join(kept_letters[i:])) for i in range(len(kept))):
             kept.append(piece.strip())
+            kept_letters.append(letters)
     return kept
 
 

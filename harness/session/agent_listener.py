@@ -26,7 +26,7 @@ from harness.events import EventBus, EventType
 from harness.user.llm_act_observer import LlmActClassifier
 
 from .deferred import DeferredWork
-from .heard_speech import HeardSlice, HeardSpeech, Hearing, Segment
+from .heard_speech import HeardSlice, HeardSpeech, Hearing, Segment, utterance_of
 from .user_driver import UserDriver
 
 __all__ = ["AgentListener"]
@@ -121,7 +121,7 @@ class AgentListener:
         if row["transcript_chars"]:
             await self._hear_response(response_id, "adapter", self.hearing.heard_text(response_id), t)
         else:
-            text = self.hearing.asr_utterance(response_id) if heard_whole is None else heard_whole
+            text = self.hearing.asr_utterance(response_id) if heard_whole is None else utterance_of(heard_whole)
             await self._hear_response(response_id, "asr", text, t)
 
     async def _observe_streaming(self, heard: HeardSlice, t: int) -> None:

@@ -28,6 +28,7 @@ slice, with a bounded window before it, is ever copied.
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -38,7 +39,7 @@ from harness.audio.speech_likeness import SpeechLikeness
 from harness.audio.spoken_words import align, word_spans
 
 __all__ = ["BLANK", "HEARING_MODES", "Hearing", "JUDGE_AFTER_MS", "MAX_CHARS_PER_S", "PAUSE_MS", "SCAN_WINDOW_CHARS", "SEGMENT_MAX_MS",
-           "SEGMENT_MIN_MS", "HeardSlice", "HeardSpeech", "Segment"]
+           "SEGMENT_MIN_MS", "HeardSlice", "HeardSpeech", "Segment", "utterance_of"]
 
 Hearing = Literal["asr", "claimed"]
 #: ``asr``: a claimed word is heard only where ASR of the played audio carries it (the default);
@@ -524,12 +525,22 @@ def _verdict(response: _Response, chars: int, heard: int, speech_like: bool, mis
     return "cut" if response.cut else "too_fast"
 
 
+_FULL_STOP = re.compile(r"(?<=\.)\s+")
+
+
 def _utterance(texts: list[str | None], *, keep_last_stop: bool) -> str:
     """Segments' ASR as one utterance: a segment ends at a pause, not a sentence, so the full stop
     the recognizer closes each with is dropped (``keep_last_stop``: but the response's last)."""
     said = [t for t in texts if t]
     last = said[-1:] if keep_last_stop else [t.removesuffix(".") for t in said[-1:]]
     return " ".join([*(t.removesuffix(".") for t in said[:-1]), *last])
+
+
+def utterance_of(text: str) -> str:
+    """A whole response's ASR as one utterance: the recognizer's full stops inside it are its guess
+    at sentences, dropped as the segments' join drops them at pauses (a read-back pattern reads
+    within one sentence: "Let me read that back. Your health FSA" must still read as one)."""
+    return _utterance(_FULL_STOP.split(text.strip()), keep_last_stop=True)
 
 
 def _asr_heard(response: _Response) -> list[HeardSlice]:
