@@ -15,6 +15,8 @@ __all__ = ["AGENT_PORT", "REALTIME_PATH", "AgentContainer", "AgentContainerConfi
 
 #: The port every agent image serves the OpenAI Realtime protocol on (docs/agent-containers.md).
 AGENT_PORT = 8765
+#: The same as ``harness.agents.realtime.REALTIME_PATH`` (the sandbox imports nothing of the harness;
+#: ``tests/test_agent_container_registry.py`` keeps them equal).
 REALTIME_PATH = "/v1/realtime"
 
 

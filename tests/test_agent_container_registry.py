@@ -55,6 +55,13 @@ def test_a_telephony_bot_image_is_reached_over_twilio_media_streams_at_its_path(
     assert isinstance(get_model("container:my-agent:1").create_adapter(), ContainerAgentAdapter)
 
 
+def test_the_harness_and_the_sandbox_agree_on_the_realtime_path():
+    from harness.agents import realtime
+    from sandbox import agent_container_config
+
+    assert realtime.REALTIME_PATH == agent_container_config.REALTIME_PATH == AgentContainerConfig(image="x").path
+
+
 def test_the_native_oracle_names_its_image_and_stays_in_process_without_docker():
     spec = get_model("native-oracle")
     assert spec.agent_image == NATIVE_ORACLE_IMAGE and not spec.container_only and spec.privileged
@@ -91,7 +98,8 @@ def test_the_agent_image_ships_agent_code_only_and_it_runs_from_that_alone(tmp_p
     names = [name for name, _ in shipped.files]
     assert not [n for n in names if "demo_data" in n or n.endswith((".yaml", ".jsonl", ".json", ".wav", ".flac"))]
     shipped.write_to(tmp_path)
-    probe = "import harness, harness.agents.realtime_server, harness.agents.native_oracle; print(harness.__file__)"
+    probe = ("import harness, harness.agents.realtime_server, harness.agents.native_oracle, harness.agents.registry; "
+             "print(harness.__file__)")  # the registry too: an adapter host looks its agent up there
     done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(tmp_path)})
     assert done.returncode == 0, done.stderr

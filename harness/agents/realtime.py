@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from harness.tasks.models import ReferencePolicy
 
 __all__ = [
+    "REALTIME_PATH",
     "AdapterError",
     "AdapterInfo",
     "AgentEvent",
@@ -50,6 +51,11 @@ __all__ = [
     "Usage",
     "UserTranscript",
 ]
+
+#: Where an agent image (and the harness's own realtime server) serves the OpenAI Realtime
+#: protocol. ``sandbox.agent_container_config`` holds the same default (the sandbox imports nothing
+#: of the harness); a test keeps the two equal.
+REALTIME_PATH = "/v1/realtime"
 
 
 @dataclass(frozen=True, slots=True)

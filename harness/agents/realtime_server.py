@@ -68,6 +68,7 @@ from harness.tasks.models import ReferencePolicy
 
 from .providers import openai_wire as wire
 from .realtime import (
+    REALTIME_PATH,
     AdapterError,
     AdapterInfo,
     AgentEvent,
@@ -95,7 +96,6 @@ __all__ = ["REALTIME_PATH", "AgentFactory", "RealtimeAgentServer", "session_conf
 
 log = logging.getLogger(__name__)
 
-REALTIME_PATH = "/v1/realtime"
 #: Agent speech is sent in pieces of this many bytes (100 ms at 24 kHz), as providers stream it.
 AUDIO_CHUNK_BYTES = 4800
 #: The ``apex_voice`` extension's key in ``session.update`` (beside ``session``).

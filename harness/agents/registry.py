@@ -44,10 +44,8 @@ from importlib.metadata import entry_points
 from typing import Any, Literal
 
 from harness.blame.codes import AgentKind
-from sandbox.agent_container_config import REALTIME_PATH
-
 from .agent_text import safe_text
-from .realtime import RealtimeAdapter
+from .realtime import REALTIME_PATH, RealtimeAdapter
 
 __all__ = ["CONTAINER_ADAPTER", "MODELS", "OPENAI_REALTIME_WIRE", "PREFIXES", "TWILIO_WIRE", "ContainerWire", "ModelFamily",
            "ModelSpec", "UnknownModelError", "get_model"]
