@@ -1,6 +1,7 @@
-"""What the fitted-window decoding keeps of Whisper's text: repeats of words already heard are dropped."""
+"""What the decoding keeps of Whisper's text: repeats of words already heard, and the fragments of
+words broken off, are dropped."""
 
-from harness.audio.agent_asr import drop_repeats
+from harness.audio.agent_asr import drop_false_starts, drop_repeats
 
 
 def test_whisper_going_round_again_is_dropped():
@@ -45,3 +46,20 @@ def test_a_repeat_spanning_several_earlier_pieces_is_dropped():
     """Pipecat bot run, a whole response heard at once: the opening question came round again."""
     pieces = ["To start,", "could I have your full name and your employee ID?", "To start could I of your full-name and"]
     assert drop_repeats(pieces) == pieces[:2]
+
+
+def test_a_false_start_is_dropped():
+    """From the Pipecat bot's retro over a phone line: "the s- summary" broke the read-back pattern."""
+    assert drop_false_starts("Let me read back the s- summary.") == "Let me read back the summary."
+    assert drop_false_starts("I- I think so, th- That's right") == "I think so, That's right"
+
+
+def test_a_hyphen_before_another_word_is_not_a_false_start():
+    """From the oracle's negotiation: Whisper writes "net 45" as "net- 45"; "net" was said."""
+    assert drop_false_starts("the counter-offer with net- 45 terms") == "the counter-offer with net- 45 terms"
+    assert drop_false_starts("at f- 53 cents, s-") == "at f- 53 cents, s-"
+
+
+def test_words_with_hyphens_are_kept():
+    text = "Schedule a follow-up on the X-ray, e-mail it, and call 555-0100 - today."
+    assert drop_false_starts(text) == text

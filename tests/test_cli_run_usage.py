@@ -166,3 +166,12 @@ def test_a_missing_agent_image_is_said_once_before_any_sandbox(tmp_path, monkeyp
     assert _error_line(result) == ("error: agent image my-agent:latest is not on this Docker engine (there is no "
                                    "registry here: `docker build` or `docker load` it first)")
     assert not (tmp_path / "campaign.json").exists() and "NOT RUN" not in result.output
+
+
+def test_adapter_env_is_refused_for_a_model_that_runs_no_code_of_the_user(tmp_path, monkeypatch):
+    monkeypatch.setenv("BOT_SETTING", "1")
+    result = _run("--model", "oracle", "--adapter-env", "BOT_SETTING", out=tmp_path)
+    assert result.exit_code == 2
+    assert _error_line(result) == ("error: --adapter-env is for an out-of-tree adapter (package.module:Class) or an "
+                                   "agent image (container:IMAGE, twilio+container:IMAGE), not 'oracle'")
+    assert not (tmp_path / "campaign.json").exists()

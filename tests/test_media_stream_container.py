@@ -3,8 +3,8 @@ in its own hardened container on the session's network and is reached over Twili
 
 The bot (``tests/fakes/twilio_container_bot.py``, built over the native-oracle image) gets its MCP
 endpoint from ``customParameters`` — the session network's address of the task server, which is
-the only thing it can reach — looks up the unit, speaks a greeting with a mark, and hangs up once
-the caller answers; a message breaking Twilio's documented shapes would make it hang up with 4000.
+the only thing it can reach — looks up the unit named by the one variable passed with
+``--adapter-env``, speaks a greeting with a mark, and hangs up once the caller answers; a message breaking Twilio's documented shapes would make it hang up with 4000.
 """
 
 from __future__ import annotations
@@ -21,12 +21,14 @@ from tests.test_media_stream_cli import _short_task
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
-def test_a_telephony_bot_image_runs_in_its_own_container_on_the_session_network(tmp_path, docker_engine):
+def test_a_telephony_bot_image_runs_in_its_own_container_on_the_session_network(tmp_path, docker_engine, monkeypatch):
     image = build_twilio_bot_image(docker_engine)
     task_dir = _short_task(tmp_path)
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["run", "--model", f"twilio+container:{image}", "--data", str(task_dir),
-                                      "--sandbox", "docker", "--repeats", "1", "--out", str(out)])
+    monkeypatch.setenv("BOT_UNIT_ID", "KPB-RTU-03")  # the bot reads it: given by --adapter-env alone
+    result = CliRunner().invoke(app, ["run", "--model", f"twilio+container:{image}", "--adapter-env", "BOT_UNIT_ID",
+                                      "--data", str(task_dir), "--sandbox", "docker", "--repeats", "1",
+                                      "--out", str(out)])
     assert result.exit_code in (0, 1), result.output
 
     (row,) = [json.loads(p.read_text()) for p in out.glob("*/rep0/result.json")]
@@ -40,6 +42,7 @@ def test_a_telephony_bot_image_runs_in_its_own_container_on_the_session_network(
     # Its call went from inside the container to the task server on the session's network.
     (call,) = [e["payload"] for e in events if e["type"] == "TOOL_CALL"]
     assert call["tool"] == "get_unit_record" and call["source"] == "server"
+    assert call["args"] == {"entity_id": "KPB-RTU-03"}
     # The user heard its greeting from the audio that played.
     heard = [e["payload"] for e in events if e["type"] == "AGENT_TEXT"]
     assert heard and heard[0]["source"] == "asr" and "readings" in heard[0]["text"].lower(), heard

@@ -34,6 +34,10 @@ least 8 s) instead of Whisper's 30 s, and repeats of a piece already heard are d
 (``harness/audio/agent_asr.py``), so ``asr_text`` changed in most rows and 11 of 90 rows say
 ``mismatch`` (was 9: the claim number is now heard; a "16-22 degree band" and a "July 16th" are
 not); nothing else changed.
+Then on a new machine (AMD EPYC, AVX-512): the same audio, heard by the same tiny.en, gave other
+``asr_text`` in five oracle sessions (CTranslate2's int8 numerics differ between CPUs and math
+backends); regenerated there, and the file now records where its ASR ran (``asr_platform``), so a
+failure on another CPU says so. Every grade, delivery and sample is unchanged.
 
 Delivery records (``DUPLEX_EVENT`` with ``expected_floor_action``) are kept whole, so a change in
 the speaking rule shows record by record; every other event is compared by a digest of its type,
@@ -131,12 +135,35 @@ def _golden() -> dict[str, Any]:
     return json.loads(GOLDEN.read_text(encoding="utf-8"))
 
 
+def asr_platform() -> dict[str, str]:
+    """Where local ASR runs: the same audio can be heard differently on another CPU or math backend."""
+    import ctranslate2
+
+    cpu: dict[str, str] = {}
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        key, _, value = line.partition(":")
+        cpu.setdefault(key.strip(), value.strip())
+    flags = cpu.get("flags", "").split()
+    isa = next((name for name in ("avx512f", "avx2", "avx") if name in flags), "other")
+    return {"ctranslate2": ctranslate2.__version__, "cpu": f"{cpu.get('vendor_id', '?')} {cpu.get('model name', '?')}",
+            "isa": isa}
+
+
+def _platform_note(golden: dict[str, Any]) -> str:
+    here = asr_platform()
+    if golden.get("asr_platform") == here:
+        return ""
+    return (f" — the golden's ASR ran on {golden.get('asr_platform')}, this machine's on {here}: local ASR's int8 "
+            "numerics differ between CPUs, so what was heard can differ with no change in the code")
+
+
 @pytest.mark.parametrize(("agent", "task_dir"), _cases(), ids=[f"{a}-{d.name}" for a, d in _cases()])
 async def test_session_matches_the_golden_run(agent, task_dir):
-    expected = _golden()["sessions"][f"{agent}/{task_dir.name}"]
+    golden = _golden()
+    expected = golden["sessions"][f"{agent}/{task_dir.name}"]
     actual = json.loads(json.dumps(summarise(await _run(task_dir, agent)), default=str))
     changed = [t for t in {*expected["events"], *actual["events"]} if expected["events"].get(t) != actual["events"].get(t)]
-    assert changed == [], f"event types that differ from the golden run: {changed}"
+    assert changed == [], f"event types that differ from the golden run: {changed}{_platform_note(golden)}"
     assert actual["order_sha256"] == expected["order_sha256"]
     assert actual["grade"] == expected["grade"]
     assert (actual["stereo_sha256"], actual["samples"]) == (expected["stereo_sha256"], expected["samples"])
@@ -150,7 +177,8 @@ def main() -> int:
     args = parser.parse_args()
     sessions = asyncio.run(_collect(args.dump))
     if args.write:
-        GOLDEN.write_text(json.dumps({"sessions": sessions}, indent=1, sort_keys=True, default=str) + "\n")
+        GOLDEN.write_text(json.dumps({"asr_platform": asr_platform(), "sessions": sessions}, indent=1, sort_keys=True,
+                                     default=str) + "\n")
     print(json.dumps({k: v["grade"]["outcome"] for k, v in sessions.items()}, indent=1))
     return 0
 

@@ -219,7 +219,8 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8766)
     parser.add_argument("--path", default="/media")
-    parser.add_argument("--llm-url", required=True, help="an OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+    parser.add_argument("--llm-url", default=os.environ.get("BOT_LLM_URL"), required="BOT_LLM_URL" not in os.environ,
+                        help="an OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (default: $BOT_LLM_URL)")
     parser.add_argument("--llm-model", default="policy")
     parser.add_argument("--llm-key-env", default="BOT_LLM_KEY", help="environment variable holding the LLM's key")
     parser.add_argument("--voice", choices=sorted(VOICES), default="hibari", help="the bot's voice (default: hibari)")

@@ -66,6 +66,7 @@ __all__ = [
     "Recognizer",
     "WhisperRecognizer",
     "asr_available",
+    "drop_false_starts",
     "drop_repeats",
     "make_recognizer",
     "shared_transcriber",
@@ -86,11 +87,16 @@ _FITTED_TAIL_S = 2
 _FITTED_MIN_S = 8
 #: What the decoding does besides the model, in the cache key: change it with the decoding (window,
 #: repeats) so nothing heard the old way is looked up.
-_DECODING = f"fitted window of {_FITTED_MIN_S}-{FITTED_MAX_S + _FITTED_TAIL_S} s, then 30 s windows; repeats dropped (3)"
+_DECODING = (f"fitted window of {_FITTED_MIN_S}-{FITTED_MAX_S + _FITTED_TAIL_S} s, then 30 s windows; repeats dropped (3); "
+             "false starts dropped")
 #: The decoder's length bound in tokens per second of audio (speech runs at 3 to 5).
 _TOKENS_PER_S = 10
 #: Where a decoded text is cut into pieces for :func:`drop_repeats`: after a clause's punctuation.
 _PIECE_END = re.compile(r"(?<=[.?!,;:])\s+")
+#: Whisper's mark of a word broken off and said again ("the s- summary", "I- I think"): up to three
+#: letters and a hyphen, standing alone, before a word that begins with them. Not a hyphenated word
+#: ("follow-up"), nor a word Whisper hyphenates before a number ("net- 45" is "net 45").
+_FALSE_START = re.compile(r"(?<!\S)([A-Za-z']{1,3})-\s+(?=\1)", re.IGNORECASE)
 
 
 class AsrUnavailableError(ImportError):
@@ -179,7 +185,7 @@ class WhisperRecognizer:
             self._model = self._load()
         audio = (_to_16k(pcm) / 32768.0).astype(np.float32)
         if len(audio) <= FITTED_MAX_S * _ASR_RATE:
-            return self._fitted(audio)
+            return drop_false_starts(self._fitted(audio))
         segments, _ = self._model.transcribe(
             audio,
             beam_size=1,
@@ -188,7 +194,7 @@ class WhisperRecognizer:
             condition_on_previous_text=False,
             vad_filter=False,
         )
-        return " ".join(segment.text.strip() for segment in segments).strip()
+        return drop_false_starts(" ".join(segment.text.strip() for segment in segments))
 
     def _fitted(self, audio: np.ndarray) -> str:
         """Greedy decoding (with timestamps, as in faster-whisper) over a window fitted to ``audio``."""
@@ -237,6 +243,13 @@ class WhisperRecognizer:
 
 def _letters(text: str) -> str:
     return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def drop_false_starts(text: str) -> str:
+    """``text`` without the fragments of words broken off and said again: what a listener hears past
+    ("Let me read back the s- summary" is "the summary"). Only a fragment of the word that follows
+    it goes, so no word is lost and none is credited."""
+    return _FALSE_START.sub("", text)
 
 
 def drop_repeats(pieces: list[str]) -> list[str]:

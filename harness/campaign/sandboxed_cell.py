@@ -212,6 +212,8 @@ class SandboxedCellRunner:
         if self.model.hosted_adapter is not None:
             config = hosted_container_config(self.model.hosted_adapter, config, task_dirs=self.task_dirs.values(),
                                              environment=self.adapter_env)
+        elif self.model.container_only:  # the user's image: only what they passed (``run --adapter-env``)
+            config = replace(config, environment=tuple(sorted(self.adapter_env.items())))
         async with AsyncExitStack() as stack:
             try:
                 agent: AgentContainer | AgentFailure = await stack.enter_async_context(

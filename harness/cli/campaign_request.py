@@ -146,6 +146,10 @@ def prepare_campaign(
     spec = _model_or_exit(r.model, condition, endpoint=r.endpoint, provider_model=r.provider_model,
                           api_key_env=r.api_key_env, trust_adapter=r.trust_adapter, adapter_env=passed_env,
                           sandbox=r.sandbox, task_dirs=task_dirs)
+    if passed_env and spec.hosted_adapter is None and not spec.container_only:
+        typer.echo(f"error: --adapter-env is for an out-of-tree adapter (package.module:Class) or an agent image "
+                   f"(container:IMAGE, twilio+container:IMAGE), not {spec.key!r}", err=True)
+        raise typer.Exit(2)
     tool_mode = r.tool_mode or spec.tool_modes[0]
     if tool_mode not in spec.tool_modes:
         typer.echo(f"error: {spec.key} supports --tool-mode {', '.join(spec.tool_modes)}, not {tool_mode!r}", err=True)

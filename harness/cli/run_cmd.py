@@ -154,8 +154,9 @@ def run(
                            "gold, reference and grader (docs/security.md). Recorded as agent_isolation in-process.")
     ] = False,
     adapter_env: Annotated[
-        list[str] | None, typer.Option("--adapter-env", rich_help_panel=_AGENT, help="A variable a hosted out-of-tree adapter is given "
-                                       "(repeatable); it inherits no other variable, provider keys included.")
+        list[str] | None, typer.Option("--adapter-env", rich_help_panel=_AGENT, help="A variable given to a hosted out-of-tree adapter or to "
+                                       "an agent image (container:IMAGE, twilio+container:IMAGE), with its value from this "
+                                       "environment (repeatable); neither inherits any other variable, provider keys included.")
     ] = None,
     executor: Annotated[
         ExecutorChoice, typer.Option("--executor", rich_help_panel=_WHERE, help="Where cells run: local (this process) or ray (tasks on a "

@@ -13,6 +13,7 @@ Built by :mod:`tests.fakes.twilio_bot_image`.
 from __future__ import annotations
 
 import asyncio
+import os
 
 import numpy as np
 
@@ -40,7 +41,7 @@ async def main() -> None:
 
     async def call_script(call: BotCall) -> None:
         tools = await call.tools()
-        await tools.call("get_unit_record", {"entity_id": "KPB-RTU-03"})
+        await tools.call("get_unit_record", {"entity_id": os.environ["BOT_UNIT_ID"]})  # run --adapter-env
         while len(bot.caller_audio) < LISTEN_FRAMES:
             await asyncio.sleep(0.05)
         await call.media(line, chunk_ms=40)
