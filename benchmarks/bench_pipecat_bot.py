@@ -87,7 +87,7 @@ def _run_cli(model: str, task_dir: Path, out: Path, *options: str, env: dict[str
     return time.monotonic() - start
 
 
-def _run_task(task_dir: Path, brain: str, out: Path, image: str | None, client) -> dict[str, object]:
+def _run_task(task_dir: Path, brain: str, out: Path, image: str | None, client, memory: str) -> dict[str, object]:
     bundle = load_task(task_dir)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     bot_peak_mib = None
@@ -95,7 +95,8 @@ def _run_task(task_dir: Path, brain: str, out: Path, image: str | None, client) 
         env = {"BRAIN_MODE": brain, "BRAIN_POLICY": bundle.policy.model_dump_json() if bundle.policy else "{}"}
         with ContainerMeter(client, image).running() as meter:
             wall = _run_cli(f"twilio+container:{image}", task_dir, out / bundle.task_id, "--sandbox", "docker",
-                            "--adapter-env", "BRAIN_MODE", "--adapter-env", "BRAIN_POLICY", env=env)
+                            "--agent-memory", memory, "--adapter-env", "BRAIN_MODE", "--adapter-env", "BRAIN_POLICY",
+                            env=env)
         bot_cpu = sum(meter.cpu_ns.values()) / 1e9
         bot_peak_mib = meter.peak_bytes / 2**20
     else:
@@ -120,6 +121,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="keep the runs here (default: a temporary directory)")
     parser.add_argument("--container", action="store_true",
                         help="run the bot as the example's image, one container per session (--sandbox docker)")
+    parser.add_argument("--agent-memory", default="1g", help="--container: the bot container's memory limit (default 1g)")
     args = parser.parse_args()
     client = image = None
     if args.container:
@@ -136,7 +138,7 @@ def main() -> None:
         print(f"{'task':40s} {'pts':>4s} {'reason':>14s} {'media s':>8s} {'wall s':>7s} {'harness cpu s':>13s} "
               f"{'bot cpu s':>9s} {'late p99 ms':>11s}" + (f" {'bot MiB':>7s}" if args.container else ""), flush=True)
         for task_dir in tasks:
-            row = _run_task(task_dir, args.brain, out, image, client)
+            row = _run_task(task_dir, args.brain, out, image, client, args.agent_memory)
             rows.append(row)
             print(f"{row['task']:40s} {row['pts']:>4} {row['reason']:>14s} {row['media_s']:8.1f} {row['wall_s']:7.1f} "
                   f"{row['harness_cpu_s']:13.1f} {row['bot_cpu_s']:9.1f} {row['lateness_p99_ms'] or 0:11.1f}"

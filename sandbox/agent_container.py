@@ -100,6 +100,7 @@ async def start_agent_container(
     engine = client or _default_client()
     meta = sandbox.metadata
     launch = _Launch(name=f"apexvoice-agent-{meta['session_id']}")
+    agent: AgentContainer | None = None
     labels = session_labels(str(meta.get("run_id", "")), str(meta["session_id"]), str(meta.get("task_id", "")))
     started = time.monotonic()
     creating: Future[None] = _pool.submit(_create_and_start, engine, launch, config, str(network_id), labels)
@@ -117,16 +118,20 @@ async def start_agent_container(
             raise AgentStartFailed(str(exc)) from exc
         launch.timings["ready_s"] = round(ready_s, 4)
         launch.timings["start_to_ready_s"] = round(time.monotonic() - started, 4)
-        yield AgentContainer(
+        agent = AgentContainer(
             url=f"ws://{launch.address}:{config.port}{config.path}",
             container_id=launch.container_id,
             name=launch.name,
             address=launch.address,
             image=config.image,
             timings=dict(launch.timings),
+            mem_limit=config.mem_limit,
         )
+        yield agent
     finally:
-        await asyncio.shield(asyncio.wrap_future(_pool.submit(_remove, engine, launch)))
+        ended = await asyncio.shield(asyncio.wrap_future(_pool.submit(_remove, engine, launch)))
+        if agent is not None:
+            agent.ended.update(ended)
 
 
 async def _accepts(address: str, port: int) -> None:
@@ -202,9 +207,18 @@ def _exit_reason(client: Any, launch: _Launch) -> str | None:
     return f"status {container.status}, exit code {state.get('ExitCode')}, OOM {state.get('OOMKilled')}: {logs}"
 
 
-def _remove(client: Any, launch: _Launch) -> None:
+def _remove(client: Any, launch: _Launch) -> dict[str, Any]:
+    """Remove the container, saying first how it was found (a bot killed by its memory limit only
+    closes its socket: this is where the record learns why)."""
     launch.done.wait()
+    ended: dict[str, Any] = {}
+    if launch.container_id is not None:
+        with suppress(docker.errors.DockerException, requests.exceptions.RequestException):
+            state = client.api.inspect_container(launch.container_id).get("State", {})
+            ended = {"status": state.get("Status"), "exit_code": state.get("ExitCode"),
+                     "oom_killed": bool(state.get("OOMKilled"))}
     _force_remove(client, launch.container_id, launch.name)
+    return ended
 
 
 def _force_remove(client: Any, container_id: str | None, name: str) -> None:

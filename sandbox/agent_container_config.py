@@ -6,7 +6,7 @@ in-tree agent, the local sandbox) never imports the Docker SDK.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .hardening import ContainerLimits
@@ -58,13 +58,21 @@ class AgentContainer:
     image: str
     #: ``create_s``, ``start_s``, ``ready_s`` (port accepting) and ``start_to_ready_s`` (all of it).
     timings: dict[str, float]
+    #: Its memory limit (``AgentContainerConfig.mem_limit``): a bot killed by it closes its socket.
+    mem_limit: str = ""
+    #: How it was found when the session was over, filled in as it is removed: ``status``
+    #: (``running``: alive to the end), ``exit_code`` and ``oom_killed``.
+    ended: dict[str, Any] = field(default_factory=dict)
 
     def metadata(self) -> dict[str, Any]:
-        """For ``result.json``: which image ran, as which container, how long it took to start."""
+        """For ``result.json``: which image ran, as which container, how long it took to start, and
+        (the same dict, filled in at removal, before the record is written) how it ended."""
         return {
             "image": self.image,
             "container_id": self.container_id,
             "name": self.name,
             "url": self.url,
             "timings": dict(self.timings),
+            "mem_limit": self.mem_limit,
+            "ended": self.ended,
         }

@@ -175,3 +175,16 @@ def test_adapter_env_is_refused_for_a_model_that_runs_no_code_of_the_user(tmp_pa
     assert _error_line(result) == ("error: --adapter-env is for an out-of-tree adapter (package.module:Class) or an "
                                    "agent image (container:IMAGE, twilio+container:IMAGE), not 'oracle'")
     assert not (tmp_path / "campaign.json").exists()
+
+
+@pytest.mark.parametrize(("size", "problem"), [
+    ("lots", "'lots' is not a size (e.g. 768m, 2g)"),
+    ("64m", "64m: at least 128m (the container's /tmp alone may hold 64m)"),
+    ("1g", "applies to an agent run in a container under --sandbox docker (container:IMAGE, twilio+container:IMAGE, "
+           "native-oracle, a hosted adapter); oracle runs outside any container"),
+])
+def test_agent_memory_is_a_size_for_an_agent_in_a_container(tmp_path, size, problem):
+    result = _run("--model", "oracle", "--sandbox", "local", "--agent-memory", size, out=tmp_path)
+    assert result.exit_code == 2
+    assert _error_line(result) == f"error: --agent-memory {problem}"
+    assert not (tmp_path / "campaign.json").exists()

@@ -35,6 +35,7 @@ def test_a_telephony_bot_image_runs_in_its_own_container_on_the_session_network(
     assert row["error"] is None and row["tool_path"] == "mcp-agent" and not row["privileged"], row
     container = row["sandbox"]["agent_container"]
     assert container["image"] == image and container["url"].endswith(":8765/media-stream"), container
+    assert container["mem_limit"] == "512m" and container["ended"]["status"] == "running", container  # alive to the end
     events = [json.loads(line) for line in next(out.glob("*/rep0/*/events.jsonl")).read_text().splitlines()]
     assert not [e for e in events if e["type"] == "AGENT_ERROR"], "the bot found the harness's messages malformed"
     signals = [e["payload"]["signal"] for e in events if e["type"] == "AGENT_SIGNAL"]
@@ -50,3 +51,25 @@ def test_a_telephony_bot_image_runs_in_its_own_container_on_the_session_network(
     assert info["marks"] == 1 and info["clears"] == 0
     assert not docker_engine.containers.list(all=True, filters={"ancestor": image})  # removed with its session
     assert image.startswith(BOT_REPOSITORY)
+
+
+def test_a_bot_killed_by_its_memory_limit_fails_and_the_record_says_why(tmp_path, docker_engine, monkeypatch):
+    """It only closes its socket (1006): the container's state, read as it is removed, says OOM."""
+    image = build_twilio_bot_image(docker_engine)
+    out = tmp_path / "out"
+    monkeypatch.setenv("BOT_UNIT_ID", "KPB-RTU-03")
+    monkeypatch.setenv("BOT_BALLAST_MB", "600")
+    result = CliRunner().invoke(app, ["run", "--model", f"twilio+container:{image}", "--adapter-env", "BOT_UNIT_ID",
+                                      "--adapter-env", "BOT_BALLAST_MB", "--agent-memory", "256m",
+                                      "--data", str(_short_task(tmp_path)), "--sandbox", "docker", "--repeats", "1",
+                                      "--out", str(out)])
+    assert result.exit_code in (0, 1), result.output
+
+    (row,) = [json.loads(p.read_text()) for p in out.glob("*/rep0/result.json")]
+    assert row["error"] is None and row["reason"] == "agent_failure" and row["pts"] == 0, row  # scored, not retried
+    container = row["sandbox"]["agent_container"]
+    assert container["mem_limit"] == "256m"
+    assert container["ended"]["oom_killed"] is True and container["ended"]["status"] == "exited", container
+    events = [json.loads(line) for line in next(out.glob("*/rep0/*/events.jsonl")).read_text().splitlines()]
+    (failure,) = [e["payload"] for e in events if e["type"] == "AGENT_FAILURE"]
+    assert failure["kind"] == "closed"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,7 +27,7 @@ from harness.agents.env_file import EnvFileError, load_env_file
 from harness.agents.registry import PREFIXES, ModelSpec, UnknownModelError, get_model
 from harness.audio.user_audio_mode import UserAudioMode
 from harness.campaign.campaign import CampaignCell, CampaignSettings, CellExecutor, local_cells
-from harness.campaign.hosted_agent import probe_hosted_in_container
+from harness.campaign.hosted_agent import ADAPTER_HOST_IMAGE, probe_hosted_in_container
 from harness.campaign.manifest import CampaignManifest
 from harness.campaign.ray_executor import RAY_INSTALL_HINT, RayExecutor, ray_installed
 from harness.campaign.sandboxed_cell import SandboxedCellRunner
@@ -42,6 +43,7 @@ from harness.session.session_config import ToolMode
 from harness.tasks.bundle import TaskBundle
 from harness.user.llm_act_observer import LlmActClassifier
 from sandbox.adapter_jail import WAYS_FORWARD, jail_problem
+from sandbox.agent_container_config import AgentContainerConfig
 from sandbox.backend import SandboxBackend, get_backend
 from sandbox.errors import AgentImageError, SandboxUnavailableError, UnknownBackendError
 from sandbox.external import ExternalBackend
@@ -96,6 +98,7 @@ class CampaignRequest(BaseModel):
     env_file: Path | None = None
     trust_adapter: bool = False
     adapter_env: list[str] = Field(default_factory=list)
+    agent_memory: str | None = None
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None
     fail_fast: bool = False
@@ -166,6 +169,7 @@ def prepare_campaign(
     speech = _speech_or_exit(r.user_audio.value, bundles)
     _reachable_or_exit(spec)
     backend = _sandbox_or_exit(r, spec, tasks=len(bundles), prepare=not dry_run)
+    agent_limits = _agent_limits_or_exit(r.agent_memory, spec, backend)
     if not dry_run:  # the dry run's plan says it
         note(f"sandbox: {backend.name} ({backend.chosen_because})")
     if spec.agent_kind == "external_code":
@@ -186,7 +190,7 @@ def prepare_campaign(
         speech=lambda bundle: speech[bundle.task_id], judge=judge, max_turns=r.max_turns,
         checksums=source.checksums, condition=condition, acoustics=chain, tool_latency_ms=r.tool_latency_ms,
         observer=observer, tool_mode=cast(ToolMode, tool_mode),  # one of TOOL_MODES: checked by _usage_or_exit
-        adapter_env=passed_env, mcp_public_url=r.mcp_public_url,
+        adapter_env=passed_env, mcp_public_url=r.mcp_public_url, agent_limits=agent_limits,
     )
     settings = CampaignSettings(
         model=spec,
@@ -386,6 +390,35 @@ def _env_file_or_exit(path: Path | None) -> None:
     except (EnvFileError, OSError, UnicodeDecodeError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+
+
+#: ``--agent-memory``: a size as Docker takes it (bytes, or k, m, g).
+_MEMORY_SIZE = re.compile(r"(\d+)([kmg]?)", re.IGNORECASE)
+_MEMORY_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}
+#: The least ``--agent-memory`` takes: the container's ``/tmp`` tmpfs alone may hold 64 MiB of it.
+MIN_AGENT_MEMORY = 128 * 2**20
+
+
+def _agent_limits_or_exit(size: str | None, spec: ModelSpec, backend: SandboxBackend) -> AgentContainerConfig | None:
+    """``--agent-memory SIZE``: the agent containers' limits, for a model that runs in one here."""
+    if size is None:
+        return None
+    match = _MEMORY_SIZE.fullmatch(size.strip())
+    problem = None
+    if match is None:
+        problem = f"{size!r} is not a size (e.g. 768m, 2g)"
+    elif int(match[1]) * _MEMORY_UNITS[match[2].lower()] < MIN_AGENT_MEMORY:
+        problem = f"{size}: at least 128m (the container's /tmp alone may hold 64m)"
+    image = ADAPTER_HOST_IMAGE if spec.hosted_adapter is not None else spec.agent_image
+    if problem is None and (image is None or not backend.runs_agent_containers):
+        problem = (f"applies to an agent run in a container under --sandbox docker (container:IMAGE, "
+                   f"twilio+container:IMAGE, native-oracle, a hosted adapter); {spec.key} runs "
+                   f"{'in the ' + backend.name + ' sandbox' if image is not None else 'outside any container'}")
+    if problem is not None:
+        typer.echo(f"error: --agent-memory {problem}", err=True)
+        raise typer.Exit(2)
+    assert image is not None
+    return AgentContainerConfig(image=image, mem_limit=size.strip().lower())
 
 
 def _adapter_env_or_exit(names: list[str]) -> dict[str, str]:

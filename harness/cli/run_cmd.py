@@ -158,6 +158,12 @@ def run(
                                        "an agent image (container:IMAGE, twilio+container:IMAGE), with its value from this "
                                        "environment (repeatable); neither inherits any other variable, provider keys included.")
     ] = None,
+    agent_memory: Annotated[
+        str | None, typer.Option("--agent-memory", metavar="SIZE", rich_help_panel=_AGENT, help="The memory limit of each agent "
+                                 "container (an agent image, the native oracle or a hosted adapter under --sandbox docker), "
+                                 "e.g. 768m or 2g; default 512m, no swap. An agent that outgrows it is killed: its failure, "
+                                 "and result.json says so (sandbox.agent_container.ended.oom_killed).")
+    ] = None,
     executor: Annotated[
         ExecutorChoice, typer.Option("--executor", rich_help_panel=_WHERE, help="Where cells run: local (this process) or ray (tasks on a "
                                      "Ray cluster's nodes that advertise apex_sandbox; docs/scale-out.md).")
@@ -197,7 +203,7 @@ def run(
         token_file=token_file, condition=condition, acoustics=acoustics, tool_mode=tool_mode,
         mcp_public_url=mcp_public_url, tool_latency_ms=tool_latency_ms, endpoint=endpoint,
         provider_model=provider_model, api_key_env=api_key_env, env_file=env_file, trust_adapter=trust_adapter,
-        adapter_env=adapter_env or [], executor=executor.value, ray_address=ray_address, fail_fast=fail_fast,
+        adapter_env=adapter_env or [], agent_memory=agent_memory, executor=executor.value, ray_address=ray_address, fail_fast=fail_fast,
         max_cost=max_cost,
     )
     request, used = request_with_config(config, flags, given_on_command_line(ctx, flags))

@@ -38,10 +38,13 @@ async def main() -> None:
     clip = (await synthesize_agent_lines([GREETING]))[GREETING]
     line = np.clip(resample_clip(clip.pcm.astype(float), SAMPLE_RATE, 8000), -32768, 32767).astype(np.int16)
     bot: TwilioBotFake
+    ballast: list[np.ndarray] = []
 
     async def call_script(call: BotCall) -> None:
         tools = await call.tools()
         await tools.call("get_unit_record", {"entity_id": os.environ["BOT_UNIT_ID"]})  # run --adapter-env
+        if "BOT_BALLAST_MB" in os.environ:  # a bot that outgrows its container's memory limit
+            ballast.append(np.ones(int(os.environ["BOT_BALLAST_MB"]) * 2**20 // 8))
         while len(bot.caller_audio) < LISTEN_FRAMES:
             await asyncio.sleep(0.05)
         await call.media(line, chunk_ms=40)
