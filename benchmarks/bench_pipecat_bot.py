@@ -1,7 +1,7 @@
 """The example Pipecat bot over the demo suite through ``apex-voice run``, C2, at wall time (the bot
 is real-time): pass count, wall and CPU, for the policy and silent brains.
 
-Usage: python -m benchmarks.bench_pipecat_bot [--brain policy|silent] [--tasks N] [--out DIR] [--container]
+Usage: python -m benchmarks.bench_pipecat_bot [--brain policy|silent] [--tasks N] [--only TASK] [--out DIR] [--container]
 (from the repository root; needs ``examples/pipecat-bot/setup.sh`` run, or for ``--container`` a
 Docker engine and apex-voice's images.)
 
@@ -118,6 +118,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--brain", choices=("policy", "silent"), default="policy")
     parser.add_argument("--tasks", type=int, default=0, help="the first N demo tasks (0: all)")
+    parser.add_argument("--only", action="append", default=[], metavar="TASK", help="this demo task (repeatable)")
     parser.add_argument("--out", type=Path, default=None, help="keep the runs here (default: a temporary directory)")
     parser.add_argument("--container", action="store_true",
                         help="run the bot as the example's image, one container per session (--sandbox docker)")
@@ -130,6 +131,7 @@ def main() -> None:
         client = docker.from_env(use_context=False)
         image = build_pipecat_bot_image(client)
     tasks = sorted(resolve_data(BUNDLED_DATA).task_dirs)
+    tasks = [t for t in tasks if t.name in args.only] if args.only else tasks
     tasks = tasks[: args.tasks] if args.tasks else tasks
     with tempfile.TemporaryDirectory(prefix="bench-pipecat-") as tmp:
         out = args.out or Path(tmp)

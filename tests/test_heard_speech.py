@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.audio.frames import FRAME_SAMPLES, SAMPLE_RATE
+from harness.session import heard_speech
 from harness.session.heard_speech import MAX_CHARS_PER_S, SCAN_WINDOW_CHARS, HeardSpeech, utterance_of
 from tests.scripted_voice_agent import voiced_audio
 
@@ -254,6 +255,38 @@ def test_a_response_without_words_is_heard_segment_by_segment_while_it_plays():
     assert last is not None and last.final
     assert hearing.recognised(last, "Is that right?") == []  # the last words are heard as the response settles
     assert hearing.asr_utterance("r0") == "Let me read that back The incident happened on Thursday Is that right?"
+
+
+def test_a_word_broken_off_at_a_pause_and_said_again_after_it_is_heard_once():
+    """Pipecat bot's retro (as an image): segments "Let me read back the s-" and "summary, ..." read
+    "the s- summary", and the pattern "read back the summary" missed the read-back."""
+    hearing = HeardSpeech(verify=True)
+    pause = np.zeros(SAMPLE_RATE * 300 // 1000, np.int16)
+    pcm = np.concatenate([_speech(1500), pause, _speech(1500), pause, _speech(1000)])
+    hearing.audio("r0", None, pcm)
+    _, segments = _play_cutting(hearing, pcm)
+    slices = [*hearing.recognised(segments[0], "Let me read back the s-"),
+              *hearing.recognised(segments[1], "summary of the retro.")]
+    assert [(s.window, s.before) for s in slices] == [("Let me read back the summary of the retro", 0)]
+    hearing.done("r0")
+    hearing.over()
+    hearing.recognised(hearing.last_segment("r0"), "Is that right?")
+    assert hearing.asr_utterance("r0") == "Let me read back the summary of the retro Is that right?"
+
+
+def test_heard_text_that_loses_a_broken_off_word_goes_on_where_the_texts_part():
+    """The user heard "... the s-" while the bot paused; the next segment says "summary": the text
+    goes on where the two part (after "the s"), with the broken-off word gone from the window."""
+    hearing = HeardSpeech(verify=True)
+    hearing.audio("r0", None, _speech(1000))
+    response = hearing._response("r0")
+    response.segment_texts = ["Let me read back the s-"]
+    (first,) = heard_speech._asr_heard(response)
+    assert (first.window, first.before) == ("Let me read back the s-", 0)
+    response.segment_texts.append("summary.")
+    (second,) = heard_speech._asr_heard(response)
+    assert (second.window, second.before) == ("Let me read back the summary", len("Let me read back the s"))
+    assert heard_speech._asr_heard(response) == []  # nothing new
 
 
 def test_a_whole_response_heard_at_once_reads_as_one_utterance():

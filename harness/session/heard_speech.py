@@ -28,12 +28,14 @@ slice, with a bounded window before it, is ever copied.
 from __future__ import annotations
 
 import bisect
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
+from harness.audio.agent_asr import drop_false_starts
 from harness.audio.frames import SAMPLE_RATE, samples_to_ms
 from harness.audio.speech_likeness import SpeechLikeness
 from harness.audio.spoken_words import align, word_spans
@@ -156,8 +158,8 @@ class _Response:
     reach: dict[str | None, int] = field(default_factory=dict)
     blanks: dict[str | None, list[tuple[int, int]]] = field(default_factory=dict)
     settled: bool = False
-    #: A response without words: how much of its ASR utterance the user has heard so far.
-    asr_heard: int = 0
+    #: A response without words: its ASR utterance as the user has heard it so far.
+    asr_heard: str = ""
 
     def item(self, item_id: str | None) -> _Item:
         item = self.items.get(item_id)
@@ -530,10 +532,11 @@ _FULL_STOP = re.compile(r"(?<=\.)\s+")
 
 def _utterance(texts: list[str | None], *, keep_last_stop: bool) -> str:
     """Segments' ASR as one utterance: a segment ends at a pause, not a sentence, so the full stop
-    the recognizer closes each with is dropped (``keep_last_stop``: but the response's last)."""
+    the recognizer closes each with is dropped (``keep_last_stop``: but the response's last), and so
+    is a word broken off at a pause and said again after it ("the s-" + "summary")."""
     said = [t for t in texts if t]
     last = said[-1:] if keep_last_stop else [t.removesuffix(".") for t in said[-1:]]
-    return " ".join([*(t.removesuffix(".") for t in said[:-1]), *last])
+    return drop_false_starts(" ".join([*(t.removesuffix(".") for t in said[:-1]), *last]))
 
 
 def utterance_of(text: str) -> str:
@@ -550,8 +553,11 @@ def _asr_heard(response: _Response) -> list[HeardSlice]:
     if response.transcript_chars or any(t is None for t in response.segment_texts):
         return []
     heard = _utterance(response.segment_texts, keep_last_stop=False)
-    if len(heard) <= response.asr_heard:
+    # What was heard before stays but for a broken-off word at its end, dropped once the next
+    # segment says the word: the new part starts where the two texts part.
+    kept = len(os.path.commonprefix([response.asr_heard, heard]))
+    if len(heard) <= kept:
         return []
-    start = max(0, response.asr_heard - SCAN_WINDOW_CHARS)
-    before, response.asr_heard = response.asr_heard - start, len(heard)
-    return [HeardSlice(response.response_id, None, heard[start:], before)]
+    start = max(0, kept - SCAN_WINDOW_CHARS)
+    response.asr_heard = heard
+    return [HeardSlice(response.response_id, None, heard[start:], kept - start)]
