@@ -66,6 +66,7 @@ from pipecat.services.settings import TTSSettings
 from pipecat.services.tts_service import TTSService
 from pipecat.services.whisper.stt import WhisperSTTService
 from pipecat.transports.websocket.fastapi import FastAPIWebsocketParams, FastAPIWebsocketTransport
+from pipecat.turns.user_start.min_words_user_turn_start_strategy import MinWordsUserTurnStartStrategy
 from pipecat.turns.user_stop.speech_timeout_user_turn_stop_strategy import SpeechTimeoutUserTurnStopStrategy
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
@@ -79,6 +80,10 @@ PIPELINE_OUT_RATE = 8000
 STT_DEVICE, STT_COMPUTE = "cpu", "int8"
 #: Silence after which the caller's turn is over: callers pause between sentences of one answer.
 USER_SPEECH_TIMEOUT_S = 2.0
+#: Words the caller must say before the bot yields while it speaks: a back-channel ("Right.", "Mm-hm")
+#: is not a barge-in, and a bot that stops for one drops the rest of its answer (the retro task's
+#: recap and its question after it). When the bot is silent, one word starts the caller's turn.
+MIN_WORDS_TO_INTERRUPT = 3
 
 
 class LocalTTSService(TTSService):
@@ -199,7 +204,8 @@ async def run_call(websocket: WebSocket, llm_url: str, llm_model: str, llm_key: 
     llm.register_function("end_call", end_call)
     tools = ToolsSchema(standard_tools=[*mcp_tools.standard_tools, END_CALL])
     context = LLMContext(messages=[{"role": "system", "content": SYSTEM_PROMPT}], tools=tools)
-    turns = UserTurnStrategies(stop=[SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=USER_SPEECH_TIMEOUT_S)])
+    turns = UserTurnStrategies(start=[MinWordsUserTurnStartStrategy(min_words=MIN_WORDS_TO_INTERRUPT)],
+                               stop=[SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=USER_SPEECH_TIMEOUT_S)])
     aggregators = LLMContextAggregatorPair(context, user_params=LLMUserAggregatorParams(
         vad_analyzer=SileroVADAnalyzer(), user_turn_strategies=turns))
     pipeline = Pipeline([transport.input(), stt, aggregators.user(), llm, tts, transport.output(), aggregators.assistant()])
